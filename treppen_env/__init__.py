@@ -1,0 +1,25 @@
+"""Treppenrommé (staircase rummy) and 500 Rum: rules engine and PettingZoo environment.
+
+``treppen_env.env()`` is the wrapped AEC environment, ``treppen_env.raw_env`` the bare class and
+``treppen_env.SingleAgentEnv`` the Gymnasium view for one learner. They are imported lazily, so
+the rules engine (``treppen_env.engine`` and the modules it uses) loads without PettingZoo or
+Gymnasium.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SingleAgentEnv", "env", "raw_env"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("env", "raw_env"):
+        from treppen_env import aec
+
+        return getattr(aec, name)
+    if name == "SingleAgentEnv":
+        from treppen_env.single_agent import SingleAgentEnv
+
+        return SingleAgentEnv
+    raise AttributeError(f"module 'treppen_env' has no attribute {name!r}")

@@ -1,0 +1,258 @@
+"""Treppenrommé as a PettingZoo AEC environment.
+
+| Import             | ``from treppen_env import env`` (or ``raw_env``)              |
+|--------------------|----------------------------------------------------------------|
+| Actions            | Discrete, masked                                               |
+| Parallel API       | No                                                             |
+| Manual Control     | ``treppen play`` (HumanAgent)                                  |
+| Agents             | ``agents= ['player_0', ..., 'player_{n-1}']``, n = 2..4        |
+| Action Shape       | Discrete(898)                                                  |
+| Action Values      | Discrete(898)                                                  |
+| Observation Shape  | dict: ``observation`` (OBS_SIZE,) float32, ``action_mask`` (898,) int8 |
+| Observation Values | ``observation`` in [-10, 10], ``action_mask`` in {0, 1}       |
+
+Observation space: see :mod:`treppen_env.observation` (seats relative to the observer, only what
+that player may know). Legal actions mask: ``action_mask`` is exact (RULES §4, DESIGN "Actions");
+it is all zeros for an agent that is not to move. Action space: see :mod:`treppen_env.actions`.
+
+Rewards: at the end of a deal, ``(points_i - mean of the others' points) / 100`` (zero-sum), or
+with ``reward="points"`` own deal points / 100. ``infos[agent]`` then holds ``deal_points``,
+``outcome`` (``went_out``, ``romme``, ``stock_exhausted``, ``max_turns``), ``went_out`` and,
+with ``episode="game"``, ``totals``. A deal cut off at ``max_turns`` is a truncation (RULES §6.5).
+
+Version History: v0 (initial release).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from gymnasium.utils import EzPickle
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from treppen_env import observation as O
+from treppen_env.actions import NUM_ACTIONS, action_to_str
+from treppen_env.engine import GameState, IllegalActionError
+from treppen_env.render import render_text
+from treppen_env.rules import make_rules
+
+EPISODES = ("deal", "game")
+REWARDS = ("zero_sum", "points")
+ILLEGAL_REWARD = -1.0
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
+    """The bare AEC environment; an illegal action raises ``ValueError``.
+
+    :param num_players: 2 to 4 (RULES §1.2).
+    :param rules: preset name, ``"treppenromme"`` or ``"rum500"`` (RULES §8).
+    :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
+    :param episode: ``"deal"`` (one deal per episode) or ``"game"`` (deals until the target, §7).
+    :param reward: ``"zero_sum"`` (default) or ``"points"`` (own deal points / 100).
+    :param options: rules options overriding the preset (see :class:`treppen_env.rules.Rules`).
+    :raises ValueError: for a bad player count, preset, option, render mode, episode or reward.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "treppen_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str = "treppenromme",
+        render_mode: str | None = None,
+        episode: str = "deal",
+        reward: str = "zero_sum",
+        **options: Any,
+    ):
+        EzPickle.__init__(self, num_players, rules, render_mode, episode, reward, **options)
+        super().__init__()
+        self.rules = make_rules(rules, **options)
+        self.rules.check_players(num_players)
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode={render_mode!r}; choose None or one of {self.metadata['render_modes']}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode={episode!r}; choose one of {list(EPISODES)}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r}; choose one of {list(REWARDS)}")
+        self.num_players = num_players
+        self.render_mode = render_mode
+        self.episode = episode
+        self.reward_mode = reward
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self.state_: GameState | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def game(self) -> GameState:
+        """The engine state (for tests, tournaments and rendering; agents must use observations).
+
+        :raises RuntimeError: before ``reset()``.
+        """
+        if self.state_ is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.state_
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new episode.
+
+        :param seed: seeds the environment's generator (deals and reshuffles).
+        :param options: ``"deck"`` (52 card strings or indices, top first) and ``"dealer"`` (a
+            seat, default 0) replay one deal exactly; other keys are ignored.
+        :raises ValueError: for a malformed deck or a dealer that is not a seat.
+        """
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = options or {}
+        state = GameState(self.rules, self.num_players, self._rng)
+        state.deal(options.get("dealer", 0), options.get("deck"))
+        self.state_ = state
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[state.current]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (898,)}`` of ``agent``."""
+        state = self.game
+        seat = self._seat[agent]
+        if seat == state.current and not state.deal_over:
+            mask = state.legal_mask().copy()
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": O.encode(state, seat), "action_mask": mask}
+
+    def legal_mask(self) -> np.ndarray:
+        """Read-only view of the mask of the agent to move (int8, (898,)); do not modify."""
+        return self.game.legal_mask()
+
+    def step(self, action: int) -> None:
+        """Play ``action`` for ``agent_selection``.
+
+        :raises ValueError: for an illegal action, with the action as text and the reason.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.game
+        try:
+            state.apply(int(action))
+        except IllegalActionError as err:
+            raise ValueError(f"{agent}: {err}") from None
+        except (TypeError, ValueError):
+            raise ValueError(f"{agent}: action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}") from None
+        self._cumulative_rewards[agent] = 0.0
+        if state.deal_over:
+            self._finish_deal(state)
+        else:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.agent_selection = self.agents[state.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish_deal(self, state: GameState) -> None:
+        """Rewards and infos at the end of a deal; start the next one in a game (RULES §6-7)."""
+        points = state.deal_points
+        n = self.num_players
+        if self.reward_mode == "points":
+            rewards = [p / 100.0 for p in points]
+        else:
+            total = sum(points)
+            rewards = [(p - (total - p) / (n - 1)) / 100.0 for p in points]
+        self.rewards = {a: rewards[i] for i, a in enumerate(self.agents)}
+        info: dict[str, Any] = {
+            "deal_points": {a: points[i] for i, a in enumerate(self.agents)},
+            "outcome": state.outcome,
+            "went_out": None if state.went_out is None else self.agents[state.went_out],
+        }
+        if self.episode == "game":
+            info["totals"] = {a: state.totals[i] for i, a in enumerate(self.agents)}
+            if not state.game_over():
+                state.next_deal()
+                self.infos = {a: dict(info) for a in self.agents}
+                return
+        self.infos = {a: dict(info) for a in self.agents}
+        cut = state.outcome == "max_turns" and self.episode == "deal"
+        self.terminations = dict.fromkeys(self.agents, not cut)
+        self.truncations = dict.fromkeys(self.agents, cut)
+
+    def render(self) -> str | None:
+        """``"ansi"``: the table as text, with the hand of the agent to move; ``"human"`` prints it.
+
+        :raises ValueError: when the env was made without a render mode.
+        """
+        if self.render_mode is None:
+            raise ValueError(f"render_mode is None; make the env with one of {self.metadata['render_modes']}")
+        state = self.game
+        text = render_text(state, observer=state.current)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        return self.metadata["name"]
+
+
+class ClassicWrapper(OrderEnforcingWrapper):
+    """PettingZoo's classic wrapper chain in one thin layer (DESIGN "Performance notes").
+
+    Acts as ``OrderEnforcingWrapper(TerminateIllegalWrapper(AssertOutOfBoundsWrapper(env), -1))``:
+    an out-of-range action raises ``ValueError``; an illegal action warns, ends the episode for
+    every agent and gives the offender ``-1`` (the others 0).
+    """
+
+    def step(self, action: int) -> None:
+        raw = self.env.unwrapped
+        if raw.agents and not (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
+            if not raw.action_spaces[raw.agent_selection].contains(action):
+                raise ValueError(f"action {action!r} is outside Discrete({NUM_ACTIONS})")
+            if self._has_reset and not raw.legal_mask()[action]:
+                self._terminate_illegal(raw, action)
+                return
+        super().step(action)
+
+    @staticmethod
+    def _terminate_illegal(raw: raw_env, action: int) -> None:
+        EnvLogger.warn_on_illegal_move()
+        offender = raw.agent_selection
+        raw._cumulative_rewards[offender] = 0.0
+        raw.terminations = dict.fromkeys(raw.agents, True)
+        raw.truncations = dict.fromkeys(raw.agents, True)
+        raw.rewards = dict.fromkeys(raw.agents, 0.0)
+        raw.rewards[offender] = ILLEGAL_REWARD
+        raw.infos[offender] = {**raw.infos[offender], "illegal_action": action_to_str(int(action))}
+        raw._accumulate_rewards()
+        raw._deads_step_first()
+
+
+def env(**kwargs: Any) -> ClassicWrapper:
+    """The environment wrapped as PettingZoo's classic games are (see :class:`raw_env` for the
+    arguments and :class:`ClassicWrapper` for illegal moves)."""
+    return ClassicWrapper(raw_env(**kwargs))

@@ -1,0 +1,231 @@
+"""The observation tensor: one layout table read by both the writer and :func:`decode`.
+
+An observation is a float32 vector of fixed size :data:`OBS_SIZE` for 2-4 players. Seats are
+relative to the observer (0 = self, 1 = next to the left, ...) and padded to 4. It holds only what
+the observer may know (DESIGN "Environment"): never the stock order or an opponent's unseen cards.
+
+Layout (:data:`LAYOUT`, ``name: shape`` - meaning):
+
+- ``hand: (52,)`` - 1 for each card in the observer's hand.
+- ``staircase: (52,)`` - depth / 52 of each staircase card (top card depth 1; RULES §4.1), else 0.
+- ``meld_owner: (52, 4)`` - the card lies in a table meld laid first by relative seat k.
+- ``meld_kind: (52, 2)`` - the card lies in a set / in a run.
+- ``run_ends: (52, 2)`` - the card is the low end / high end of its run (melds never merge, §3.5).
+- ``layoff: (52, 3)`` - the card could be laid off onto a set / low end / high end now (§4.3).
+- ``known: (3, 52)`` - cards each opponent publicly holds (taken from the staircase, not yet played).
+- ``must_use: (52,)`` - the taken card the mover must meld or lay off at once (rum500, §4.2).
+- ``banned: (52,)`` - the card the mover may not discard this turn (§4.4).
+- ``hand_sizes: (4,)`` - cards in each seat's hand / 13.
+- ``stock_size: (1,)`` - cards in the stock / 52.
+- ``phase: (3,)`` - one-hot draw, meld/discard, deal over.
+- ``points: (4,)`` - points booked this deal per seat / 100 (§5).
+- ``totals: (4,)`` - game totals per seat / 1000, clipped to [-10, 10] (§7).
+- ``dealer: (4,)``, ``to_move: (4,)`` - one-hot relative seats.
+- ``seats: (4,)`` - 1 for the seats in play (2-4 players).
+- ``laid_before: (4,)`` - the seat melded or laid off in an earlier turn of this deal (Rommé, §6.2).
+- ``turn: (1,)`` - turns played this deal / ``max_turns`` (§6.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from treppen_env.cards import NUM_CARDS, bits_to_cards
+from treppen_env.engine import GameState, Phase
+
+LAYOUT_VERSION = 1
+MAX_SEATS = 4
+HAND_SCALE = 13.0
+POINTS_SCALE = 100.0
+TOTALS_SCALE = 1000.0
+TOTALS_CLIP = 10.0
+
+LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("hand", (NUM_CARDS,)),
+    ("staircase", (NUM_CARDS,)),
+    ("meld_owner", (NUM_CARDS, MAX_SEATS)),
+    ("meld_kind", (NUM_CARDS, 2)),
+    ("run_ends", (NUM_CARDS, 2)),
+    ("layoff", (NUM_CARDS, 3)),
+    ("known", (MAX_SEATS - 1, NUM_CARDS)),
+    ("must_use", (NUM_CARDS,)),
+    ("banned", (NUM_CARDS,)),
+    ("hand_sizes", (MAX_SEATS,)),
+    ("stock_size", (1,)),
+    ("phase", (len(Phase),)),
+    ("points", (MAX_SEATS,)),
+    ("totals", (MAX_SEATS,)),
+    ("dealer", (MAX_SEATS,)),
+    ("to_move", (MAX_SEATS,)),
+    ("seats", (MAX_SEATS,)),
+    ("laid_before", (MAX_SEATS,)),
+    ("turn", (1,)),
+)
+
+
+def _offsets() -> dict[str, slice]:
+    out, start = {}, 0
+    for name, shape in LAYOUT:
+        size = int(np.prod(shape))
+        out[name] = slice(start, start + size)
+        start += size
+    return out
+
+
+SLICES = _offsets()
+#: Length of the observation vector.
+OBS_SIZE = max(s.stop for s in SLICES.values())
+#: Bounds of every entry (the totals are the only entries that may be negative or exceed 1).
+OBS_LOW = -TOTALS_CLIP
+OBS_HIGH = TOTALS_CLIP
+
+
+def views(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Named views (no copies) into a flat observation of shape (OBS_SIZE,), shaped as in LAYOUT."""
+    return {name: obs[SLICES[name]].reshape(shape) for name, shape in LAYOUT}
+
+
+def _bits_array(bits: int) -> np.ndarray:
+    """0/1 uint8 array of shape (52,) of a card bitset."""
+    return np.unpackbits(np.frombuffer(bits.to_bytes(8, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
+
+
+def encode(state: GameState, seat: int) -> np.ndarray:
+    """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,).
+
+    Depends only on the state and ``seat`` (DESIGN "Environment").
+    """
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    n = state.num_players
+    rel = [(seat + k) % n for k in range(n)]  # relative seat k -> absolute seat
+    o = SLICES
+    obs[o["hand"]] = _bits_array(state.hands[seat])
+    stairs = state.staircase
+    if stairs:
+        obs[o["staircase"].start + np.array(stairs)] = np.arange(len(stairs), 0, -1) / NUM_CARDS
+    if state.melds:
+        _write_melds(obs, state, seat)
+    start = o["known"].start
+    for k in range(1, n):
+        obs[start + (k - 1) * NUM_CARDS : start + k * NUM_CARDS] = _bits_array(state.known[rel[k]])
+    if state.must_use >= 0:
+        obs[o["must_use"].start + state.must_use] = 1
+    if state.banned >= 0:
+        obs[o["banned"].start + state.banned] = 1
+    base = o["hand_sizes"].start
+    for k, s in enumerate(rel):
+        obs[base + k] = state.hands[s].bit_count() / HAND_SCALE
+        obs[o["points"].start + k] = state.points[s] / POINTS_SCALE
+        obs[o["totals"].start + k] = np.clip(state.totals[s] / TOTALS_SCALE, -TOTALS_CLIP, TOTALS_CLIP)
+        obs[o["seats"].start + k] = 1
+        obs[o["laid_before"].start + k] = state.laid_before[s]
+    obs[o["stock_size"].start] = len(state.stock) / NUM_CARDS
+    obs[o["phase"].start + int(state.phase)] = 1
+    obs[o["dealer"].start + (state.dealer - seat) % n] = 1
+    obs[o["to_move"].start + (state.current - seat) % n] = 1
+    obs[o["turn"].start] = state.turn / state.rules.max_turns
+    return obs
+
+
+def _write_melds(obs: np.ndarray, state: GameState, seat: int) -> None:
+    n = state.num_players
+    v = views(obs)
+    for meld in state.melds:
+        cards = list(meld.cards)
+        v["meld_owner"][cards, (meld.owner - seat) % n] = 1
+        if meld.kind == "set":
+            v["meld_kind"][cards, 0] = 1
+        else:
+            v["meld_kind"][cards, 1] = 1
+            v["run_ends"][cards[0], 0] = 1
+            v["run_ends"][cards[-1], 1] = 1
+    for target, bits in enumerate(state.layoff_slots):
+        v["layoff"][list(bits_to_cards(bits)), target] = 1
+
+
+@dataclass(frozen=True)
+class PublicView:
+    """A readable form of one observation (:func:`decode`). Seats are relative to the observer.
+
+    :param hand: the observer's cards (indices 0..51, ascending).
+    :param staircase: staircase cards from bottom to top.
+    :param melds: table melds as dicts ``owner`` (relative seat), ``kind`` (``"set"``/``"run"``)
+        and ``cards`` (low end to high end).
+    :param known: per opponent (relative seats 1..n-1) the cards it is publicly known to hold.
+    :param hand_sizes: cards in each seat's hand.
+    :param stock_size: cards in the stock.
+    :param phase: ``"draw"``, ``"meld"`` or ``"deal_over"``.
+    :param points: points booked this deal per seat.
+    :param totals: game totals per seat.
+    :param dealer: relative seat of the dealer; ``to_move``: relative seat to move.
+    :param num_players: players in the game.
+    """
+
+    hand: tuple[int, ...]
+    staircase: tuple[int, ...]
+    melds: tuple[dict, ...]
+    known: tuple[tuple[int, ...], ...]
+    hand_sizes: tuple[int, ...]
+    stock_size: int
+    phase: str
+    points: tuple[int, ...]
+    totals: tuple[int, ...]
+    dealer: int
+    to_move: int
+    num_players: int
+    must_use: int | None
+    banned: int | None
+    laid_before: tuple[bool, ...]
+
+
+def decode(observation: np.ndarray | dict) -> PublicView:
+    """Turn an observation (the vector, or the env's dict holding it) into a :class:`PublicView`.
+
+    :raises ValueError: when the vector does not have shape (OBS_SIZE,).
+    """
+    obs = observation["observation"] if isinstance(observation, dict) else observation
+    obs = np.asarray(obs)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
+    v = views(obs)
+    n = int(round(v["seats"].sum()))
+    depth = np.rint(v["staircase"] * NUM_CARDS).astype(int)
+    in_stairs = np.flatnonzero(depth)
+    staircase = tuple(int(c) for c in in_stairs[np.argsort(-depth[in_stairs])])
+    return PublicView(
+        hand=tuple(int(c) for c in np.flatnonzero(v["hand"])),
+        staircase=staircase,
+        melds=_decode_melds(v),
+        known=tuple(tuple(int(c) for c in np.flatnonzero(v["known"][k])) for k in range(n - 1)),
+        hand_sizes=tuple(int(round(x * HAND_SCALE)) for x in v["hand_sizes"][:n]),
+        stock_size=int(round(v["stock_size"][0] * NUM_CARDS)),
+        phase=("draw", "meld", "deal_over")[int(np.argmax(v["phase"]))],
+        points=tuple(int(round(x * POINTS_SCALE)) for x in v["points"][:n]),
+        totals=tuple(int(round(x * TOTALS_SCALE)) for x in v["totals"][:n]),
+        dealer=int(np.argmax(v["dealer"])),
+        to_move=int(np.argmax(v["to_move"])),
+        num_players=n,
+        must_use=int(np.argmax(v["must_use"])) if v["must_use"].any() else None,
+        banned=int(np.argmax(v["banned"])) if v["banned"].any() else None,
+        laid_before=tuple(bool(x) for x in v["laid_before"][:n]),
+    )
+
+
+def _decode_melds(v: dict[str, np.ndarray]) -> tuple[dict, ...]:
+    melds = []
+    owner = v["meld_owner"]
+    in_set = np.flatnonzero(v["meld_kind"][:, 0])
+    for rank in sorted({int(c) % 13 for c in in_set}):
+        cards = tuple(int(c) for c in in_set if c % 13 == rank)
+        melds.append({"owner": int(np.argmax(owner[cards[0]])), "kind": "set", "cards": cards})
+    in_run = v["meld_kind"][:, 1]
+    for low in np.flatnonzero(v["run_ends"][:, 0]):
+        cards = [int(low)]
+        while not v["run_ends"][cards[-1], 1]:
+            nxt = cards[-1] // 13 * 13 + (cards[-1] % 13 + 1) % 13
+            assert in_run[nxt], "run cards must be contiguous"
+            cards.append(nxt)
+        melds.append({"owner": int(np.argmax(owner[low])), "kind": "run", "cards": tuple(cards)})
+    return tuple(melds)
