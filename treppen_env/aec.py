@@ -229,14 +229,21 @@ class ClassicWrapper(OrderEnforcingWrapper):
     """
 
     def step(self, action: int) -> None:
-        raw = self.env.unwrapped
-        if raw.agents and not (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
-            if not raw.action_spaces[raw.agent_selection].contains(action):
-                raise ValueError(f"action {action!r} is outside Discrete({NUM_ACTIONS})")
-            if self._has_reset and not raw.legal_mask()[action]:
-                self._terminate_illegal(raw, action)
-                return
+        raw = self.env
+        if self._has_reset and raw.agents:
+            agent = raw.agent_selection
+            if not (raw.terminations[agent] or raw.truncations[agent]):
+                if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS):
+                    raise ValueError(f"action {action!r} is outside Discrete({NUM_ACTIONS})")
+                if not raw.legal_mask()[action]:
+                    self._terminate_illegal(raw, action)
+                    return
         super().step(action)
+
+    def last(self, observe: bool = True) -> tuple:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
 
     @staticmethod
     def _terminate_illegal(raw: raw_env, action: int) -> None:

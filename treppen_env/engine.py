@@ -9,6 +9,7 @@ Randomness comes only from the ``numpy.random.Generator`` passed in.
 from __future__ import annotations
 
 import copy
+import operator
 from dataclasses import dataclass
 from enum import IntEnum
 from collections.abc import Sequence
@@ -255,6 +256,13 @@ class GameState:
         :raises IllegalActionError: (a ``ValueError``) naming the action, the phase and the rule
             it breaks, when the action is not legal here; the state is then unchanged.
         """
+        try:
+            # A NumPy integer (as Gymnasium spaces sample) must not leak into the card lists and bitsets.
+            action = operator.index(action)
+        except TypeError:
+            raise IllegalActionError(
+                f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}"
+            ) from None
         mask = self.legal_mask()
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))
@@ -365,26 +373,43 @@ class GameState:
 
     # ------------------------------------------------------------------ table bookkeeping
     def _refresh_slots(self) -> None:
-        """Recompute which card fits which meld end (RULES §4.3): ``_slot_owner[target][card]``
-        is the table index of the meld that ``card`` can be laid off onto, ``_slot_bits`` their
-        bitsets per target (set, low end, high end)."""
+        """Recompute the table's per-card view after a meld or lay-off (RULES §4.3).
+
+        ``_slot_owner[target][card]`` is the table index of the meld that ``card`` can be laid off
+        onto at ``target`` (set, low end, high end) and ``_slot_bits`` their bitsets.
+        ``table_owner`` (int8, (52,)) gives the seat that laid the meld holding each card (-1: not
+        on the table) and ``table_features`` (float32, (52, 7)) the columns in a set, in a run, a
+        run's low end, a run's high end, fits a set, fits a low end, fits a high end.
+        """
         owners: tuple[dict[int, int], dict[int, int], dict[int, int]] = ({}, {}, {})
+        table_owner = np.full(NUM_CARDS, -1, dtype=np.int8)
+        features = np.zeros((NUM_CARDS, 7), dtype=np.float32)
         corner = self.rules.corner_runs
         for i, meld in enumerate(self.melds):
+            cards = list(meld.cards)
+            table_owner[cards] = meld.owner
             if meld.kind == "set":
+                features[cards, 0] = 1
                 if meld.length == 3:
                     missing = next(bits_to_cards(_rank_bits(meld.low) & ~meld.bits))
                     owners[A.TARGET_SET][missing] = i
                 continue
+            features[cards, 1] = 1
+            features[cards[0], 2] = 1
+            features[cards[-1], 3] = 1
             if meld.length == MAX_RUN:
                 continue
             if corner or meld.low >= 1:
                 owners[A.TARGET_LOW][make_card(meld.suit, (meld.low - 1) % NUM_RANKS)] = i
             if corner or meld.low + meld.length <= NUM_RANKS:
                 owners[A.TARGET_HIGH][make_card(meld.suit, (meld.low + meld.length) % NUM_RANKS)] = i
+        for target, slots in enumerate(owners):
+            features[list(slots), 4 + target] = 1
         self._slot_owner = owners
         self._slot_bits = tuple(sum(1 << c for c in d) for d in owners)
         self._slots_any = self._slot_bits[0] | self._slot_bits[1] | self._slot_bits[2]
+        self.table_owner = table_owner
+        self.table_features = features
 
     # ------------------------------------------------------------------ errors
     def _illegal_reason(self, action: int) -> str:

@@ -9,9 +9,8 @@ Layout (:data:`LAYOUT`, ``name: shape`` - meaning):
 - ``hand: (52,)`` - 1 for each card in the observer's hand.
 - ``staircase: (52,)`` - depth / 52 of each staircase card (top card depth 1; RULES §4.1), else 0.
 - ``meld_owner: (52, 4)`` - the card lies in a table meld laid first by relative seat k.
-- ``meld_kind: (52, 2)`` - the card lies in a set / in a run.
-- ``run_ends: (52, 2)`` - the card is the low end / high end of its run (melds never merge, §3.5).
-- ``layoff: (52, 3)`` - the card could be laid off onto a set / low end / high end now (§4.3).
+- ``table: (52, 7)`` - per card: in a set, in a run, the low end of its run, the high end of its
+  run (melds never merge, §3.5), and fits a set / a run's low end / a run's high end now (§4.3).
 - ``known: (3, 52)`` - cards each opponent publicly holds (taken from the staircase, not yet played).
 - ``must_use: (52,)`` - the taken card the mover must meld or lay off at once (rum500, §4.2).
 - ``banned: (52,)`` - the card the mover may not discard this turn (§4.4).
@@ -32,10 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treppen_env.cards import NUM_CARDS, bits_to_cards
+from treppen_env.cards import NUM_CARDS
 from treppen_env.engine import GameState, Phase
 
 LAYOUT_VERSION = 1
+#: Columns of the ``table`` piece.
+TABLE_COLUMNS = ("in_set", "in_run", "low_end", "high_end", "fits_set", "fits_low", "fits_high")
 MAX_SEATS = 4
 HAND_SCALE = 13.0
 POINTS_SCALE = 100.0
@@ -46,9 +47,7 @@ LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("hand", (NUM_CARDS,)),
     ("staircase", (NUM_CARDS,)),
     ("meld_owner", (NUM_CARDS, MAX_SEATS)),
-    ("meld_kind", (NUM_CARDS, 2)),
-    ("run_ends", (NUM_CARDS, 2)),
-    ("layoff", (NUM_CARDS, 3)),
+    ("table", (NUM_CARDS, 7)),
     ("known", (MAX_SEATS - 1, NUM_CARDS)),
     ("must_use", (NUM_CARDS,)),
     ("banned", (NUM_CARDS,)),
@@ -77,6 +76,8 @@ def _offsets() -> dict[str, slice]:
 SLICES = _offsets()
 #: Length of the observation vector.
 OBS_SIZE = max(s.stop for s in SLICES.values())
+_DEPTHS = np.arange(NUM_CARDS + 1, dtype=np.float32) / NUM_CARDS
+_TAIL = slice(SLICES["hand_sizes"].start, OBS_SIZE)
 #: Bounds of every entry (the totals are the only entries that may be negative or exceed 1).
 OBS_LOW = -TOTALS_CLIP
 OBS_HIGH = TOTALS_CLIP
@@ -87,62 +88,56 @@ def views(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {name: obs[SLICES[name]].reshape(shape) for name, shape in LAYOUT}
 
 
-def _bits_array(bits: int) -> np.ndarray:
-    """0/1 uint8 array of shape (52,) of a card bitset."""
-    return np.unpackbits(np.frombuffer(bits.to_bytes(8, "little"), np.uint8), bitorder="little")[:NUM_CARDS]
+def _bits_rows(*bitsets: int) -> np.ndarray:
+    """0/1 uint8 array of shape (len(bitsets), 52) of card bitsets, in one unpacking."""
+    raw = np.frombuffer(b"".join(b.to_bytes(8, "little") for b in bitsets), np.uint8)
+    return np.unpackbits(raw.reshape(len(bitsets), 8), axis=1, bitorder="little")[:, :NUM_CARDS]
 
 
 def encode(state: GameState, seat: int) -> np.ndarray:
     """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,).
 
-    Depends only on the state and ``seat`` (DESIGN "Environment").
+    Depends only on the state and ``seat`` (DESIGN "Environment"); opponents' hands enter only
+    as sizes and as the cards they took from the staircase (``known``).
     """
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
     n = state.num_players
     rel = [(seat + k) % n for k in range(n)]  # relative seat k -> absolute seat
     o = SLICES
-    obs[o["hand"]] = _bits_array(state.hands[seat])
+    rows = _bits_rows(state.hands[seat], *(state.known[s] for s in rel[1:]))
+    obs[o["hand"]] = rows[0]
+    obs[o["known"].start : o["known"].start + (n - 1) * NUM_CARDS] = rows[1:].ravel()
     stairs = state.staircase
-    if stairs:
-        obs[o["staircase"].start + np.array(stairs)] = np.arange(len(stairs), 0, -1) / NUM_CARDS
+    obs[o["staircase"].start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
     if state.melds:
-        _write_melds(obs, state, seat)
-    start = o["known"].start
-    for k in range(1, n):
-        obs[start + (k - 1) * NUM_CARDS : start + k * NUM_CARDS] = _bits_array(state.known[rel[k]])
+        on_table = np.flatnonzero(state.table_owner >= 0)
+        owner = (state.table_owner[on_table] - seat) % n
+        obs[o["meld_owner"].start + on_table * MAX_SEATS + owner] = 1
+        obs[o["table"]] = state.table_features.ravel()
     if state.must_use >= 0:
         obs[o["must_use"].start + state.must_use] = 1
     if state.banned >= 0:
         obs[o["banned"].start + state.banned] = 1
-    base = o["hand_sizes"].start
-    for k, s in enumerate(rel):
-        obs[base + k] = state.hands[s].bit_count() / HAND_SCALE
-        obs[o["points"].start + k] = state.points[s] / POINTS_SCALE
-        obs[o["totals"].start + k] = np.clip(state.totals[s] / TOTALS_SCALE, -TOTALS_CLIP, TOTALS_CLIP)
-        obs[o["seats"].start + k] = 1
-        obs[o["laid_before"].start + k] = state.laid_before[s]
-    obs[o["stock_size"].start] = len(state.stock) / NUM_CARDS
-    obs[o["phase"].start + int(state.phase)] = 1
-    obs[o["dealer"].start + (state.dealer - seat) % n] = 1
-    obs[o["to_move"].start + (state.current - seat) % n] = 1
-    obs[o["turn"].start] = state.turn / state.rules.max_turns
+    pad = [0.0] * (MAX_SEATS - n)
+    dealer = [0.0] * MAX_SEATS
+    dealer[(state.dealer - seat) % n] = 1.0
+    to_move = [0.0] * MAX_SEATS
+    to_move[(state.current - seat) % n] = 1.0
+    phase = [0.0] * len(Phase)
+    phase[state.phase] = 1.0
+    obs[_TAIL] = [  # the scalar pieces, in LAYOUT order from hand_sizes on
+        *(state.hands[s].bit_count() / HAND_SCALE for s in rel), *pad,
+        len(state.stock) / NUM_CARDS,
+        *phase,
+        *(state.points[s] / POINTS_SCALE for s in rel), *pad,
+        *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel), *pad,
+        *dealer,
+        *to_move,
+        *([1.0] * n), *pad,
+        *(float(state.laid_before[s]) for s in rel), *pad,
+        state.turn / state.rules.max_turns,
+    ]
     return obs
-
-
-def _write_melds(obs: np.ndarray, state: GameState, seat: int) -> None:
-    n = state.num_players
-    v = views(obs)
-    for meld in state.melds:
-        cards = list(meld.cards)
-        v["meld_owner"][cards, (meld.owner - seat) % n] = 1
-        if meld.kind == "set":
-            v["meld_kind"][cards, 0] = 1
-        else:
-            v["meld_kind"][cards, 1] = 1
-            v["run_ends"][cards[0], 0] = 1
-            v["run_ends"][cards[-1], 1] = 1
-    for target, bits in enumerate(state.layoff_slots):
-        v["layoff"][list(bits_to_cards(bits)), target] = 1
 
 
 @dataclass(frozen=True)
@@ -216,14 +211,15 @@ def decode(observation: np.ndarray | dict) -> PublicView:
 def _decode_melds(v: dict[str, np.ndarray]) -> tuple[dict, ...]:
     melds = []
     owner = v["meld_owner"]
-    in_set = np.flatnonzero(v["meld_kind"][:, 0])
+    table = v["table"]
+    in_set = np.flatnonzero(table[:, 0])
     for rank in sorted({int(c) % 13 for c in in_set}):
         cards = tuple(int(c) for c in in_set if c % 13 == rank)
         melds.append({"owner": int(np.argmax(owner[cards[0]])), "kind": "set", "cards": cards})
-    in_run = v["meld_kind"][:, 1]
-    for low in np.flatnonzero(v["run_ends"][:, 0]):
+    in_run = table[:, 1]
+    for low in np.flatnonzero(table[:, 2]):
         cards = [int(low)]
-        while not v["run_ends"][cards[-1], 1]:
+        while not table[cards[-1], 3]:
             nxt = cards[-1] // 13 * 13 + (cards[-1] % 13 + 1) % 13
             assert in_run[nxt], "run cards must be contiguous"
             cards.append(nxt)
