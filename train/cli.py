@@ -1,0 +1,45 @@
+"""The ``treppen`` command line: ``train``, ``tournament``, ``play`` and ``bench`` (DESIGN).
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
+modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    "train": ("train.selfplay", "self-play training of a MaskablePPO agent from a YAML config"),
+    "tournament": ("train.tournament", "duplicate-deal tournament between agents, rated by Elo"),
+    "play": ("train.play", "play against agents in the terminal"),
+    "bench": ("train.bench", "measure environment throughput (decision steps/s, deals/s)"),
+}
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """The argument parser; only the subcommand named in ``argv`` gets its module imported."""
+    parser = argparse.ArgumentParser(prog="treppen", description="Treppenrommé RL suite")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        if name in argv:
+            importlib.import_module(module).add_arguments(sp)
+            sp.set_defaults(run=importlib.import_module(module).run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``treppen``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"treppen {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
