@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
 from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
@@ -45,7 +45,7 @@ REWARDS = ("zero_sum", "points")
 ILLEGAL_REWARD = -1.0
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo naming)
+class raw_env(AECEnv, EzPickle):
     """The bare AEC environment; an illegal action raises ``ValueError``.
 
     :param num_players: 2 to 4 (RULES §1.2).

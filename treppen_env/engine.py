@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import copy
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,13 +26,11 @@ from treppen_env.cards import (
     hand_points,
     make_card,
     parse_card,
-    rank_of,
-    suit_of,
 )
 from treppen_env.melds import (
+    MAX_RUN,
     MELD_BITS,
     MELDS,
-    MAX_RUN,
     allowed_melds,
     layoff_value,
     meld_values,
@@ -362,10 +360,10 @@ class GameState:
             if rules.going_out_credit:
                 result[self.current] += factor * sum(in_hand)
         if rules.hand_penalty:
-            result = [r - factor * h for r, h in zip(result, in_hand)]
+            result = [r - factor * h for r, h in zip(result, in_hand, strict=True)]
         self.outcome = outcome
         self.deal_points = result
-        self.totals = [t + r for t, r in zip(self.totals, result)]
+        self.totals = [t + r for t, r in zip(self.totals, result, strict=True)]
         self.deals_played += 1
         self.phase = Phase.DEAL_OVER
         self.banned = -1

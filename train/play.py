@@ -1,0 +1,66 @@
+"""``treppen play``: a person against agents in the terminal (DESIGN "Command line").
+
+The person's seat is played by :class:`agents.HumanAgent`, which shows the table from that seat's
+observation, lists the legal moves and reads one per line (``draw``, ``take 2``, ``meld 7H 8H 9H``,
+``layoff QS set``, ``discard 4C`` or the action number).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import agents
+from treppen_env.actions import action_to_str
+from treppen_env.aec import raw_env
+from treppen_env.rules import PRESETS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
+                        help="one agent spec per opponent: random, greedy or a model .zip (default: greedy)")
+    parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
+    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")
+    parser.add_argument("--game", action="store_true", help="play a whole game to the target, not one deal")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play one deal (or a game with ``--game``) and print the result.
+
+    :raises ValueError: for a bad seat, player count or agent spec.
+    """
+    num_players = len(args.opponents) + 1
+    if not 0 <= args.seat < num_players:
+        raise ValueError(f"--seat {args.seat} is not a seat 0..{num_players - 1}")
+    env = raw_env(num_players=num_players, rules=args.rules, episode="game" if args.game else "deal")
+    seed = args.seed
+    players: list[agents.Agent] = []
+    opponents = iter(args.opponents)
+    for seat in range(num_players):
+        spec = "human" if seat == args.seat else next(opponents)
+        players.append(agents.load(spec, seed=None if seed is None else seed + seat))
+    env.reset(seed=seed)
+    names = [f"player_{i}" + (" (you)" if i == args.seat else "") for i in range(num_players)]
+    for agent_name in env.agent_iter():
+        _, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(agent_name)
+        action = players[seat].act(env.observe(agent_name))
+        if seat != args.seat:
+            print(f"{names[seat]}: {action_to_str(action)}")
+        deals_before = env.game.deals_played
+        env.step(action)
+        if env.game.deals_played > deals_before:
+            _print_result(env, names, args.game)
+    return 0
+
+
+def _print_result(env: raw_env, names: list[str], game: bool) -> None:
+    info = env.infos[env.possible_agents[0]]
+    print(f"\nDeal over: {info['outcome']}" + (f", {names[env.possible_agents.index(info['went_out'])]} went out"
+                                              if info["went_out"] else ""))
+    for i, agent in enumerate(env.possible_agents):
+        total = f", total {info['totals'][agent]}" if game else ""
+        print(f"  {names[i]}: {info['deal_points'][agent]} points{total}")
