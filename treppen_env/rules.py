@@ -64,8 +64,11 @@ class Rules:
     def check_players(self, num_players: int) -> None:
         """Check that a deal for ``num_players`` is possible under these rules.
 
-        :raises ValueError: for a player count outside 2..4 or a deal that leaves no stock.
+        :raises ValueError: for an impossible option value (also when this object was built
+            directly rather than by :func:`make_rules`, RULES §8), a player count outside 2..4 or a
+            deal that leaves no stock.
         """
+        _validate(self)
         if (
             isinstance(num_players, bool)
             or not isinstance(num_players, int)
