@@ -264,6 +264,8 @@ class Shadow:
             self.known[seat] &= ~bit_of(cards)
             if self.must_use in cards:
                 self.must_use = None
+            if self.banned in cards:  # RULES §4.4: the ban is about discarding that card; once laid it is gone
+                self.banned = None
             self.laid_this_turn = True
             if not self.hands[seat]:
                 self._end("went_out")

@@ -25,6 +25,7 @@ Version History: v0 (initial release).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -158,12 +159,14 @@ class raw_env(AECEnv, EzPickle):
             return
         state = self.game
         try:
-            state.apply(int(action))
+            state.apply(action)  # the engine takes integers only (operator.index): 1.5 is no action
         except IllegalActionError as err:
             raise ValueError(f"{agent}: {err}") from None
         except (TypeError, ValueError):
             raise ValueError(f"{agent}: action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}") from None
         self._cumulative_rewards[agent] = 0.0
+        # Like its rewards, an agent sees a deal's infos once, at its next last() (episode="game").
+        self.infos[agent] = {}
         if state.deal_over:
             self._finish_deal(state)
         else:
@@ -215,6 +218,14 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self) -> None:
         pass
+
+    def __deepcopy__(self, memo: dict) -> raw_env:
+        """A full copy, the deal in progress included. (EzPickle's ``__getstate__``, which pickling
+        and ``copy`` use, keeps only the constructor arguments: the copy would not be reset.)"""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
 
     def __str__(self) -> str:
         return self.metadata["name"]

@@ -314,6 +314,8 @@ class GameState:
         self.known[seat] &= ~bits
         if self.must_use >= 0 and bits >> self.must_use & 1:
             self.must_use = -1
+        if self.banned >= 0 and bits >> self.banned & 1:
+            self.banned = -1  # the banned card left the hand: nothing is banned any more (§4.4)
         self.laid_this_turn = True
         self._refresh_slots()
 
@@ -401,7 +403,11 @@ class GameState:
                 owners[A.TARGET_LOW][make_card(meld.suit, (meld.low - 1) % NUM_RANKS)] = i
             if corner or meld.low + meld.length <= NUM_RANKS:
                 owners[A.TARGET_HIGH][make_card(meld.suit, (meld.low + meld.length) % NUM_RANKS)] = i
+        on_table = np.flatnonzero(table_owner >= 0)
         for target, slots in enumerate(owners):
+            # a card on the table (in another meld) can never be laid off: keep only playable ones
+            for card in on_table:
+                slots.pop(int(card), None)
             features[list(slots), 4 + target] = 1
         self._slot_owner = owners
         self._slot_bits = tuple(sum(1 << c for c in d) for d in owners)
