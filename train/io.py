@@ -1,0 +1,49 @@
+"""Small file helpers for run folders: atomic writes and appended JSON lines.
+
+A run can be interrupted at any moment (Ctrl-C, a killed job); every file a later command reads is
+therefore written to a temporary file in the same folder and moved into place with ``os.replace``,
+so readers see either the old or the new file, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None], suffix: str = "") -> Path:
+    """Call ``write(tmp_path)`` on a temporary file next to ``path``, then move it to ``path``.
+
+    :param path: the final file.
+    :param write: writes the content to the temporary path it is given.
+    :param suffix: suffix of the temporary file (some writers, e.g. ``np.savez``, add one if missing).
+    :return: ``path`` as a Path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{suffix}", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically."""
+    return atomic_write(path, lambda tmp: Path(tmp).write_text(text))
+
+
+def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one JSON line to ``path`` and flush it to disk."""
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())

@@ -1,0 +1,130 @@
+"""Plots of tournament ratings and loading of a tournament's result files (for notebooks too).
+
+``load_results(out_dir)`` reads what ``treppen tournament --out DIR`` wrote; ``plot_elo`` and
+``plot_pairwise`` draw a :class:`~train.ratings.Ratings` with matplotlib and ``save_figure`` writes a
+PNG atomically. Figures are built without pyplot (so no GUI backend is touched and nothing is left
+open; PNGs render with Agg); pass ``ax`` to draw into a notebook's own axes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from train.io import atomic_write
+from train.ratings import Ratings, fit_ratings
+
+INT_FIELDS = ("games", "count")
+
+
+def ratings_from_dict(data: dict[str, Any]) -> Ratings:
+    """Rebuild :class:`Ratings` from :meth:`Ratings.to_dict` output (null becomes NaN).
+
+    Keys that are not fields of :class:`Ratings` (e.g. ``specs``) are ignored.
+    """
+    kwargs: dict[str, Any] = {}
+    for field in fields(Ratings):
+        value = data[field.name]
+        if field.name == "agents":
+            value = tuple(value)
+        elif field.name in INT_FIELDS:
+            value = np.asarray(value, dtype=int)
+        elif isinstance(value, list):
+            value = np.asarray(value, dtype=float)  # None -> nan
+        kwargs[field.name] = value
+    return Ratings(**kwargs)
+
+
+def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[dict[str, Any]], Ratings]:
+    """Records and ratings of a tournament folder.
+
+    :param out_dir: the folder given to ``treppen tournament --out``
+    :param n_boot: bootstrap resamples when ``ratings.json`` is missing and the ratings are refitted
+    :return: the records of ``results.jsonl`` and the ratings of ``ratings.json`` (or fitted from the
+        records, anchor ``random``, when that file is absent)
+    :raises FileNotFoundError: when the folder has no ``results.jsonl``
+    """
+    from train.results import RESULTS_FILE, read_results
+
+    out = Path(out_dir)
+    if not (out / RESULTS_FILE).exists():
+        raise FileNotFoundError(f"{out / RESULTS_FILE} does not exist; run `treppen tournament --out {out}`")
+    records = read_results(out)
+    path = out / "ratings.json"
+    if path.exists():
+        ratings = ratings_from_dict(json.loads(path.read_text()))
+    else:
+        ratings = fit_ratings(records, anchor="random", n_boot=n_boot)
+    return records, ratings
+
+
+def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
+    """Elo per agent (best at the top) with its confidence interval as error bars.
+
+    :param ratings: fitted ratings
+    :param ax: axes to draw on (default: a new figure)
+    :return: the figure
+    """
+    n = len(ratings.agents)
+    if ax is None:
+        ax = Figure(figsize=(6.5, 1.2 + 0.45 * n), layout="constrained").subplots()
+    y = np.arange(n)[::-1]
+    has_ci = not np.isnan(ratings.ci_low).all()
+    # a percentile interval need not contain the point estimate (e.g. when one agent won everything)
+    spread = np.vstack([ratings.elo - ratings.ci_low, ratings.ci_high - ratings.elo])
+    xerr = np.clip(np.nan_to_num(spread), 0.0, None) if has_ci else None
+    ax.errorbar(ratings.elo, y, xerr=xerr, fmt="o", capsize=4, color="tab:blue")
+    ax.axvline(0.0, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(y, ratings.agents)
+    ax.set_ylim(-0.7, n - 0.3)
+    anchor = f"{ratings.anchor} = 0" if ratings.anchor else "mean = 0"
+    ci = f", {ratings.ci_level:.0%} bootstrap CI over {ratings.n_groups} decks" if has_ci else ""
+    ax.set_xlabel(f"Elo ({anchor}{ci})")
+    ax.set_title(f"Ratings from {ratings.n_deals} deals")
+    ax.grid(axis="x", alpha=0.3)
+    return ax.figure
+
+
+def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
+    """Heatmap of ``score[i, j]`` (row agent's mean score against the column agent), annotated with
+    the score and the number of comparisons.
+
+    :param ratings: fitted ratings
+    :param ax: axes to draw on (default: a new figure)
+    :return: the figure
+    """
+    n = len(ratings.agents)
+    if ax is None:
+        size = 2.5 + 0.9 * n
+        ax = Figure(figsize=(size + 1.2, size), layout="constrained").subplots()
+    score = np.ma.masked_invalid(ratings.score)
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.9")
+    image = ax.imshow(score, cmap=cmap, vmin=0.0, vmax=1.0)
+    for i in range(n):
+        for j in range(n):
+            if ratings.count[i, j]:
+                value = ratings.score[i, j]
+                color = "white" if abs(value - 0.5) > 0.3 else "black"
+                ax.text(
+                    j, i, f"{value:.2f}\n({ratings.count[i, j]})", ha="center", va="center", fontsize=8, color=color
+                )
+    ax.set_xticks(range(n), ratings.agents, rotation=40, ha="right")
+    ax.set_yticks(range(n), ratings.agents)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent")
+    ax.set_title("Pairwise score (win 1, draw 0.5; comparisons)")
+    ax.figure.colorbar(image, ax=ax, label="score of row vs column")
+    return ax.figure
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
+    """Save ``fig`` as PNG atomically (temporary file in the same folder, then ``os.replace``)."""
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi), suffix=".png")

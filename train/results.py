@@ -1,0 +1,148 @@
+"""Tournament result files: ``tournament.json``, ``results.jsonl`` and the ratings outputs.
+
+Everything a tournament writes goes through here, atomically (temporary file in the same folder,
+then ``os.replace``) or, for ``results.jsonl``, one flushed line per deal.
+
+Files in the out dir (``treppen tournament --out DIR``):
+
+- ``tournament.json``: the settings (agents with their specs, players, rules, seed, deals, ...).
+  Resuming with other settings is an error; ``deals`` may only grow.
+- ``results.jsonl``: one line per finished deal, appended and flushed as it ends: ``deal`` (id),
+  ``deck_id``, ``table`` (agents of the table), ``rotation``, ``dealer``, ``agents`` (per seat),
+  ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``.
+  A deal is keyed by ``(deck_id, table, rotation)``; on start the lines already there are read, so
+  an interrupted tournament resumes without playing a deal twice.
+- ``ratings.json``, ``ratings.csv``, ``elo.png``, ``pairwise.png``: see :func:`write_outputs`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from train.io import atomic_write_text
+from train.ratings import Ratings
+
+RESULTS_FILE = "results.jsonl"
+HEADER_FILE = "tournament.json"
+FORMAT_VERSION = 1
+
+Key = tuple[int, tuple[str, ...], int]
+
+
+def record_key(record: Mapping[str, Any]) -> Key:
+    """The ``(deck_id, table, rotation)`` key of a result record."""
+    return (int(record["deck_id"]), tuple(record["table"]), int(record["rotation"]))
+
+
+def read_results(out_dir: str | os.PathLike, repair: bool = False) -> list[dict[str, Any]]:
+    """Records of ``results.jsonl`` in ``out_dir`` (empty if absent), first of each key kept.
+
+    A last line cut off by an interruption is dropped (and with ``repair`` cut from the file, so that
+    appending goes on cleanly).
+
+    :raises ValueError: for a malformed line before the last
+    """
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    records: dict[Key, dict[str, Any]] = {}
+    good_end = 0
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            good_end += len(line) + 1
+            continue
+        try:
+            rec = json.loads(line)
+            key = record_key(rec)
+        except (ValueError, KeyError, TypeError) as err:
+            if n < len(lines) - (lines[-1] == b""):
+                raise ValueError(f"{path}:{n}: not a result record ({err}); fix or remove the line") from None
+            break
+        records.setdefault(key, rec)
+        good_end += len(line) + 1
+    if repair and good_end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+    elif repair and data and not data.endswith(b"\n"):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+    return list(records.values())
+
+
+def open_out_dir(out: Path, header: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+    """Check or write ``tournament.json`` and read the results already there."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / HEADER_FILE
+    if path.exists():
+        old = json.loads(path.read_text())
+        diff = [f"{k}={old.get(k)!r} (now {header[k]!r})" for k in header if k != "deals" and old.get(k) != header[k]]
+        if old.get("deals", 0) > header["deals"]:
+            diff.append(f"deals={old['deals']} (now {header['deals']}; deals may only grow)")
+        if diff:
+            raise ValueError(
+                f"{out} holds a tournament with other settings: {'; '.join(diff)}. "
+                "Resume with the same settings or pass a new --out."
+            )
+        if old.get("deals") != header["deals"]:
+            atomic_write_text(path, json.dumps(header, indent=2) + "\n")
+    elif (out / RESULTS_FILE).exists():
+        raise ValueError(f"{out} has {RESULTS_FILE} but no {HEADER_FILE}; pass a new --out")
+    else:
+        atomic_write_text(path, json.dumps(header, indent=2) + "\n")
+    return {record_key(r): r for r in read_results(out, repair=True)}
+
+
+def write_outputs(out_dir: str | os.PathLike, ratings: Ratings, specs: Mapping[str, str] | None = None) -> None:
+    """Write ``ratings.json``, ``ratings.csv``, ``elo.png`` and ``pairwise.png`` atomically.
+
+    ``ratings.json`` holds :meth:`Ratings.to_dict` (agents best first; ``elo``, ``ci_low``,
+    ``ci_high``, ``games``, ``score``/``count``/``los`` matrices in that order, NaN as null) plus
+    ``specs`` (spec by name). ``ratings.csv`` has one row per agent: rank, agent, spec, elo,
+    ci_low, ci_high, games, score (mean score over all comparisons).
+    """
+    from train import plots
+
+    out = Path(out_dir)
+    specs = dict(specs or {})
+    atomic_write_text(out / "ratings.json", json.dumps({**ratings.to_dict(), "specs": specs}, indent=1) + "\n")
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["rank", "agent", "spec", "elo", "ci_low", "ci_high", "games", "score"])
+    for i, name in enumerate(ratings.agents):
+        n = ratings.count[i].sum()
+        mean = float(np.nansum(ratings.score[i] * ratings.count[i]) / n) if n else math.nan
+        values = [ratings.elo[i], ratings.ci_low[i], ratings.ci_high[i]]
+        cells = [i + 1, name, specs.get(name, ""), *map(_number, values), int(ratings.games[i]), _number(mean)]
+        writer.writerow(cells)
+    atomic_write_text(out / "ratings.csv", text.getvalue())
+    plots.save_figure(plots.plot_elo(ratings), out / "elo.png")
+    plots.save_figure(plots.plot_pairwise(ratings), out / "pairwise.png")
+
+
+def _number(value: float) -> str:
+    """A CSV cell for a float: empty for NaN, else six significant digits."""
+    return "" if math.isnan(value) else f"{value:.6g}"
+
+
+def print_table(ratings: Ratings) -> None:
+    """Print the ratings as a rich table: rank, agent, Elo, CI, games, score."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, anchor {ratings.anchor})")
+    for col in ("rank", "agent", "Elo", f"{ratings.ci_level:.0%} CI", "games", "score"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for row in ratings.table(header=False):
+        table.add_row(*row)
+    Console().print(table)

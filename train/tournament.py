@@ -1,0 +1,441 @@
+"""Duplicate-deal tournaments between agents, rated by Elo (DESIGN "Command line", STYLE "Tournament").
+
+This module owns the schedule and playing it; rating is :mod:`train.ratings`, plots are
+:mod:`train.plots`.
+
+Duplicate deals: deck ``i`` (and its dealer and reshuffle seed) comes from a generator seeded with
+``(seed, i)``, so it is the same in every run and does not depend on ``deals``. Each deck is replayed
+at every table (all ``players``-agent combinations of the agents, or ``tables_per_deck`` of them taken
+in turn) with all cyclic rotations of the seating, so every agent holds every seat once per table
+and the luck of the cards cancels out. For two players that is a round robin with both seatings.
+
+The out dir holds ``tournament.json`` (settings), ``results.jsonl`` (one line per deal, so an
+interrupted tournament resumes) and the ratings outputs; :mod:`train.results` reads and writes them
+and describes their formats, and ``train.plots.load_results`` loads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import multiprocessing
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from train.ratings import fit_ratings
+from train.results import (
+    FORMAT_VERSION,
+    RESULTS_FILE,
+    Key,
+    open_out_dir,
+    print_table,
+    record_key,
+    write_outputs,
+)
+from treppen_env.rules import PRESETS, make_rules
+
+BUILTIN_SPECS = ("random", "greedy", "human")
+RUN_MODEL_STEMS = ("final_model", "model")
+"""Model files named after their run folder (``agents.load`` picks them for a run folder)."""
+
+
+@dataclass(frozen=True)
+class DealSpec:
+    """One deal of a schedule: a deck replayed with one seating of one table.
+
+    :param deck_id: index of the deck (the duplicate unit)
+    :param table: the agents at the table, in table order
+    :param rotation: seat ``s`` holds ``table[(s + rotation) % players]``
+    :param seats: the agent of each seat
+    :param dealer: the dealing seat
+    :param deck: the 52 card indices, top first
+    :param seed: the environment seed (reshuffles), shared by all deals of the deck
+    :param agent_seeds: the seed each seat's agent is reset with; it depends on the deck and seat only,
+        so the agents' own randomness is duplicated too (two copies of one agent mirror each other)
+    :param players: number of seats
+    :param rules: rules preset name
+    """
+
+    deck_id: int
+    table: tuple[str, ...]
+    rotation: int
+    seats: tuple[str, ...]
+    dealer: int
+    deck: tuple[int, ...]
+    seed: int
+    agent_seeds: tuple[int, ...]
+    players: int
+    rules: str = "treppenromme"
+
+    @property
+    def key(self) -> Key:
+        """``(deck_id, table, rotation)``: what identifies the deal in ``results.jsonl``."""
+        return (self.deck_id, self.table, self.rotation)
+
+    @property
+    def deal_id(self) -> str:
+        """The deal id written to the record (``deal``)."""
+        return f"{self.deck_id}:{','.join(self.table)}:{self.rotation}"
+
+
+def _derive_seed(*entropy: int) -> int:
+    """A 32-bit seed derived from non-negative integers (stable across runs and platforms)."""
+    return int(np.random.SeedSequence(list(entropy)).generate_state(1)[0])
+
+
+def check_settings(agent_names: Sequence[str], players: int, deals: int, seed: int, workers: int = 1) -> None:
+    """Check tournament settings.
+
+    :raises ValueError: naming the problem: fewer than 2 agents, repeated names, players not in
+        2..4, fewer agents than seats, deals < 1, a negative seed or workers < 1
+    """
+    names = list(agent_names)
+    if len(names) < 2:
+        raise ValueError(f"a tournament needs at least 2 agents; got {len(names)}: {names}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names must be distinct; got {names}")
+    if isinstance(players, bool) or players not in (2, 3, 4):
+        raise ValueError(f"players={players!r}; choose 2, 3 or 4")
+    if len(names) < players:
+        raise ValueError(
+            f"a {players}-player table needs at least {players} agents; got {len(names)}: {names}. "
+            f"Give a spec twice (e.g. --agents random random greedy) to seat copies of one agent."
+        )
+    if deals < 1:
+        raise ValueError(f"deals={deals}; need at least 1 deal (deck)")
+    if seed < 0:
+        raise ValueError(f"seed={seed}; need a non-negative integer")
+    if workers < 1:
+        raise ValueError(f"workers={workers}; need at least 1")
+
+
+def schedule(
+    agent_names: Sequence[str],
+    players: int,
+    deals: int,
+    seed: int,
+    rules: str = "treppenromme",
+    tables_per_deck: int | None = None,
+) -> list[DealSpec]:
+    """The duplicate schedule: every deck at every table with all cyclic seat rotations.
+
+    Pure: the same arguments give the same list, deck by deck, and deck ``i`` does not depend on
+    ``deals``. Tables are the ``players``-combinations of ``agent_names`` (in their order); with
+    ``tables_per_deck = k`` deck ``i`` gets combinations ``i*k .. i*k+k-1`` (cyclically), so over
+    the decks every table comes up equally often.
+
+    :param agent_names: distinct agent names
+    :param players: seats per table, 2..4
+    :param deals: number of decks
+    :param seed: tournament seed (non-negative)
+    :param rules: rules preset name
+    :param tables_per_deck: tables per deck, default all combinations
+    :return: deal specs, deck-major
+    :raises ValueError: for bad settings (see :func:`check_settings`)
+    """
+    check_settings(agent_names, players, deals, seed)
+    make_rules(rules)
+    combos = list(itertools.combinations(agent_names, players))
+    k = len(combos) if tables_per_deck is None else tables_per_deck
+    if not 1 <= k <= len(combos):
+        raise ValueError(f"tables_per_deck={tables_per_deck}; choose 1..{len(combos)} (all combinations)")
+    specs = []
+    for deck_id in range(deals):
+        rng = np.random.default_rng([seed, deck_id])
+        deck = tuple(int(c) for c in rng.permutation(52))
+        dealer = int(rng.integers(players))
+        env_seed = int(rng.integers(2**31))
+        agent_seeds = tuple(_derive_seed(seed, deck_id, s) for s in range(players))
+        for j in range(k):
+            t = (deck_id * k + j) % len(combos)
+            table = combos[t]
+            for r in range(players):
+                seats = tuple(table[(s + r) % players] for s in range(players))
+                specs.append(DealSpec(deck_id, table, r, seats, dealer, deck, env_seed, agent_seeds, players, rules))
+    return specs
+
+
+def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
+    """Play one deal of a schedule and return its record.
+
+    Each seat's agent is reset with its seed first (``agent.reset(seed=...)``), so the record
+    depends only on ``spec``.
+
+    :param spec: the deal
+    :param agents: agent by name (must hold every name in ``spec.seats``)
+    :return: the record (see the module docstring)
+    :raises ValueError: when an agent is missing or plays an illegal action
+    """
+    from treppen_env import raw_env
+
+    missing = [name for name in spec.seats if name not in agents]
+    if missing:
+        raise ValueError(f"deal {spec.deal_id}: no agent named {missing}; have {sorted(agents)}")
+    env = raw_env(num_players=spec.players, rules=spec.rules)
+    env.reset(seed=spec.seed, options={"deck": list(spec.deck), "dealer": spec.dealer})
+    seat_agents = [agents[name] for name in spec.seats]
+    for agent, agent_seed in zip(seat_agents, spec.agent_seeds, strict=True):
+        agent.reset(seed=agent_seed)
+    steps = 0
+    while not env.game.deal_over:
+        seat = env.game.current
+        action = seat_agents[seat].act(env.observe(env.agent_selection))
+        try:
+            env.step(action)
+        except ValueError as err:
+            raise ValueError(f"agent {spec.seats[seat]!r} in deal {spec.deal_id}: {err}") from None
+        steps += 1
+    info = env.infos[env.possible_agents[0]]
+    went_out = info["went_out"]
+    return {
+        "deal": spec.deal_id,
+        "deck_id": spec.deck_id,
+        "table": list(spec.table),
+        "rotation": spec.rotation,
+        "dealer": spec.dealer,
+        "agents": list(spec.seats),
+        "points": [int(info["deal_points"][a]) for a in env.possible_agents],
+        "outcome": info["outcome"],
+        "went_out": None if went_out is None else env.possible_agents.index(went_out),
+        "steps": steps,
+        "seed": spec.seed,
+    }
+
+
+def agent_name(spec: str) -> str:
+    """Display name of an agent spec: the built-in name, a model file's stem, or its run's name.
+
+    ``runs/exp1``, ``runs/exp1/final_model.zip`` and ``runs/exp1/model.zip`` are ``exp1``;
+    ``runs/exp1/best_model.zip`` is ``exp1-best_model``; ``runs/exp1/ckpt/ck_1000_steps.zip`` is
+    ``ck_1000_steps``.
+    """
+    if spec in BUILTIN_SPECS:
+        return spec
+    path = Path(spec)
+    if path.suffix != ".zip":
+        return path.name or spec
+    run = path.parent.name
+    if path.stem in RUN_MODEL_STEMS and run:
+        return run
+    return f"{run}-{path.stem}" if path.stem == "best_model" and run else path.stem
+
+
+def resolve_specs(items: Sequence[str]) -> dict[str, str]:
+    """Names for agent specs: ``NAME=SPEC`` names one explicitly, duplicates get ``-2``, ``-3``, ...
+
+    :param items: agent specs as given on the command line
+    :return: spec by unique name, in the given order
+    """
+    out: dict[str, str] = {}
+    for item in items:
+        name, spec = item.split("=", 1) if "=" in item else (agent_name(item), item)
+        unique, k = name, 1
+        while unique in out:
+            k += 1
+            unique = f"{name}-{k}"
+        out[unique] = spec
+    return out
+
+
+def build_agents(sources: Mapping[str, str | Agent]) -> dict[str, Agent]:
+    """Agents by name from specs (via ``agents.load``) or ready agents.
+
+    :raises ValueError: for an unknown spec or ``human`` (a tournament has no terminal)
+    """
+    import agents as agent_lib
+
+    built = {}
+    for name, source in sources.items():
+        if isinstance(source, str):
+            if source == "human":
+                raise ValueError(f"agent {name!r}: 'human' cannot play a tournament; use `treppen play`")
+            built[name] = agent_lib.load(source)
+        else:
+            built[name] = source
+    return built
+
+
+_WORKER_AGENTS: dict[str, Agent] = {}
+
+
+def _init_worker(sources: Mapping[str, str | Agent]) -> None:
+    """Worker initializer: load the agents once per process, one torch thread each."""
+    _WORKER_AGENTS.update(build_agents(sources))
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def _play_in_worker(spec: DealSpec) -> dict[str, Any]:
+    return play_deal(spec, _WORKER_AGENTS)
+
+
+def run_tournament(
+    agents: Mapping[str, Agent | str],
+    players: int = 2,
+    deals: int = 100,
+    seed: int = 0,
+    workers: int = 1,
+    out: str | os.PathLike | None = None,
+    rules: str = "treppenromme",
+    tables_per_deck: int | None = None,
+    limit: int | None = None,
+    progress: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Play a duplicate tournament (resuming the one in ``out``) and return its records.
+
+    :param agents: agent by name: an :class:`~agents.base.Agent` or an ``agents.load`` spec; with
+        ``workers > 1`` each worker gets a pickled copy (or loads the spec) once
+    :param players: seats per table, 2..4
+    :param deals: number of decks
+    :param seed: tournament seed
+    :param workers: worker processes (spawned); 1 plays in this process
+    :param out: folder for ``tournament.json`` and ``results.jsonl`` (None: keep nothing on disk)
+    :param rules: rules preset name
+    :param tables_per_deck: see :func:`schedule`
+    :param limit: play at most this many new deals, then return (None: all)
+    :param progress: show a progress bar
+    :param on_record: called with each new record
+    :return: the records of the schedule played so far (including earlier runs), in schedule order
+    :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
+    """
+    names = list(agents)
+    check_settings(names, players, deals, seed, workers)
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit={limit}; need None (no limit) or >= 0")
+    specs = schedule(names, players, deals, seed, rules, tables_per_deck)
+    built = build_agents(agents)
+    header = {
+        "version": FORMAT_VERSION,
+        "agents": {n: a if isinstance(a, str) else repr(a) for n, a in agents.items()},
+        "players": players,
+        "rules": rules,
+        "seed": seed,
+        "deals": deals,
+        "tables_per_deck": tables_per_deck,
+    }
+    done: dict[Key, dict[str, Any]] = {} if out is None else open_out_dir(Path(out), header)
+    wanted = {s.key for s in specs}
+    stray = [k for k in done if k not in wanted]
+    if stray:
+        raise ValueError(f"{out}/{RESULTS_FILE} holds deals outside this schedule, e.g. {stray[0]}")
+    todo = [s for s in specs if s.key not in done]
+    todo = todo if limit is None else todo[:limit]
+
+    from tqdm import tqdm
+
+    fh = None if out is None else open(Path(out) / RESULTS_FILE, "a", encoding="utf-8")
+    bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not progress)
+    try:
+        for rec in _play_all(todo, built if workers == 1 else agents, workers):
+            done[record_key(rec)] = rec
+            if fh is not None:
+                fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+            if on_record is not None:
+                on_record(rec)
+            bar.update()
+    finally:
+        bar.close()
+        if fh is not None:
+            fh.close()
+    return [done[s.key] for s in specs if s.key in done]
+
+
+def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int):
+    """Yield the records of ``todo``, in order with one worker, as they finish with more."""
+    if workers == 1:
+        for spec in todo:
+            yield play_deal(spec, agents)  # type: ignore[arg-type]
+        return
+    if not todo:
+        return
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(dict(agents),))
+    try:
+        queue = iter(todo)
+        pending = {pool.submit(_play_in_worker, s) for s in itertools.islice(queue, 4 * workers)}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                try:
+                    record = fut.result()
+                except BrokenProcessPool as err:
+                    msg = f"a worker process died ({err}); rerun with --workers 1 to see the error"
+                    raise RuntimeError(msg) from err
+                yield record
+                pending |= {pool.submit(_play_in_worker, s) for s in itertools.islice(queue, 1)}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``treppen tournament``."""
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="agents: random, greedy, a model .zip or run folder; NAME=SPEC names one",
+    )
+    parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
+    parser.add_argument("--deals", type=int, default=100, help="number of decks (default 100)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
+    )
+    parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
+    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
+    parser.add_argument(
+        "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
+    )
+
+
+def default_out(names: Sequence[str], players: int, seed: int) -> Path:
+    """``runs/tournaments/<names>_p<players>_s<seed>`` with unsafe characters replaced."""
+    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "_", "_vs_".join(names))[:80]
+    return Path("runs") / "tournaments" / f"{stem}_p{players}_s{seed}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
+    specs = resolve_specs(args.agents)
+    names = list(specs)
+    check_settings(names, args.players, args.deals, args.seed, args.workers)
+    if args.boot < 0:
+        raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
+    out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
+    try:
+        records = run_tournament(
+            specs,
+            args.players,
+            args.deals,
+            args.seed,
+            args.workers,
+            out,
+            args.rules,
+            args.tables_per_deck,
+            progress=True,
+        )
+    except KeyboardInterrupt:
+        print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
+        return 130
+    ratings = fit_ratings(records, anchor="random", n_boot=args.boot, seed=args.seed)
+    write_outputs(out, ratings, specs)
+    print_table(ratings)
+    print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
+    return 0
