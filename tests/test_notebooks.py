@@ -1,0 +1,24 @@
+"""Notebooks are stored without outputs (they run in CI through nbmake, see pyproject.toml)."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def test_the_notebooks_exist():
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_environment.ipynb",
+        "02_agent_behaviour.ipynb",
+        "03_tournament.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, "a notebook without code"
+    assert all(c.outputs == [] and c.execution_count is None for c in code)
