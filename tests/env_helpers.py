@@ -10,9 +10,10 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+import rules_helpers
 
 from treppen_env.actions import parse_action
-from treppen_env.cards import NUM_CARDS, bits_to_cards, card_to_str, cards_to_bits, parse_card
+from treppen_env.cards import bits_to_cards, cards_to_bits, parse_card
 from treppen_env.engine import GameState
 from treppen_env.rules import make_rules
 
@@ -32,24 +33,7 @@ def stack_deck(
     """A 52-card deck (top first) dealing ``hands`` to their seats (DESIGN "Environment"): one
     card at a time clockwise from the seat left of ``dealer``, then the first staircase card, then
     the stock top first. Places not named are filled in card-index order."""
-    per_hand = make_rules(rules, **options).cards_dealt(num_players)
-    hands = hands or {}
-    named = [parse_card(c) for cards in hands.values() for c in cards] + [parse_card(c) for c in stock]
-    if staircase is not None:
-        named.append(parse_card(staircase))
-    assert len(set(named)) == len(named), f"a stacked deck names a card twice: {named}"
-    filler = iter([c for c in range(NUM_CARDS) if c not in set(named)])
-    deck = []
-    for i in range(num_players * per_hand):
-        seat, k = (dealer + 1 + i) % num_players, i // num_players
-        mine = hands.get(seat, ())
-        assert len(mine) <= per_hand, f"seat {seat} is dealt {per_hand} cards, asked for {len(mine)}"
-        deck.append(parse_card(mine[k]) if k < len(mine) else next(filler))
-    deck.append(parse_card(staircase) if staircase is not None else next(filler))
-    deck += [parse_card(c) for c in stock]
-    deck += list(filler)
-    assert sorted(deck) == list(range(NUM_CARDS))
-    return [card_to_str(c) for c in deck]
+    return rules_helpers.stack_deck(num_players, make_rules(rules, **options), dealer, hands, staircase, stock)
 
 
 def play_texts(env, *texts: str) -> None:
