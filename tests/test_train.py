@@ -1,0 +1,342 @@
+"""Tests of the self-play trainer (train/config.py, pool.py, evaluate.py, selfplay.py) and of the
+single-agent wrapper it trains on (treppen_env.SingleAgentEnv)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import agents
+from agents.base import RandomAgent
+from train import cli, selfplay
+from train.callbacks import latest_checkpoint
+from train.config import TrainConfig, load_config
+from train.evaluate import deal_result, evaluate
+from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
+from treppen_env import SingleAgentEnv, raw_env
+from treppen_env.actions import NUM_ACTIONS
+from treppen_env.observation import OBS_SIZE, decode
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_default_configs_load():
+    for name in ("selfplay.yaml", "selfplay_long.yaml"):
+        config = load_config(ROOT / "configs" / name)
+        assert isinstance(config, TrainConfig)
+        assert config.num_players == 2 and config.rules == "treppenromme"
+    assert load_config(None) == TrainConfig()
+
+
+def test_overrides_are_typed(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"n_steps": 64, "batch_size": 32, "rules_options": {"target": 300}}))
+    config = load_config(
+        path,
+        [
+            "learning_rate=1e-4",
+            "net_arch=[64, 32]",
+            "rules_options.max_turns=200",
+            "name=abc",
+            "target_kl=null",
+            "gamma=1",
+            "progress=false",
+        ],
+    )
+    assert config.learning_rate == 1e-4 and isinstance(config.learning_rate, float)
+    assert config.net_arch == [64, 32]
+    assert config.rules_options == {"target": 300, "max_turns": 200}
+    assert config.name == "abc" and config.target_kl is None and config.progress is False
+    assert config.gamma == 1.0 and isinstance(config.gamma, float)
+
+
+def test_unknown_key_lists_valid_keys(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("learnin_rate: 0.001\n")
+    with pytest.raises(ValueError, match="learnin_rate") as err:
+        load_config(path)
+    assert "learning_rate" in str(err.value) and "n_steps" in str(err.value)
+    with pytest.raises(ValueError, match="total_steps"):
+        load_config(None, ["total_steps=5"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (["total_timesteps=-5"], ["total_timesteps", "-5"]),
+        (["num_players=5"], ["num_players", "5"]),
+        (["n_steps=100", "n_envs=2", "batch_size=64"], ["batch_size=64", "n_steps", "n_envs", "200"]),
+        (["learning_rate=abc"], ["learning_rate", "abc"]),
+        (["net_arch=[0, 5]"], ["net_arch"]),
+        (["opponent_random=0.5"], ["opponent", "sum"]),
+        (["rules=gin"], ["gin", "treppenromme"]),
+        (["rules_options.max_turn=5"], ["max_turn", "max_turns"]),
+        (["vec_env=threads"], ["vec_env", "subproc"]),
+        (["learning_rate=0.5"], ["learning_rate", "0.5"]),
+        (["n_steps"], ["n_steps", "key=value"]),
+        (["seed.x=1"], ["seed.x", "rules_options"]),
+    ],
+)
+def test_bad_values_name_the_key(overrides, words):
+    with pytest.raises(ValueError) as err:
+        load_config(None, overrides)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"nope\.yaml"):
+        load_config(tmp_path / "nope.yaml")
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def _model(net_arch=(32, 32), activation=torch.nn.Tanh):
+    from sb3_contrib import MaskablePPO
+
+    env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
+    kwargs = {"net_arch": {"pi": list(net_arch), "vf": list(net_arch)}, "activation_fn": activation}
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, policy_kwargs=kwargs, seed=0, device="cpu")
+    with torch.no_grad():  # spread the logits: the initial action head (gain 0.01) leaves near-ties
+        model.policy.action_net.weight.mul_(300)
+    return model, env
+
+
+@pytest.mark.parametrize("activation", [torch.nn.Tanh, torch.nn.ReLU])
+def test_numpy_snapshot_matches_torch_argmax(tmp_path, activation):
+    model, env = _model(activation=activation)
+    path = save_snapshot(model.policy, tmp_path / "snap.npz", steps=7)
+    policy = NumpyPolicy.load(path)
+    rng = np.random.default_rng(0)
+    observations, masks = [], []
+    obs, _ = env.reset(seed=1)
+    for _ in range(150):  # real observations and masks of a deal ...
+        observations.append(obs)
+        masks.append(env.action_masks())
+        obs, _, done, truncated, _ = env.step(int(rng.choice(np.flatnonzero(masks[-1]))))
+        if done or truncated:
+            obs, _ = env.reset()
+    for _ in range(150):  # ... and random vectors with random masks
+        observations.append(rng.uniform(-1, 2, OBS_SIZE).astype(np.float32))
+        mask = rng.random(NUM_ACTIONS) < 0.05
+        mask[rng.integers(NUM_ACTIONS)] = True
+        masks.append(mask)
+    torch_actions, _ = model.predict(np.stack(observations), action_masks=np.stack(masks), deterministic=True)
+    numpy_actions = [policy.act(o, m) for o, m in zip(observations, masks, strict=True)]
+    assert list(torch_actions) == numpy_actions
+    assert all(m[a] for m, a in zip(masks, numpy_actions, strict=True))
+    sampled = [policy.act(o, m, rng) for o, m in zip(observations, masks, strict=True)]
+    assert all(m[a] for m, a in zip(masks, sampled, strict=True))
+
+
+def test_pool_opponents_draw_snapshots(tmp_path):
+    model, _ = _model()
+    paths = [str(save_snapshot(model.policy, tmp_path / f"s{i}.npz")) for i in range(2)]
+    env = SelfPlayEnv(num_players=3, probs={"random": 0.0, "greedy": 0.5, "snapshot": 0.5}, seed=3)
+    assert env.set_pool(paths) == 2
+    kinds = set()
+    env.reset(seed=0)
+    for _ in range(3000):
+        _, _, done, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        assert not info.get("illegal_action")
+        if done or truncated:
+            kinds.update(info["opponents"])
+            env.reset()
+    assert kinds == {"greedy", "snapshot"}
+
+
+def test_pool_rejects_bad_probabilities():
+    with pytest.raises(ValueError, match="random or greedy"):
+        SelfPlayEnv(probs={"snapshot": 1.0})
+    with pytest.raises(ValueError, match="heuristic"):
+        SelfPlayEnv(probs={"random": 0.5, "heuristic": 0.5})
+
+
+def test_masked_distribution_keeps_argument_validation(recwarn):
+    """sb3-contrib #322: the masked Categorical over 898 actions used to fail torch's Simplex
+    check. The installed version passes the probe, so validation (which also catches NaN logits)
+    stays on."""
+    selfplay.check_distribution_validation()
+    assert torch.distributions.Distribution._validate_args
+    assert not [w for w in recwarn if "argument" in str(w.message)]
+
+
+def test_evaluate_is_repeatable():
+    model, _ = _model()
+    short = {"max_turns": 40}  # an untrained argmax policy may dither until the turn limit
+    runs = [evaluate(model, lambda s: RandomAgent(seed=s), rules_options=short, deals=6, batch=4) for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0]["deals"] == 6 and runs[0]["illegal_actions"] == 0
+    assert deal_result({"deal_points": {"player_0": 10, "player_1": 10}}, "player_0") == (0.5, 0.0)
+    assert deal_result({"deal_points": {"player_0": 30, "player_1": 0, "player_2": 10}}, "player_0") == (1.0, 25.0)
+
+
+def test_latest_checkpoint_by_steps(tmp_path):
+    for name in ("model_900_steps.zip", "model_10000_steps.zip", ".model_20000.tmp.zip", "model_x_steps.zip"):
+        (tmp_path / name).write_text("")
+    assert latest_checkpoint(tmp_path).name == "model_10000_steps.zip"
+    assert latest_checkpoint(tmp_path / "none") is None
+
+
+# --------------------------------------------------------------------------- training from the CLI
+
+TINY = [
+    "total_timesteps=512",
+    "n_envs=2",
+    "vec_env=dummy",
+    "n_steps=128",
+    "batch_size=64",
+    "n_epochs=2",
+    "net_arch=[32,32]",
+    "eval_deals=4",
+    "eval_every=256",
+    "checkpoint_every=256",
+    "snapshot_every=256",
+    "pool_size=1",
+    "progress=false",
+]
+
+
+def test_train_cli_smoke_and_resume(tmp_path, capsys):
+    assert cli.main(["train", *TINY, f"runs_dir={tmp_path}", "name=smoke"]) == 0
+    run = tmp_path / "smoke"
+    assert "final model" in capsys.readouterr().out
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.zip"):
+        assert (run / name).is_file(), name
+    assert any((run / "tb").rglob("events.out.tfevents.*"))
+    assert latest_checkpoint(run / "checkpoints").name == "model_512_steps.zip"
+    assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000256.npz"]
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert [e["steps"] for e in evals] == [256, 512]
+    assert all(e[name]["illegal_actions"] == 0 for e in evals for name in ("random", "greedy"))
+    meta = json.loads((run / "metadata.json").read_text())
+    assert {"python", "torch", "stable_baselines3", "sb3_contrib", "treppen"} <= set(meta["versions"])
+    assert meta["command_line"][:2] == ["treppen", "train"] and meta["seed"] == 0 and meta["start_time"]
+    assert load_config(run / "config.yaml").name == "smoke"
+
+    _play_legal_deals(run / "final_model.zip")
+
+    # a new run may not overwrite this one; --resume continues it with a larger budget
+    assert cli.main(["train", *TINY, f"runs_dir={tmp_path}", "name=smoke"]) == 2
+    assert cli.main(["train", "--resume", str(run), "total_timesteps=1024"]) == 0
+    assert latest_checkpoint(run / "checkpoints").name == "model_1024_steps.zip"
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1024
+    assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
+    assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000768.npz"]  # pool_size=1
+    with pytest.raises(ValueError, match="learning_rate"):  # fixed by the saved model
+        selfplay.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
+    assert load_config(run / "config.yaml").total_timesteps == 1024
+
+
+def _play_legal_deals(model_path: Path, deals: int = 3) -> None:
+    """The saved model, loaded as a PolicyAgent, plays whole deals through the raw env (which
+    raises on an illegal action)."""
+    learner = agents.load(str(model_path))
+    assert isinstance(learner, agents.PolicyAgent)
+    for seed in range(deals):
+        env = raw_env(num_players=2)
+        env.reset(seed=seed)
+        players = {"player_0": RandomAgent(seed=seed), "player_1": learner}
+        while not any(env.terminations.values()) and not any(env.truncations.values()):
+            agent = env.agent_selection
+            env.step(players[agent].act(env.observe(agent)))
+        assert "deal_points" in env.infos["player_1"]
+
+
+def test_train_cli_subprocess_envs(tmp_path):
+    """SubprocVecEnv workers (forkserver): snapshots reach the workers, masks come back."""
+    overrides = [o for o in TINY if not o.startswith("vec_env")] + [
+        "vec_env=subproc",
+        "opponent_random=0",
+        "opponent_greedy=0.5",
+        "opponent_snapshot=0.5",
+    ]
+    assert cli.main(["train", *overrides, "total_timesteps=768", f"runs_dir={tmp_path}", "name=sub"]) == 0
+    run = tmp_path / "sub"
+    assert (run / "final_model.zip").is_file()
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(next((run / "tb").iterdir())))
+    events.Reload()
+    assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
+    assert events.Scalars("selfplay/pool_size")[-1].value == 1
+    assert "selfplay/reward_vs_snapshot" in events.Tags()["scalars"]
+
+
+# --------------------------------------------------------------------------- the single-agent wrapper
+
+
+class Recorder:
+    """An opponent that plays randomly and records which seat it played for."""
+
+    def __init__(self, env_ref: list, seed: int = 0):
+        self.env_ref = env_ref
+        self.agent = RandomAgent(seed=seed)
+        self.seats: list[int] = []
+
+    def act(self, obs: dict) -> int:
+        aec = self.env_ref[0].aec
+        assert obs["action_mask"].any()
+        self.seats.append(aec.possible_agents.index(aec.agent_selection))
+        return self.agent.act(obs)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_wrapper_every_seat_opponents_move_and_rewards_are_the_learners(num_players):
+    for seat in range(num_players):
+        ref: list = []
+        recorder = Recorder(ref, seed=seat)
+        env = SingleAgentEnv(recorder, num_players=num_players, seat=seat)
+        ref.append(env)
+        rng = np.random.default_rng(seat)
+        for episode in range(2):
+            obs, _ = env.reset(seed=100 * num_players + 10 * seat + episode)
+            assert env.learner == f"player_{seat}"
+            order, total = [], 0.0
+            done = truncated = False
+            while not (done or truncated):
+                assert decode(obs).to_move == 0  # the learner moves whenever it gets an observation
+                before = len(recorder.seats)
+                order.append(seat)
+                obs, reward, done, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+                order.extend(recorder.seats[before:])
+                total += reward
+            assert not info.get("illegal_action")
+            assert set(order) == set(range(num_players)), "every opponent seat must move"
+            assert seat not in recorder.seats
+            turns = [s for i, s in enumerate(order) if i == 0 or s != order[i - 1]]
+            assert all(b == (a + 1) % num_players for a, b in itertools.pairwise(turns))
+            points = info["deal_points"]
+            mine = points[env.learner]
+            others = [p for a, p in points.items() if a != env.learner]
+            assert total == pytest.approx((mine - sum(others) / len(others)) / 100)
+            assert total == pytest.approx(env.aec.rewards[env.learner])
+
+
+def test_wrapper_illegal_action_ends_episode():
+    env = SingleAgentEnv(RandomAgent(seed=0))
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, done, _, info = env.step(illegal)
+    assert done and reward == -1.0 and info["illegal_action"]
+
+
+def test_wrapper_passes_env_checkers():
+    from gymnasium.utils.env_checker import check_env as gym_check
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    gym_check(SingleAgentEnv(RandomAgent(seed=0), num_players=3), skip_render_check=True)
+    sb3_check(SingleAgentEnv(RandomAgent(seed=0)), warn=True)
+    sb3_check(SelfPlayEnv(probs={"random": 0.5, "greedy": 0.5}, seed=0), warn=True)

@@ -1,0 +1,234 @@
+"""Training callbacks of the self-play trainer: checkpoints, opponent pool, evaluation, statistics
+and the progress bar.
+
+Periodic work runs at the start of a rollout (just after the previous PPO update), when the step
+count has passed the next multiple of its period; so a checkpoint holds a freshly updated model
+and evaluations never interrupt a rollout. SB3's ``rollout/`` and ``train/`` tags are left alone;
+these callbacks add ``selfplay/*`` and ``eval/*``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from train.evaluate import evaluate
+from train.io import append_jsonl, atomic_write
+from train.pool import save_snapshot
+
+CHECKPOINT_PREFIX = "model_"
+
+
+def checkpoint_path(folder: Path, steps: int) -> Path:
+    """``<folder>/model_<steps>_steps.zip`` (SB3's CheckpointCallback naming)."""
+    return folder / f"{CHECKPOINT_PREFIX}{steps}_steps.zip"
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    """The checkpoint in ``folder`` with the most steps, or None."""
+    found = []
+    for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps.zip"):
+        middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps.zip")]
+        if middle.isdigit():
+            found.append((int(middle), path))
+    return max(found)[1] if found else None
+
+
+def save_model(model: Any, path: Path) -> Path:
+    """``model.save`` to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
+    return atomic_write(path, model.save, suffix=".zip")
+
+
+class PeriodicCallback(BaseCallback):
+    """Calls :meth:`run` at the first rollout start after every ``every`` steps (0: never).
+
+    :param every: period in environment steps.
+    """
+
+    def __init__(self, every: int, verbose: int = 0):
+        super().__init__(verbose)
+        self.every = every
+        self.next_at = 0
+
+    def _init_callback(self) -> None:
+        steps = self.model.num_timesteps
+        self.next_at = (steps // self.every + 1) * self.every if self.every else 0
+
+    def _on_rollout_start(self) -> None:
+        steps = self.model.num_timesteps
+        if self.every and steps >= self.next_at:
+            self.next_at = (steps // self.every + 1) * self.every
+            self.run(steps)
+
+    def _on_step(self) -> bool:
+        return True
+
+    def run(self, steps: int) -> None:
+        raise NotImplementedError
+
+
+class CheckpointCallback(PeriodicCallback):
+    """Saves ``checkpoints/model_<steps>_steps.zip`` atomically every ``every`` steps."""
+
+    def __init__(self, every: int, folder: Path):
+        super().__init__(every)
+        self.folder = folder
+
+    def run(self, steps: int) -> None:
+        save_model(self.model, checkpoint_path(self.folder, steps))
+
+
+class PoolCallback(PeriodicCallback):
+    """Adds a snapshot of the learner to ``pool/`` every ``every`` steps, keeps the newest
+    ``size`` and sends the list to every env worker (``env_method("set_pool", paths)``).
+
+    :param every: steps between snapshots.
+    :param folder: the pool folder; snapshots already there (a resumed run) are used at once.
+    :param size: snapshots kept; older files are deleted.
+    """
+
+    def __init__(self, every: int, folder: Path, size: int):
+        super().__init__(every)
+        self.folder = folder
+        self.size = size
+        self.pool_size = 0
+
+    def _init_callback(self) -> None:
+        super()._init_callback()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._publish()
+
+    def run(self, steps: int) -> None:
+        save_snapshot(self.model.policy, self.folder / f"snapshot_{steps:09d}.npz", steps)
+        self._publish()
+
+    def _publish(self) -> None:
+        paths = sorted(self.folder.glob("snapshot_*.npz"))
+        for old in paths[: -self.size]:
+            old.unlink()
+        paths = paths[-self.size :]
+        self.training_env.env_method("set_pool", [str(p) for p in paths])
+        self.pool_size = len(paths)
+
+    def _on_rollout_end(self) -> None:
+        self.logger.record("selfplay/pool_size", self.pool_size)
+
+
+class EvalCallback(PeriodicCallback):
+    """Evaluates the learner against each named opponent every ``every`` steps.
+
+    Logs ``eval/winrate_vs_<name>`` and ``eval/points_vs_<name>`` and appends one line per
+    evaluation to ``evals.jsonl``.
+
+    :param every: steps between evaluations (0: only when :meth:`run` is called directly).
+    :param opponents: name -> ``seed -> agent``.
+    :param path: the JSON lines file.
+    :param eval_kwargs: arguments of :func:`train.evaluate.evaluate` (players, rules, deals).
+    """
+
+    def __init__(self, every: int, opponents: dict[str, Callable[[int], Any]], path: Path, **eval_kwargs: Any):
+        super().__init__(every)
+        self.opponents = opponents
+        self.path = path
+        self.eval_kwargs = eval_kwargs
+        self.latest: dict[str, Any] = {}
+
+    def run(self, steps: int) -> None:
+        start = time.perf_counter()
+        record: dict[str, Any] = {"steps": steps, "time": time.time()}
+        for name, make in self.opponents.items():
+            result = evaluate(self.model, make, **self.eval_kwargs)
+            self.logger.record(f"eval/winrate_vs_{name}", result["winrate"])
+            self.logger.record(f"eval/points_vs_{name}", result["points"])
+            record[name] = result
+        record["seconds"] = round(time.perf_counter() - start, 2)
+        append_jsonl(self.path, record)
+        self.latest = record
+
+
+class StatsCallback(BaseCallback):
+    """Counts illegal actions (must stay 0), logs the learner's mean episode reward per opponent
+    kind, and stops training on non-finite policy weights (NaN logits, DESIGN "Training notes")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.illegal_actions = 0
+        self.rewards: dict[str, list[float]] = defaultdict(list)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if info.get("illegal_action"):
+                self.illegal_actions += 1
+            episode = info.get("episode")
+            if episode is not None:
+                for kind in set(info.get("opponents", ())):
+                    self.rewards[kind].append(float(episode["r"]))
+        return True
+
+    def _on_rollout_end(self) -> None:
+        self.logger.record("selfplay/illegal_actions", self.illegal_actions)
+        for kind, values in self.rewards.items():
+            self.logger.record(f"selfplay/reward_vs_{kind}", float(np.mean(values)))
+        self.rewards.clear()
+
+    def _on_rollout_start(self) -> None:
+        for name, param in self.model.policy.named_parameters():
+            if not bool(param.isfinite().all()):
+                raise FloatingPointError(
+                    f"policy parameter {name} is not finite after {self.model.num_timesteps} steps; "
+                    "lower learning_rate or max_grad_norm and resume from the last checkpoint"
+                )
+
+
+class ProgressCallback(BaseCallback):
+    """A tqdm progress bar over the total steps with steps/s and the latest evaluation.
+
+    :param total: the run's total timesteps.
+    :param evals: the EvalCallback whose ``latest`` record is shown.
+    """
+
+    def __init__(self, total: int, evals: EvalCallback | None = None):
+        super().__init__()
+        self.total = total
+        self.evals = evals
+        self.bar: Any = None
+        self._last = (0.0, 0)
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(
+            total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True, mininterval=1.0
+        )
+        self._last = (time.perf_counter(), self.model.num_timesteps)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_rollout_start(self) -> None:
+        now, steps = time.perf_counter(), self.model.num_timesteps
+        if steps == self._last[1]:
+            return
+        rate = (steps - self._last[1]) / max(now - self._last[0], 1e-9)
+        self._last = (now, steps)
+        postfix = {"steps/s": f"{rate:.0f}"}  # over the last rollout and update
+        latest = self.evals.latest if self.evals else {}
+        for name in ("random", "greedy"):
+            if name in latest:
+                postfix[f"win_{name}"] = f"{latest[name]['winrate']:.2f}"
+        self.bar.set_postfix(postfix, refresh=False)
+
+    def _on_training_end(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

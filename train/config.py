@@ -1,0 +1,307 @@
+"""Training configuration: the :class:`TrainConfig` dataclass, YAML loading and ``key=value`` overrides.
+
+A config file is a flat YAML mapping of :class:`TrainConfig` fields (``rules_options`` is the only
+nested one). ``load_config(path, overrides)`` reads it, applies overrides such as
+``learning_rate=1e-4`` or ``rules_options.max_turns=200`` (values parsed by ``yaml.safe_load``),
+and checks every value; problems raise :class:`ValueError` naming the key, the value and a fix.
+The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from treppen_env.rules import make_rules
+
+ACTIVATIONS = ("tanh", "relu")
+VEC_ENVS = ("subproc", "dummy")
+
+
+@dataclass
+class TrainConfig:
+    """Everything a self-play run needs; each field maps to one YAML key."""
+
+    # --- game
+    num_players: int = 2
+    """players at the table (2-4); the learner takes a random seat every episode"""
+    rules: str = "treppenromme"
+    """rules preset (RULES §8): ``treppenromme`` or ``rum500``"""
+    rules_options: dict[str, Any] = field(default_factory=dict)
+    """rules options overriding the preset, e.g. ``{max_turns: 200}`` (see ``treppen_env.rules.Rules``)"""
+
+    # --- budget and parallelism
+    total_timesteps: int = 200_000
+    """learner decisions to train for (SB3 ``total_timesteps``)"""
+    n_envs: int = 2
+    """environments stepped side by side; the policy acts on all of them in one batch"""
+    vec_env: str = "subproc"
+    """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
+    learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
+    trip, as on 2 cores, see benchmarks/bench_train.py). One env always runs in-process."""
+    seed: int = 0
+    """seeds Python, NumPy, torch, the envs and the opponent pool"""
+    torch_threads: int = 1
+    """torch threads of the learner process (the env workers always use 1)"""
+
+    # --- PPO (sb3-contrib MaskablePPO)
+    learning_rate: float = 3e-4
+    """Adam step size; much larger values risk NaN logits (DESIGN "Training notes")"""
+    n_steps: int = 1024
+    """steps per env per rollout; one update sees ``n_steps * n_envs`` transitions"""
+    batch_size: int = 256
+    """minibatch size; must divide ``n_steps * n_envs``"""
+    n_epochs: int = 4
+    """passes over each rollout"""
+    gamma: float = 0.995
+    """discount factor (episodes are ~100 learner decisions and reward comes at the end)"""
+    gae_lambda: float = 0.95
+    """GAE bias/variance trade-off"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value-loss weight"""
+    clip_range: float = 0.2
+    """PPO ratio clipping"""
+    max_grad_norm: float = 0.5
+    """gradient clipping (guards against exploding updates and NaN logits)"""
+    target_kl: float | None = None
+    """stop an update's epochs early past this KL divergence; ``null`` for never"""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """hidden layer sizes of the policy and of the (separate) value network"""
+    activation: str = "tanh"
+    """hidden activation: ``tanh`` or ``relu``"""
+
+    # --- opponent pool
+    opponent_random: float = 0.2
+    """probability that an opponent seat is a RandomAgent for an episode"""
+    opponent_greedy: float = 0.4
+    """probability that an opponent seat is a GreedyAgent for an episode"""
+    opponent_snapshot: float = 0.4
+    """probability that an opponent seat is a past snapshot of the learner (while the pool is
+    empty, this share goes to random and greedy in proportion)"""
+    snapshot_every: int = 20_000
+    """steps between snapshots of the learner added to the pool"""
+    pool_size: int = 10
+    """snapshots kept in the pool (oldest dropped first)"""
+    snapshot_deterministic: bool = False
+    """snapshots play their argmax action instead of sampling from their policy"""
+
+    # --- evaluation, checkpoints, output
+    eval_every: int = 25_000
+    """steps between evaluations against random and greedy (0: only at the end)"""
+    eval_deals: int = 200
+    """deals per evaluation and opponent, fixed seeds, every deal from every seat"""
+    checkpoint_every: int = 25_000
+    """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
+    runs_dir: str = "runs"
+    """parent folder of run folders"""
+    name: str | None = None
+    """run folder name; ``null`` gives ``<rules>_<players>p_<seed>_<timestamp>``"""
+    progress: bool = True
+    """show a progress bar"""
+    verbose: int = 0
+    """SB3 verbosity (0 quiet, 1 prints rollout/train tables)"""
+
+    @property
+    def run_dir(self) -> Path:
+        """``<runs_dir>/<name>`` (``name`` must be resolved first, see :func:`resolve_name`)."""
+        if self.name is None:
+            raise ValueError("run name not resolved yet; call resolve_name(config) first")
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of all fields (YAML-safe)."""
+        return dataclasses.asdict(self)
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+_HINTS = typing.get_type_hints(TrainConfig)
+
+
+def resolve_name(config: TrainConfig) -> TrainConfig:
+    """Fill in the default run name ``<rules>_<players>p_<seed>_<timestamp>`` when none is set."""
+    if config.name is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        config.name = f"{config.rules}_{config.num_players}p_{config.seed}_{stamp}"
+    return config
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config, apply ``key=value`` overrides and check the result.
+
+    :param path: YAML file of TrainConfig fields; ``None`` for the defaults.
+    :param overrides: strings ``key=value``; values are parsed by ``yaml.safe_load`` (so ``1e-4``,
+        ``[128, 128]``, ``null``, ``true`` work) and dotted keys reach into ``rules_options``.
+    :return: the checked config.
+    :raises ValueError: for unknown keys (listing the valid ones), malformed overrides, values of the
+        wrong type or impossible values.
+    :raises FileNotFoundError: when ``path`` does not exist.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"config file {str(path)!r} not found")
+        loaded = yaml.safe_load(path.read_text())
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError(f"config file {str(path)!r} must hold a mapping of keys to values")
+        data = dict(loaded or {})
+    for item in overrides or []:
+        apply_override(data, item)
+    return config_from_dict(data)
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply one ``key=value`` (or ``parent.key=value``) override to a raw config dict, in place.
+
+    :raises ValueError: when ``item`` has no ``=``, or a dotted key's parent is not a mapping field.
+    """
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"override {item!r} is not of the form key=value, e.g. learning_rate=1e-4")
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as err:
+        raise ValueError(f"override {item!r}: cannot parse value {text!r} ({err})") from None
+    parent, dot, child = key.partition(".")
+    if not dot:
+        data[key] = value
+        return
+    if parent not in FIELDS or _HINTS[parent] != dict[str, Any]:
+        mappings = [n for n in FIELDS if _HINTS[n] == dict[str, Any]]
+        raise ValueError(f"override {item!r}: dotted keys work only for the mapping fields {mappings}")
+    nested = data.get(parent)
+    data[parent] = {**(nested or {}), child: value}
+
+
+def config_from_dict(data: dict[str, Any]) -> TrainConfig:
+    """Build and check a TrainConfig from a raw dict (YAML content plus overrides).
+
+    :raises ValueError: for unknown keys, wrong types or impossible values.
+    """
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown config key(s) {unknown}; valid keys: {sorted(FIELDS)}")
+    values = {key: _coerce(key, value) for key, value in data.items()}
+    config = TrainConfig(**values)
+    validate(config)
+    return config
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """Check ``value`` against the type of field ``key``; ints are accepted for floats."""
+    hint = _HINTS[key]
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if value is None and type(None) in options:
+        return None
+    for option in options:
+        origin = typing.get_origin(option) or option
+        if origin is float and isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                continue
+        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if origin is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if origin in (str, bool, dict) and isinstance(value, origin):
+            return dict(value) if origin is dict else value
+        if origin is list and isinstance(value, list):
+            return list(value)
+    names = " or ".join("null" if o is type(None) else (typing.get_origin(o) or o).__name__ for o in options)
+    raise ValueError(f"config key {key}={value!r} has the wrong type; expected {names}")
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def validate(config: TrainConfig) -> None:
+    """Check the values of a config; every message names the key(s), the value(s) and a fix.
+
+    :raises ValueError: on the first problem found.
+    """
+    c = config
+    rules = make_rules(c.rules, **c.rules_options)  # raises for a bad preset or option
+    rules.check_players(c.num_players)  # raises for a bad player count
+    for key in (
+        "total_timesteps",
+        "n_envs",
+        "n_steps",
+        "batch_size",
+        "n_epochs",
+        "eval_deals",
+        "snapshot_every",
+        "pool_size",
+        "torch_threads",
+    ):
+        value = getattr(c, key)
+        _require(value > 0, f"config key {key}={value} must be a positive integer")
+    for key in ("eval_every", "checkpoint_every", "seed", "verbose"):
+        value = getattr(c, key)
+        _require(value >= 0, f"config key {key}={value} must be 0 or more")
+    rollout = c.n_steps * c.n_envs
+    _require(
+        c.batch_size > 1 and rollout % c.batch_size == 0,
+        f"batch_size={c.batch_size} does not divide n_steps * n_envs = {c.n_steps} * {c.n_envs} = {rollout}"
+        f" (SB3 would leave a truncated minibatch every epoch); pick a batch_size > 1 dividing "
+        f"{rollout}, e.g. {_divisor_near(rollout, c.batch_size)}",
+    )
+    for key in ("learning_rate", "clip_range", "max_grad_norm", "vf_coef"):
+        value = getattr(c, key)
+        _require(math.isfinite(value) and value > 0, f"config key {key}={value} must be a positive number")
+    _require(
+        c.learning_rate <= 0.01,
+        f"learning_rate={c.learning_rate} is too large for PPO "
+        "(NaN logits, DESIGN 'Training notes'); use at most 0.01, typically 3e-4",
+    )
+    _require(0 < c.gamma <= 1, f"gamma={c.gamma} must be in (0, 1]")
+    _require(0 <= c.gae_lambda <= 1, f"gae_lambda={c.gae_lambda} must be in [0, 1]")
+    _require(c.ent_coef >= 0, f"ent_coef={c.ent_coef} must be 0 or more")
+    _require(c.target_kl is None or c.target_kl > 0, f"target_kl={c.target_kl} must be positive or null")
+    _require(
+        len(c.net_arch) > 0 and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in c.net_arch),
+        f"net_arch={c.net_arch!r} must be a non-empty list of positive layer sizes, e.g. [256, 256]",
+    )
+    _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
+    _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
+    probs = {k: getattr(c, k) for k in ("opponent_random", "opponent_greedy", "opponent_snapshot")}
+    _require(all(0 <= p <= 1 for p in probs.values()), f"opponent probabilities {probs} must be in [0, 1]")
+    _require(
+        abs(sum(probs.values()) - 1) < 1e-6,
+        f"opponent probabilities {probs} sum to {sum(probs.values()):g}; make them sum to 1",
+    )
+    _require(
+        c.opponent_random + c.opponent_greedy > 0,
+        f"opponent_random={c.opponent_random} and opponent_greedy={c.opponent_greedy} are both 0; "
+        "the pool starts empty, so give random or greedy some probability",
+    )
+    _require(
+        c.name is None or (c.name and "/" not in c.name and c.name not in (".", "..")),
+        f"name={c.name!r} must be a plain folder name (or null for the default)",
+    )
+
+
+def _divisor_near(n: int, target: int) -> int:
+    """The divisor of ``n`` (at least 2) closest to ``target``."""
+    divisors = [d for d in range(2, n + 1) if n % d == 0] or [n]
+    return min(divisors, key=lambda d: (abs(d - target), d))
+
+
+def save_config(config: TrainConfig, path: Path) -> None:
+    """Write the resolved config as YAML (atomically: temp file, then ``os.replace``)."""
+    from train.io import atomic_write_text
+
+    atomic_write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False))

@@ -1,0 +1,278 @@
+"""The self-play opponent pool: policy snapshots as NumPy weights, and the env that plays them.
+
+A snapshot is the learner's policy MLP (hidden layers + action head) saved as a small ``.npz``
+file. Opponents play snapshots with :class:`NumpyPolicy`, a NumPy forward pass (masked argmax, or
+a sample from the masked softmax), so the env workers never run torch in their hot path (DESIGN
+"Training notes": a frozen torch policy's forward on one observation costs more than an env step).
+
+:class:`SelfPlayEnv` is :class:`treppen_env.SingleAgentEnv` whose opponent seats are
+:class:`PoolOpponent` objects: at every episode start each seat draws who plays it, random,
+greedy or one of the snapshots, with the configured probabilities. The trainer refreshes the
+snapshot list in every worker with ``vec_env.env_method("set_pool", paths)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import agents
+from agents.base import Agent, RandomAgent
+from train.io import atomic_write
+from treppen_env.rules import Rules, make_rules
+from treppen_env.single_agent import SingleAgentEnv
+
+KINDS = ("random", "greedy", "snapshot")
+_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
+
+
+def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
+    """A built-in agent by name (``"random"`` or ``"greedy"``), seeded, via :func:`agents.load`.
+
+    :param spec: ``"random"`` or ``"greedy"``.
+    :param seed: seeds the agent's generator.
+    :param rules: the game's rules, told to the greedy agent (it scores melds by them).
+    :raises ValueError: for another name.
+    """
+    if spec == "random":
+        return agents.load("random", seed=seed)
+    if spec == "greedy":
+        return agents.load("greedy", seed=seed, rules=rules)
+    raise ValueError(f"unknown built-in opponent {spec!r}; choose 'random' or 'greedy'")
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def policy_weights(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+    """The (weight, bias) pairs of a MaskablePPO ``MlpPolicy``'s action path and its activation.
+
+    The action path is ``mlp_extractor.policy_net`` (Linear, activation, ...) then ``action_net``;
+    the features extractor must be a plain flatten (the default for a 1-D Box observation).
+
+    :raises ValueError: for a policy of another shape (e.g. a custom features extractor).
+    """
+    import torch.nn as nn
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    if not isinstance(policy.pi_features_extractor, FlattenExtractor):
+        raise ValueError(f"snapshots need a FlattenExtractor, got {type(policy.pi_features_extractor).__name__}")
+    layers = [*policy.mlp_extractor.policy_net, policy.action_net]
+    linears = [m for m in layers if isinstance(m, nn.Linear)]
+    acts = {type(m).__name__ for m in layers if not isinstance(m, nn.Linear)}
+    if not acts <= set(_ACTIVATIONS) or len(acts) > 1:
+        raise ValueError(f"snapshots support one activation of {sorted(_ACTIVATIONS)}, got {sorted(acts)}")
+    activation = _ACTIVATIONS[acts.pop()] if acts else "tanh"
+    weights = [
+        (m.weight.detach().cpu().numpy().astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
+        for m in linears
+    ]
+    return weights, activation
+
+
+def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
+    """Save the action path of ``policy`` as a ``.npz`` file (atomically).
+
+    :param policy: a MaskablePPO ``MlpPolicy`` (``model.policy``).
+    :param path: the target file, ending in ``.npz``.
+    :param steps: training steps at the time of the snapshot (stored alongside).
+    :return: the path written.
+    """
+    weights, activation = policy_weights(policy)
+    arrays = {f"w{i}": w for i, (w, _) in enumerate(weights)}
+    arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
+    meta = {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
+    return atomic_write(path, lambda tmp: np.savez(tmp, **arrays, **meta), suffix=".npz")
+
+
+class NumpyPolicy:
+    """A snapshot's forward pass in NumPy: observation -> logits -> masked action.
+
+    :param weights: (weight (out, in), bias (out,)) per linear layer, the last one the action head.
+    :param activation: ``"tanh"`` or ``"relu"`` between layers.
+    """
+
+    def __init__(self, weights: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh"):
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"activation={activation!r}; choose 'tanh' or 'relu'")
+        # stored transposed and contiguous so that x @ w is a plain row-major product
+        self.layers = [(np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)) for w, b in weights]
+        self.activation = activation
+        self.head_rows = np.ascontiguousarray(self.layers[-1][0].T)  # (898, hidden): one row per action
+
+    @classmethod
+    def load(cls, path: str | Path) -> NumpyPolicy:
+        """Read a snapshot written by :func:`save_snapshot`."""
+        with np.load(path) as data:
+            n = int(data["layers"])
+            weights = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
+            return cls(weights, str(data["activation"]))
+
+    def logits(self, obs: np.ndarray, legal: np.ndarray | None = None) -> np.ndarray:
+        """Unmasked logits, shape (898,) for one observation or (B, 898) for a batch; with
+        ``legal`` (action indices) only those columns, computed alone (a tenth of the head's work)."""
+        x = np.asarray(obs, dtype=np.float32)
+        *hidden, (w_out, b_out) = self.layers
+        for w, b in hidden:
+            x = x @ w + b
+            x = np.tanh(x) if self.activation == "tanh" else np.maximum(x, 0)
+        if legal is None:
+            return x @ w_out + b_out
+        return self.head_rows[legal] @ x + b_out[legal]
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+        """The argmax legal action, or with ``rng`` a sample from the masked softmax (Gumbel-max).
+
+        :raises ValueError: when the mask has no legal action.
+        """
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("the action mask has no legal action: this agent is not to move")
+        scores = self.logits(obs, legal)
+        if rng is not None:
+            scores = scores - np.log(-np.log(rng.random(legal.size)))
+        return int(legal[int(np.argmax(scores))])
+
+
+class SnapshotAgent(Agent):
+    """An agent playing a :class:`NumpyPolicy`.
+
+    :param policy: the snapshot's forward pass.
+    :param deterministic: argmax action instead of sampling.
+    :param seed: seeds the sampling generator.
+    """
+
+    name = "snapshot"
+
+    def __init__(self, policy: NumpyPolicy, deterministic: bool = False, seed: int | None = None):
+        super().__init__(seed)
+        self.policy = policy
+        self.deterministic = deterministic
+
+    def act(self, observation: dict[str, Any]) -> int:
+        rng = None if self.deterministic else self.rng
+        return self.policy.act(observation["observation"], observation["action_mask"], rng)
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+class OpponentPool:
+    """Who may sit at an opponent seat: probabilities per kind and the loaded snapshots.
+
+    :param probs: probability of ``"random"``, ``"greedy"`` and ``"snapshot"`` (normalised); while
+        no snapshot is loaded the snapshot share goes to the other two in proportion.
+    :param deterministic: snapshots play their argmax action.
+    :raises ValueError: for an unknown kind, a negative weight, or no weight on random and greedy.
+    """
+
+    def __init__(self, probs: dict[str, float], deterministic: bool = False):
+        unknown = sorted(set(probs) - set(KINDS))
+        if unknown:
+            raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(KINDS)}")
+        self.probs = np.array([float(probs.get(k, 0.0)) for k in KINDS])
+        if (self.probs < 0).any() or self.probs[:2].sum() <= 0:
+            raise ValueError(
+                f"opponent probabilities {probs} must be >= 0, with random or greedy above 0 "
+                "(the pool starts without snapshots)"
+            )
+        self.deterministic = deterministic
+        self.snapshots: dict[str, NumpyPolicy] = {}
+
+    def set_snapshots(self, paths: Sequence[str | Path]) -> None:
+        """Keep exactly the snapshots at ``paths``, loading new ones and dropping the others."""
+        keep = {str(p): self.snapshots.get(str(p)) for p in paths}
+        self.snapshots = {p: policy or NumpyPolicy.load(p) for p, policy in keep.items()}
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, NumpyPolicy | None]:
+        """Draw a kind and, for ``"snapshot"``, one of the snapshots uniformly."""
+        probs = self.probs.copy()
+        if not self.snapshots:
+            probs[2] = 0.0
+        kind = KINDS[int(rng.choice(len(KINDS), p=probs / probs.sum()))]
+        if kind != "snapshot":
+            return kind, None
+        policies = list(self.snapshots.values())
+        return kind, policies[int(rng.integers(len(policies)))]
+
+
+class PoolOpponent(Agent):
+    """One opponent seat; at every episode start (``reset``) it draws who plays it from the pool.
+
+    :param pool: the shared pool.
+    :param seed: seeds this seat's generator (draws and the agents' own choices).
+    :param use_greedy: build a GreedyAgent (only when the pool can draw greedy).
+    :param rules: the game's rules (for the greedy agent).
+    """
+
+    name = "pool"
+
+    def __init__(
+        self, pool: OpponentPool, seed: int | None = None, use_greedy: bool = True, rules: Rules | None = None
+    ):
+        super().__init__(seed)
+        self.pool = pool
+        self.agents: dict[str, Agent] = {"random": RandomAgent(seed=seed)}
+        if use_greedy:
+            self.agents["greedy"] = make_agent("greedy", seed=seed, rules=rules)
+        self.kind = "random"
+        self.current: Agent = self.agents["random"]
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        for agent in self.agents.values():
+            agent.reset(seed)
+        self.kind, policy = self.pool.draw(self.rng)
+        if policy is None:
+            self.current = self.agents[self.kind]
+        else:
+            self.current = SnapshotAgent(policy, self.pool.deterministic)
+            self.current.rng = self.rng  # samples from this seat's generator
+
+    def act(self, observation: dict[str, Any]) -> int:
+        return self.current.act(observation)
+
+
+class SelfPlayEnv(SingleAgentEnv):
+    """:class:`SingleAgentEnv` with pool opponents at every other seat and a random learner seat.
+
+    ``info["opponents"]`` at the end of an episode lists the kinds that played it.
+
+    :param num_players: 2 to 4.
+    :param rules: rules preset.
+    :param rules_options: rules options overriding the preset.
+    :param probs: probabilities of ``"random"``, ``"greedy"`` and ``"snapshot"`` opponents.
+    :param deterministic: snapshots play their argmax action.
+    :param seed: seeds the opponent seats (the deals are seeded through ``reset``).
+    """
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str = "treppenromme",
+        rules_options: dict[str, Any] | None = None,
+        probs: dict[str, float] | None = None,
+        deterministic: bool = False,
+        seed: int | None = None,
+    ):
+        probs = probs or {"random": 1.0}
+        self.pool = OpponentPool(probs, deterministic)
+        seeds = np.random.SeedSequence(seed).spawn(num_players - 1)
+        use_greedy = probs.get("greedy", 0.0) > 0
+        game_rules = make_rules(rules, **(rules_options or {}))
+        opponents = [PoolOpponent(self.pool, int(s.generate_state(1)[0]), use_greedy, game_rules) for s in seeds]
+        super().__init__(opponents, num_players=num_players, rules=rules, seat="random", **(rules_options or {}))
+
+    def set_pool(self, paths: Sequence[str]) -> int:
+        """Replace the snapshots the opponents may draw; returns how many are loaded."""
+        self.pool.set_snapshots(paths)
+        return len(self.pool.snapshots)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        if terminated or truncated:
+            info["opponents"] = [o.kind for o in self.opponents]
+        return obs, reward, terminated, truncated, info

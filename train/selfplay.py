@@ -1,0 +1,351 @@
+"""``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib) from a YAML config.
+
+Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
+-> learn -> save. A run folder ``<runs_dir>/<name>/`` holds::
+
+    config.yaml        the resolved config (``--resume`` reads it back)
+    metadata.json      versions, start time, command line, seed (and each resume)
+    tb/                TensorBoard logs: SB3's rollout/ and train/, plus selfplay/ and eval/
+    checkpoints/       model_<steps>_steps.zip, written atomically
+    pool/              snapshot_<steps>.npz: NumPy weights of the opponent snapshots
+    evals.jsonl        one line per evaluation vs random and greedy
+    final_model.zip    the trained model (load with ``agents.load(path)`` or MaskablePPO.load)
+
+Usage::
+
+    treppen train [--config configs/selfplay.yaml] [key=value ...] [--resume RUN_DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import platform
+import sys
+import time
+import warnings
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.distributions import MaskableCategorical
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+
+from train.callbacks import (
+    CheckpointCallback,
+    EvalCallback,
+    PoolCallback,
+    ProgressCallback,
+    StatsCallback,
+    checkpoint_path,
+    latest_checkpoint,
+    save_model,
+)
+from train.config import TrainConfig, load_config, resolve_name, save_config
+from train.io import atomic_write_text
+from train.pool import SelfPlayEnv, make_agent
+from treppen_env.actions import NUM_ACTIONS
+from treppen_env.rules import make_rules
+
+EVAL_OPPONENTS = ("random", "greedy")
+#: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
+RESUME_OVERRIDES = {
+    "total_timesteps",
+    "n_envs",
+    "vec_env",
+    "torch_threads",
+    "opponent_random",
+    "opponent_greedy",
+    "opponent_snapshot",
+    "snapshot_every",
+    "pool_size",
+    "snapshot_deterministic",
+    "eval_every",
+    "eval_deals",
+    "checkpoint_every",
+    "progress",
+    "verbose",
+}
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "selfplay.yaml"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``treppen train``."""
+    parser.add_argument(
+        "--config", type=Path, default=None, help="YAML config (default: configs/selfplay.yaml of the repository)"
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="RUN_DIR",
+        help="continue an interrupted run from its newest checkpoint, with its saved config",
+    )
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="key=value",
+        help="config overrides, e.g. total_timesteps=50000 rules_options.max_turns=200",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``treppen train``: resolve the config, train, print where results landed."""
+    if args.resume is not None:
+        if args.config is not None:
+            raise ValueError("--resume uses the run's saved config.yaml; drop --config (overrides still apply)")
+        if not (args.resume / "config.yaml").is_file():
+            raise FileNotFoundError(f"{str(args.resume)!r} is not a run folder (no config.yaml)")
+        fixed = sorted({o.partition("=")[0].strip().partition(".")[0] for o in args.overrides} - RESUME_OVERRIDES)
+        if fixed:
+            raise ValueError(
+                f"--resume continues the saved model and game; {fixed} cannot change. "
+                f"Keys that may: {sorted(RESUME_OVERRIDES)}"
+            )
+        config = load_config(args.resume / "config.yaml", args.overrides)
+        config.runs_dir, config.name = str(args.resume.parent), args.resume.name
+    else:
+        path = args.config if args.config is not None else (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
+        config = load_config(path, args.overrides)
+    command = ["treppen", "train"]
+    command += ["--config", str(args.config)] if args.config is not None else []
+    command += ["--resume", str(args.resume)] if args.resume is not None else []
+    try:
+        train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+    """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
+
+    :param config: a checked config (see :func:`train.config.load_config`).
+    :param resume: continue the run folder's newest checkpoint (``reset_num_timesteps=False``).
+    :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
+    :raises ValueError: when starting a new run in a folder that already holds one.
+    """
+    # --- config and run folder
+    run_dir = resolve_name(config).run_dir
+    checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
+    if not resume and (run_dir / "config.yaml").exists():
+        raise ValueError(f"run folder {str(run_dir)!r} exists; pick another name= or use --resume {run_dir}")
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    save_config(config, run_dir / "config.yaml")
+    write_metadata(run_dir, config, resume, command_line or sys.argv)
+    print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
+
+    # --- seeding (a resumed run reseeds with its step count, so it does not replay the same deals)
+    checkpoint = latest_checkpoint(checkpoints) if resume else None
+    start_steps = int(checkpoint.stem.split("_")[1]) if checkpoint else 0
+    seed = config.seed + start_steps
+    set_random_seed(seed)
+    torch.set_num_threads(config.torch_threads)
+    check_distribution_validation()
+
+    # --- envs: every opponent seat drawn per episode from random / greedy / snapshots
+    vec_env = make_vec_env(config, seed)
+
+    # --- the learner
+    if checkpoint is not None:
+        print(f"resuming from {checkpoint} ({start_steps} steps)")
+        model = MaskablePPO.load(checkpoint, env=vec_env, device="cpu", tensorboard_log=str(run_dir / "tb"))
+        model.set_random_seed(seed)
+    else:
+        if resume:
+            print(f"no checkpoint in {checkpoints}; starting the run from step 0")
+        model = make_model(config, vec_env, run_dir / "tb", seed)
+
+    # --- callbacks
+    rules = make_rules(config.rules, **config.rules_options)
+    env_args = {"num_players": config.num_players, "rules": config.rules, "rules_options": config.rules_options}
+    evals = EvalCallback(
+        config.eval_every,
+        {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
+        run_dir / "evals.jsonl",
+        deals=config.eval_deals,
+        **env_args,
+    )
+    stats = StatsCallback()
+    progress = ProgressCallback(config.total_timesteps, evals) if config.progress else None
+    callbacks = [
+        stats,
+        CheckpointCallback(config.checkpoint_every, checkpoints),
+        PoolCallback(config.snapshot_every, pool_dir, config.pool_size),
+        evals,
+        *([progress] if progress else []),
+    ]
+
+    # --- learn (Ctrl-C saves a checkpoint, so --resume continues from here)
+    remaining = config.total_timesteps - model.num_timesteps
+    if remaining <= 0:
+        print(
+            f"the run has {model.num_timesteps} of total_timesteps={config.total_timesteps} steps; "
+            "raise total_timesteps= to train on"
+        )
+    try:
+        if remaining > 0:
+            model.learn(remaining, callback=callbacks, tb_log_name="ppo", reset_num_timesteps=checkpoint is None)
+    except KeyboardInterrupt:
+        saved = save_model(model, checkpoint_path(checkpoints, model.num_timesteps))
+        print(
+            f"\ninterrupted at {model.num_timesteps} steps; saved {saved}; continue with "
+            f"`treppen train --resume {run_dir}`"
+        )
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+        close_quietly(vec_env)
+
+    # --- save and final evaluation
+    save_model(model, checkpoint_path(checkpoints, model.num_timesteps))
+    final = save_model(model, run_dir / "final_model.zip")
+    if remaining > 0 and evals.latest.get("steps") != model.num_timesteps:
+        evals.run(model.num_timesteps)
+        model.logger.dump(model.num_timesteps)
+    print(f"final model: {final}")
+    print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
+    if stats.illegal_actions:
+        warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
+    return run_dir
+
+
+def close_quietly(vec_env: VecEnv) -> None:
+    """Close the envs; after Ctrl-C the subprocess workers may already be gone (they got SIGINT too)."""
+    try:
+        vec_env.close()
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass
+
+
+def describe_eval(record: dict[str, Any]) -> str:
+    """One line: win rate and point margin per evaluated opponent."""
+    parts = [
+        f"vs {name}: win {r['winrate']:.1%}, points {r['points']:+.1f}"
+        for name, r in record.items()
+        if isinstance(r, dict)
+    ]
+    return "; ".join(parts)
+
+
+def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: int) -> MaskablePPO:
+    """A fresh MaskablePPO ``MlpPolicy`` learner with the config's hyperparameters (on the CPU).
+
+    :param config: the run's config.
+    :param vec_env: the training envs.
+    :param tb_dir: TensorBoard folder, or None for no TensorBoard logs.
+    :param seed: seeds torch, the policy and the envs.
+    """
+    return MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        max_grad_norm=config.max_grad_norm,
+        target_kl=config.target_kl,
+        policy_kwargs={
+            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+            "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
+        },
+        tensorboard_log=None if tb_dir is None else str(tb_dir),
+        seed=seed,
+        device="cpu",
+        verbose=config.verbose,
+    )
+
+
+def _make_env(config: dict[str, Any], rank: int, seed: int) -> Monitor:
+    """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``)."""
+    torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
+    probs = {k: config[f"opponent_{k}"] for k in ("random", "greedy", "snapshot")}
+    env = SelfPlayEnv(
+        config["num_players"],
+        config["rules"],
+        config["rules_options"],
+        probs,
+        config["snapshot_deterministic"],
+        seed=seed * 1000 + rank,
+    )
+    return Monitor(env)
+
+
+def make_vec_env(config: TrainConfig, seed: int) -> VecEnv:
+    """``n_envs`` SelfPlayEnvs: in subprocesses (``SubprocVecEnv``) or in-process (``DummyVecEnv``,
+    always for one env).
+
+    ``action_masks`` is a method of the env class itself, which subprocess envs need (sb3-contrib #49).
+    """
+    fns = [functools.partial(_make_env, config.to_dict(), rank, seed) for rank in range(config.n_envs)]
+    return SubprocVecEnv(fns) if config.n_envs > 1 and config.vec_env == "subproc" else DummyVecEnv(fns)
+
+
+def check_distribution_validation() -> None:
+    """Guard against sb3-contrib's Simplex crash with ~900 actions (sb3-contrib #322, #81, #247).
+
+    Older sb3-contrib rebuilt the masked Categorical from cached float32 probabilities whose sum
+    can miss 1 by more than torch's tolerance over 898 categories, so ``validate_args`` raised on a
+    perfectly good policy. 2.9.2 clears that cache first; this probe keeps the check honest for
+    other versions. If the probe crashes, argument validation is switched off globally: the crash
+    is a rounding artefact, and NaN logits are caught separately (StatsCallback checks the weights).
+    """
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(64, NUM_ACTIONS, generator=gen) * 30
+    masks = torch.rand(64, NUM_ACTIONS, generator=gen) < 0.05
+    masks[:, 0] = True
+    try:
+        dist = MaskableCategorical(logits=logits, masks=masks, validate_args=True)
+        dist.apply_masking(masks)
+        dist.log_prob(dist.sample())
+    except ValueError as err:
+        warnings.warn(
+            f"masked distribution fails torch's argument check ({err}); disabling "
+            "torch.distributions argument validation (sb3-contrib #322)",
+            stacklevel=1,
+        )
+        torch.distributions.Distribution.set_default_validate_args(False)
+
+
+def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_line: list[str]) -> None:
+    """Write ``metadata.json``: versions, start time, command line and seed; a resume is appended."""
+
+    def version(package: str) -> str:
+        try:
+            return importlib_metadata.version(package)
+        except importlib_metadata.PackageNotFoundError:
+            return "unknown"
+
+    entry = {
+        "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command_line": command_line,
+        "seed": config.seed,
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "torch": torch.__version__,
+            "stable_baselines3": version("stable-baselines3"),
+            "sb3_contrib": version("sb3-contrib"),
+            "treppen": version("treppen"),
+        },
+        "platform": platform.platform(),
+    }
+    path = run_dir / "metadata.json"
+    if resume and path.is_file():
+        data = json.loads(path.read_text())
+        data.setdefault("resumes", []).append(entry)
+    else:
+        data = entry
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
