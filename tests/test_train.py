@@ -200,6 +200,8 @@ TINY = [
     "net_arch=[32,32]",
     "eval_deals=4",
     "eval_every=256",
+    "elo_every=512",
+    "elo_deals=2",
     "checkpoint_every=256",
     "snapshot_every=256",
     "pool_size=1",
@@ -219,6 +221,12 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys):
     evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
     assert [e["steps"] for e in evals] == [256, 512]
     assert all(e[name]["illegal_actions"] == 0 for e in evals for name in ("random", "greedy"))
+    elos = [json.loads(line) for line in (run / "elo.jsonl").read_text().splitlines()]
+    assert [e["steps"] for e in elos] == [512]  # one rating in the run, none repeated at the end
+    assert elos[0]["elo"]["random"] == 0 and set(elos[0]["elo"]) == {"learner", "random", "greedy"}
+    assert elos[0]["deals"] == 2 * 3 * 2  # decks x pairings x seatings
+    low, high = elos[0]["ci"]
+    assert low <= elos[0]["elo"]["learner"] <= high
     meta = json.loads((run / "metadata.json").read_text())
     assert {"python", "torch", "stable_baselines3", "sb3_contrib", "treppen"} <= set(meta["versions"])
     assert meta["command_line"][:2] == ["treppen", "train"] and meta["seed"] == 0 and meta["start_time"]

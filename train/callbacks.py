@@ -1,5 +1,5 @@
-"""Training callbacks of the self-play trainer: checkpoints, opponent pool, evaluation, statistics
-and the progress bar.
+"""Training callbacks of the self-play trainer: checkpoints, opponent pool, evaluation, Elo,
+statistics and the progress bar.
 
 Periodic work runs at the start of a rollout (just after the previous PPO update), when the step
 count has passed the next multiple of its period; so a checkpoint holds a freshly updated model
@@ -18,9 +18,12 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents import PolicyAgent
 from train.evaluate import evaluate
 from train.io import append_jsonl, atomic_write
 from train.pool import save_snapshot
+from train.ratings import fit_ratings
+from train.tournament import run_tournament
 
 CHECKPOINT_PREFIX = "model_"
 
@@ -150,6 +153,49 @@ class EvalCallback(PeriodicCallback):
         record["seconds"] = round(time.perf_counter() - start, 2)
         append_jsonl(self.path, record)
         self.latest = record
+
+
+class EloCallback(PeriodicCallback):
+    """Rates the learner by Elo every ``every`` steps in a small duplicate tournament against the
+    fixed anchors (random = 0 Elo, greedy), as ``treppen tournament`` would.
+
+    Logs ``eval/elo`` (the learner's Elo), ``eval/elo_ci_low`` / ``eval/elo_ci_high`` (its 95%
+    bootstrap interval) and ``eval/elo_greedy``, and appends one line per rating to ``elo.jsonl``.
+
+    :param every: steps between ratings (0: only when :meth:`run` is called directly).
+    :param path: the JSON lines file.
+    :param players: seats per table (a 4-player table adds a second random agent).
+    :param rules: rules preset of the deals.
+    :param deals: decks; each is replayed for every table and seat rotation.
+    :param seed: tournament seed (the same decks at every rating).
+    :param n_boot: bootstrap resamples for the interval.
+    """
+
+    def __init__(self, every: int, path: Path, players: int, rules: str, deals: int, seed: int = 0, n_boot: int = 200):
+        super().__init__(every)
+        self.path = path
+        self.players, self.rules, self.deals, self.seed, self.n_boot = players, rules, deals, seed, n_boot
+        self.latest: dict[str, Any] = {}
+
+    def run(self, steps: int) -> None:
+        entrants: dict[str, Any] = {"learner": PolicyAgent(self.model), "random": "random", "greedy": "greedy"}
+        if self.players == 4:
+            entrants["random-2"] = "random"
+        records = run_tournament(entrants, players=self.players, deals=self.deals, seed=self.seed, rules=self.rules)
+        ratings = fit_ratings(records, anchor="random", n_boot=self.n_boot, seed=self.seed)
+        at = {name: i for i, name in enumerate(ratings.agents)}
+        learner = at["learner"]
+        self.logger.record("eval/elo", float(ratings.elo[learner]))
+        self.logger.record("eval/elo_ci_low", float(ratings.ci_low[learner]))
+        self.logger.record("eval/elo_ci_high", float(ratings.ci_high[learner]))
+        self.logger.record("eval/elo_greedy", float(ratings.elo[at["greedy"]]))
+        self.latest = {
+            "steps": steps,
+            "elo": {name: round(float(ratings.elo[i]), 1) for name, i in at.items()},
+            "ci": [round(float(ratings.ci_low[learner]), 1), round(float(ratings.ci_high[learner]), 1)],
+            "deals": len(records),
+        }
+        append_jsonl(self.path, self.latest)
 
 
 class StatsCallback(BaseCallback):

@@ -100,6 +100,11 @@ class TrainConfig:
     """steps between evaluations against random and greedy (0: only at the end)"""
     eval_deals: int = 200
     """deals per evaluation and opponent, fixed seeds, every deal from every seat"""
+    elo_every: int = 0
+    """steps between Elo ratings: a duplicate tournament of the learner against random (0 Elo) and
+    greedy, logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
+    elo_deals: int = 20
+    """decks per Elo rating; each is replayed for every pairing and seating"""
     checkpoint_every: int = 25_000
     """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
     runs_dir: str = "runs"
@@ -243,13 +248,14 @@ def validate(config: TrainConfig) -> None:
         "batch_size",
         "n_epochs",
         "eval_deals",
+        "elo_deals",
         "snapshot_every",
         "pool_size",
         "torch_threads",
     ):
         value = getattr(c, key)
         _require(value > 0, f"config key {key}={value} must be a positive integer")
-    for key in ("eval_every", "checkpoint_every", "seed", "verbose"):
+    for key in ("eval_every", "elo_every", "checkpoint_every", "seed", "verbose"):
         value = getattr(c, key)
         _require(value >= 0, f"config key {key}={value} must be 0 or more")
     rollout = c.n_steps * c.n_envs

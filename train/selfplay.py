@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from train.callbacks import (
     CheckpointCallback,
+    EloCallback,
     EvalCallback,
     PoolCallback,
     ProgressCallback,
@@ -172,6 +173,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         deals=config.eval_deals,
         **env_args,
     )
+    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, config.rules, config.elo_deals)
     stats = StatsCallback()
     progress = ProgressCallback(config.total_timesteps, evals) if config.progress else None
     callbacks = [
@@ -179,6 +181,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         CheckpointCallback(config.checkpoint_every, checkpoints),
         PoolCallback(config.snapshot_every, pool_dir, config.pool_size),
         evals,
+        elo,
         *([progress] if progress else []),
     ]
 
@@ -207,11 +210,19 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     # --- save and final evaluation
     save_model(model, checkpoint_path(checkpoints, model.num_timesteps))
     final = save_model(model, run_dir / "final_model.zip")
-    if remaining > 0 and evals.latest.get("steps") != model.num_timesteps:
-        evals.run(model.num_timesteps)
-        model.logger.dump(model.num_timesteps)
+    steps = model.num_timesteps
+    if remaining > 0:
+        if evals.latest.get("steps") != steps:
+            evals.run(steps)
+        if config.elo_every and elo.latest.get("steps") != steps:
+            elo.run(steps)
+        model.logger.dump(steps)
     print(f"final model: {final}")
     print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
+    if elo.latest:
+        low, high = elo.latest["ci"]
+        learner = elo.latest["elo"]["learner"]
+        print(f"Elo (random = 0): {learner:+.0f} [{low:+.0f}, {high:+.0f}]   ({run_dir / 'elo.jsonl'})")
     if stats.illegal_actions:
         warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
