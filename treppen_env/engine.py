@@ -132,7 +132,7 @@ class GameState:
         self.outcome: str | None = None
         self.went_out: int | None = None
         self.deal_points: list[int] | None = None
-        self._refresh_slots()
+        self._refresh_table()
         self._mask_valid = False
 
     def next_deal(self, deck: Sequence[int | str] | None = None) -> None:
@@ -179,11 +179,6 @@ class GameState:
                 self._legal_meld(self._mask)
             self._mask_valid = True
         return self._mask
-
-    @property
-    def layoff_slots(self) -> tuple[int, int, int]:
-        """Bitsets of the cards that fit a set, a run's low end and a run's high end (RULES §4.3)."""
-        return self._slot_bits
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action indices of the player to move."""
@@ -317,7 +312,7 @@ class GameState:
         if self.banned >= 0 and bits >> self.banned & 1:
             self.banned = -1  # the banned card left the hand: nothing is banned any more (§4.4)
         self.laid_this_turn = True
-        self._refresh_slots()
+        self._refresh_table()
 
     def _apply_discard(self, card: int) -> None:
         """RULES §4.4, §6.1, §6.4-6.5: discard onto the staircase and end the turn."""
@@ -372,7 +367,7 @@ class GameState:
         self.must_use = -1
 
     # ------------------------------------------------------------------ table bookkeeping
-    def _refresh_slots(self) -> None:
+    def _refresh_table(self) -> None:
         """Recompute the table's per-card view after a meld or lay-off (RULES §4.3).
 
         ``_slot_owner[target][card]`` is the table index of the meld that ``card`` can be laid off
