@@ -25,7 +25,6 @@ Only actions whose mask bit is set are ever returned, so both presets and 2-4 pl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -43,12 +42,21 @@ from treppen_env.actions import (
     encode_meld,
     encode_take,
 )
-from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, make_card, rank_of, suit_of
+from treppen_env.cards import (
+    FULL_DECK,
+    HAND_POINTS,
+    NUM_CARDS,
+    NUM_RANKS,
+    bits_to_cards,
+    cards_to_bits,
+    make_card,
+    rank_of,
+    suit_of,
+)
 from treppen_env.melds import MAX_RUN, MELD_BITS, allowed_melds, layoff_value, meld_values
 from treppen_env.observation import PublicView, decode, views
 from treppen_env.rules import PRESETS, Rules, make_rules
 
-_FULL = (1 << NUM_CARDS) - 1
 #: Other cards of each card's rank.
 _MATES = tuple(sum(1 << make_card(s, rank_of(c)) for s in range(4)) & ~(1 << c) for c in range(NUM_CARDS))
 #: Next card up / down in the same suit (the ace follows the king and precedes the 2).
@@ -57,20 +65,6 @@ _DOWN = tuple(make_card(suit_of(c), (rank_of(c) - 1) % NUM_RANKS) for c in range
 _MEAN_HAND_POINTS = sum(HAND_POINTS) / NUM_CARDS
 #: For each card, which candidate melds hold it (shape (52, 637), bool).
 _CONTAINS = ((MELD_BITS[None, :] >> np.arange(NUM_CARDS, dtype=np.uint64)[:, None]) & np.uint64(1)).astype(bool)
-
-
-def _bits(cards: Any) -> int:
-    bits = 0
-    for c in cards:
-        bits |= 1 << int(c)
-    return bits
-
-
-def _cards(bits: int) -> Iterator[int]:
-    while bits:
-        low = bits & -bits
-        yield low.bit_length() - 1
-        bits ^= low
 
 
 def _row_bits(row: np.ndarray) -> int:
@@ -171,7 +165,7 @@ class GreedyAgent(Agent):
         if not all(mask[encode_take(d)] for d in range(1, depth + 1)):
             self._seen_must_use = True  # only the must-use rule filters takes (RULES §4.2)
         ctx = self._context(view, table)
-        hand = _bits(view.hand)
+        hand = cards_to_bits(view.hand)
         best_action, best = DRAW, -np.inf
         if mask[DRAW]:
             score, _ = self._plan(hand, ctx, banned=-1, include=-1, before_draw=True)
@@ -198,7 +192,7 @@ class GreedyAgent(Agent):
         if view.must_use is not None:
             self._seen_must_use = True
         ctx = self._context(view, table)
-        hand = _bits(view.hand)
+        hand = cards_to_bits(view.hand)
         banned = -1 if view.banned is None else view.banned
         include = -1 if view.must_use is None else view.must_use
         _, steps = self._plan(hand, ctx, banned=banned, include=include)
@@ -226,12 +220,12 @@ class GreedyAgent(Agent):
         ctx.corner = rules.corner_runs
         ctx.values = meld_values(rules)
         on_table = _row_bits(table[:, 0]) | _row_bits(table[:, 1])
-        known = [_bits(k) for k in view.known]
+        known = [cards_to_bits(k) for k in view.known]
         ctx.next_known = known[0] if known else 0
         ctx.other_known = 0
         for k in known[1:]:
             ctx.other_known |= k
-        ctx.stairs = _bits(view.staircase)
+        ctx.stairs = cards_to_bits(view.staircase)
         ctx.dead = on_table | ctx.next_known | ctx.other_known
         ctx.fits = _row_bits(table[:, 4]) | _row_bits(table[:, 5]) | _row_bits(table[:, 6])
         ctx.slots = self._slots(view, table)
@@ -240,7 +234,7 @@ class GreedyAgent(Agent):
         opp = 0.0
         for k in range(1, view.num_players):
             seen = known[k - 1]
-            opp += sum(HAND_POINTS[c] for c in _cards(seen))
+            opp += sum(HAND_POINTS[c] for c in bits_to_cards(seen))
             opp += (view.hand_sizes[k] - seen.bit_count()) * _MEAN_HAND_POINTS
         if not rules.going_out_credit:
             opp /= max(1, view.num_players - 1)
@@ -256,7 +250,7 @@ class GreedyAgent(Agent):
             cards = meld["cards"]
             if meld["kind"] == "set":
                 if len(cards) == 3:
-                    missing = next(_cards(_MATES[cards[0]] & ~_bits(cards)))
+                    missing = next(bits_to_cards(_MATES[cards[0]] & ~cards_to_bits(cards)))
                     slots.append((missing, TARGET_SET, 1))
                 continue
             room = MAX_RUN - len(cards)
@@ -270,7 +264,7 @@ class GreedyAgent(Agent):
     # ------------------------------------------------------------------ plans
     def _candidates(self, hand: int, ctx: _Context) -> list[tuple[int, float, int]]:
         """Melds and lay-off chains within ``hand``: (card bits, booked value, first action)."""
-        fit = ((MELD_BITS & np.uint64(_FULL ^ hand)) == 0) & allowed_melds(ctx.rules)
+        fit = ((MELD_BITS & np.uint64(FULL_DECK ^ hand)) == 0) & allowed_melds(ctx.rules)
         out = [(int(MELD_BITS[i]), float(ctx.values[i]), encode_meld(int(i))) for i in np.flatnonzero(fit)]
         for card, target, room in ctx.slots:
             if not hand >> card & 1:
@@ -292,7 +286,7 @@ class GreedyAgent(Agent):
         """Whether ``card`` can be melded with ``cards`` or laid off (possibly via a chain)."""
         if ctx.fits >> card & 1:
             return True
-        fit = ((MELD_BITS & np.uint64(_FULL ^ cards)) == 0) & allowed_melds(ctx.rules)
+        fit = ((MELD_BITS & np.uint64(FULL_DECK ^ cards)) == 0) & allowed_melds(ctx.rules)
         if (fit & _CONTAINS[card]).any():
             return True
         return any(bits >> card & 1 for bits, _, _ in self._candidates(cards, ctx))
@@ -348,10 +342,10 @@ class GreedyAgent(Agent):
     # ------------------------------------------------------------------ weights
     def _weights(self, cards: int, ctx: _Context) -> dict[int, float]:
         """Cost of keeping each card of ``cards``: hand value + card cost - partial-meld credit."""
-        unseen = ~(ctx.dead | cards) & _FULL
+        unseen = ~(ctx.dead | cards) & FULL_DECK
         credit = self.out_credit
         weights = {}
-        for c in _cards(cards):
+        for c in bits_to_cards(cards):
             live = 0.0
             if _MATES[c] & cards:  # a pair: the other suits of the rank complete a set
                 live += _live(_MATES[c] & ~cards, unseen, ctx.stairs)

@@ -78,7 +78,7 @@ def cards_to_bits(cards: Iterable[int]) -> int:
     """Bitset of ``cards``."""
     bits = 0
     for c in cards:
-        bits |= 1 << c
+        bits |= 1 << int(c)  # int(): a NumPy integer would turn the bitset into a fixed-width NumPy value
     return bits
 
 
