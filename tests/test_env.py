@@ -57,23 +57,20 @@ def trajectory(env, seed: int, actions_seed: int, disturb: bool = False) -> list
 @pytest.mark.parametrize("maker", sorted(MAKERS))
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_api_test_passes(maker, num_players, rules):
-    for seed in range(3):
-        env = MAKERS[maker](num_players=num_players, rules=rules)
-        # api_test resets with seed 0 itself; seeding the action spaces varies the play.
-        for i, agent in enumerate(env.possible_agents):
-            env.action_space(agent).seed(100 * seed + i)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            api_test(env, num_cycles=1000)
-        assert {str(w.message) for w in caught} <= EXPECTED_API_WARNINGS
+    _api_test_over_seeds(MAKERS[maker], num_players, rules, range(3))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("maker", sorted(MAKERS))
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_api_test_passes_many_seeds(maker, num_players, rules):
-    for seed in range(3, 33):
-        env = MAKERS[maker](num_players=num_players, rules=rules)
+    _api_test_over_seeds(MAKERS[maker], num_players, rules, range(3, 33))
+
+
+def _api_test_over_seeds(make, num_players, rules, seeds):
+    for seed in seeds:
+        env = make(num_players=num_players, rules=rules)
+        # api_test resets with seed 0 itself; seeding the action spaces varies the play.
         for i, agent in enumerate(env.possible_agents):
             env.action_space(agent).seed(100 * seed + i)
         with warnings.catch_warnings(record=True) as caught:
