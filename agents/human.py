@@ -21,7 +21,7 @@ from treppen_env.observation import decode as decode_observation
 
 HELP = (
     "type a move as listed (e.g. 'draw', 'take 2', 'meld 7S 7H 7D', 'layoff 8H high', "
-    "'discard KC') or its number; '?' shows the table again"
+    "'discard KC') or its number; '?' shows the table again, 'quit' leaves"
 )
 
 
@@ -130,7 +130,8 @@ class HumanAgent(Agent):
     def act(self, observation: dict[str, Any]) -> int:
         """Show the position and read a legal move (re-asking on bad or illegal input).
 
-        :raises EOFError: when the input ends (e.g. Ctrl-D), so the caller can stop the game.
+        :raises EOFError: when the input ends (e.g. Ctrl-D) or the person types ``quit``, so the
+            caller can stop the game.
         """
         legal = legal_actions(observation)
         mask = np.asarray(observation["action_mask"])
@@ -141,6 +142,8 @@ class HumanAgent(Agent):
         self.output_fn(f"legal moves ({len(moves)}):\n{format_moves(moves, self.width)}")
         while True:
             line = self.input_fn("your move: ").strip()
+            if line.lower() in ("quit", "exit"):
+                raise EOFError("the player quit")
             if line in ("?", "help"):
                 self.output_fn(render_view(view))
                 self.output_fn(f"{HELP}\nlegal moves:\n{format_moves(moves, self.width)}")

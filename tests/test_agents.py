@@ -290,6 +290,14 @@ def test_human_agent_reasks_until_legal() -> None:
     assert "take 1: you already drew this turn" in "\n".join(out)
 
 
+def test_human_agent_quit_ends_the_game() -> None:
+    """'quit' (like the end of input) raises EOFError, which ``treppen play`` turns into a clean exit."""
+    env = built_env("treppenromme", 2, 0, hands={0: ["5H", "6H", "7H", "8H", "KS", "KD", "2C"]})
+    human = HumanAgent(input_fn=lambda prompt: "quit", output_fn=lambda text: None)
+    with pytest.raises(EOFError, match="quit"):
+        human.act(env.observe("player_0"))
+
+
 def test_human_rendering_shows_the_public_view_only() -> None:
     env = built_env("treppenromme", 3, 0, hands={0: ["5H", "6H", "7H", "8H", "KS", "KD", "2C"]})
     text = render_view(decode(env.observe("player_0")))

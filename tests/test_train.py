@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from train import cli, selfplay
 from train.callbacks import latest_checkpoint
 from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
+from train.io import atomic_write_text
 from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
 from treppen_env import SingleAgentEnv, raw_env
 from treppen_env.actions import NUM_ACTIONS
@@ -348,3 +351,12 @@ def test_wrapper_passes_env_checkers():
     gym_check(SingleAgentEnv(RandomAgent(seed=0), num_players=3), skip_render_check=True)
     sb3_check(SingleAgentEnv(RandomAgent(seed=0)), warn=True)
     sb3_check(SelfPlayEnv(probs={"random": 0.5, "greedy": 0.5}, seed=0), warn=True)
+
+
+def test_atomic_writes_respect_the_umask(tmp_path):
+    """Result files written atomically get the usual mode (mkstemp alone would make them 0600)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    path = atomic_write_text(tmp_path / "out.txt", "x")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    assert path.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]

@@ -34,7 +34,7 @@ import numpy as np
 
 from train.io import atomic_write_text
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "bench_env.json"
+DEFAULT_OUT = Path("runs") / "bench" / "bench_env.json"
 
 
 def _measure(play_one: Callable[[], int], seconds: float) -> dict:

@@ -193,6 +193,7 @@ class EloCallback(PeriodicCallback):
             "steps": steps,
             "elo": {name: round(float(ratings.elo[i]), 1) for name, i in at.items()},
             "ci": [round(float(ratings.ci_low[learner]), 1), round(float(ratings.ci_high[learner]), 1)],
+            "los_vs_greedy": round(float(ratings.los[learner, at["greedy"]]), 3),
             "deals": len(records),
         }
         append_jsonl(self.path, self.latest)

@@ -14,6 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # reading the umask means setting it: put it straight back
+
 
 def atomic_write(path: str | Path, write: Callable[[str], None], suffix: str = "") -> Path:
     """Call ``write(tmp_path)`` on a temporary file next to ``path``, then move it to ``path``.
@@ -29,6 +32,7 @@ def atomic_write(path: str | Path, write: Callable[[str], None], suffix: str = "
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes the file private; give it the usual mode
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     :raises ValueError: for a bad seat, player count or agent spec.
     """
     num_players = len(args.opponents) + 1
+    if not 1 <= len(args.opponents) <= 3:
+        raise ValueError(f"{len(args.opponents)} opponents given; a table seats 1 to 3 opponents besides you")
     if not 0 <= args.seat < num_players:
         raise ValueError(f"--seat {args.seat} is not a seat 0..{num_players - 1}")
     env = raw_env(num_players=num_players, rules=args.rules, episode="game" if args.game else "deal")
@@ -40,6 +42,15 @@ def run(args: argparse.Namespace) -> int:
         spec = "human" if seat == args.seat else next(opponents)
         players.append(agents.load(spec, seed=None if seed is None else seed + seat))
     env.reset(seed=seed)
+    try:
+        _play(env, players, args)
+    except (EOFError, KeyboardInterrupt):
+        print("\ngame abandoned")
+    return 0
+
+
+def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -> None:
+    num_players = len(players)
     names = [f"player_{i}" + (" (you)" if i == args.seat else "") for i in range(num_players)]
     for agent_name in env.agent_iter():
         _, _, terminated, truncated, _ = env.last()
@@ -54,7 +65,6 @@ def run(args: argparse.Namespace) -> int:
         env.step(action)
         if env.game.deals_played > deals_before:
             _print_result(env, names, args.game)
-    return 0
 
 
 def _print_result(env: raw_env, names: list[str], game: bool) -> None:

@@ -120,7 +120,7 @@ def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
     ax.set_yticks(range(n), ratings.agents)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
-    ax.set_title("Pairwise score (win 1, draw 0.5; comparisons)")
+    ax.set_title("Pairwise score of row vs column\n(win 1, draw 0.5; number of comparisons)", pad=12)
     ax.figure.colorbar(image, ax=ax, label="score of row vs column")
     return ax.figure
 

@@ -222,7 +222,11 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     if elo.latest:
         low, high = elo.latest["ci"]
         learner = elo.latest["elo"]["learner"]
-        print(f"Elo (random = 0): {learner:+.0f} [{low:+.0f}, {high:+.0f}]   ({run_dir / 'elo.jsonl'})")
+        los = elo.latest["los_vs_greedy"]
+        print(
+            f"Elo (random = 0): {learner:+.0f} [{low:+.0f}, {high:+.0f}], greedy {elo.latest['elo']['greedy']:+.0f}; "
+            f"likelihood of superiority over greedy {los:.2f}   ({run_dir / 'elo.jsonl'})"
+        )
     if stats.illegal_actions:
         warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
