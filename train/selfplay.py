@@ -9,6 +9,7 @@ Reads top to bottom: config -> seeding -> envs with the opponent pool -> Maskabl
     checkpoints/       model_<steps>_steps.zip, written atomically
     pool/              snapshot_<steps>.npz: NumPy weights of the opponent snapshots
     evals.jsonl        one line per evaluation vs random and greedy
+    elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
     final_model.zip    the trained model (load with ``agents.load(path)`` or MaskablePPO.load)
 
 Usage::

@@ -185,43 +185,46 @@ def decode(observation: np.ndarray | dict) -> PublicView:
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
     v = views(obs)
-    n = int(round(v["seats"].sum()))
-    depth = np.rint(v["staircase"] * NUM_CARDS).astype(int)
+    n = round(float(v["seats"].sum()))
+    depth = np.rint(v["staircase"] * NUM_CARDS).astype(np.intp)
     in_stairs = np.flatnonzero(depth)
-    staircase = tuple(int(c) for c in in_stairs[np.argsort(-depth[in_stairs])])
+    flags = [v[name].any() for name in ("must_use", "banned")]
     return PublicView(
-        hand=tuple(int(c) for c in np.flatnonzero(v["hand"])),
-        staircase=staircase,
+        hand=tuple(np.flatnonzero(v["hand"]).tolist()),
+        staircase=tuple(in_stairs[np.argsort(-depth[in_stairs])].tolist()),
         melds=_decode_melds(v),
-        known=tuple(tuple(int(c) for c in np.flatnonzero(v["known"][k])) for k in range(n - 1)),
-        hand_sizes=tuple(int(round(x * HAND_SCALE)) for x in v["hand_sizes"][:n]),
-        stock_size=int(round(v["stock_size"][0] * NUM_CARDS)),
+        known=tuple(tuple(np.flatnonzero(row).tolist()) for row in v["known"][: n - 1]),
+        hand_sizes=tuple(round(x * HAND_SCALE) for x in v["hand_sizes"][:n].tolist()),
+        stock_size=round(float(v["stock_size"][0]) * NUM_CARDS),
         phase=("draw", "meld", "deal_over")[int(np.argmax(v["phase"]))],
-        points=tuple(int(round(x * POINTS_SCALE)) for x in v["points"][:n]),
-        totals=tuple(int(round(x * TOTALS_SCALE)) for x in v["totals"][:n]),
+        points=tuple(round(x * POINTS_SCALE) for x in v["points"][:n].tolist()),
+        totals=tuple(round(x * TOTALS_SCALE) for x in v["totals"][:n].tolist()),
         dealer=int(np.argmax(v["dealer"])),
         to_move=int(np.argmax(v["to_move"])),
         num_players=n,
-        must_use=int(np.argmax(v["must_use"])) if v["must_use"].any() else None,
-        banned=int(np.argmax(v["banned"])) if v["banned"].any() else None,
-        laid_before=tuple(bool(x) for x in v["laid_before"][:n]),
+        must_use=int(np.argmax(v["must_use"])) if flags[0] else None,
+        banned=int(np.argmax(v["banned"])) if flags[1] else None,
+        laid_before=tuple(x > 0 for x in v["laid_before"][:n].tolist()),
     )
 
 
 def _decode_melds(v: dict[str, np.ndarray]) -> tuple[dict, ...]:
+    """Table melds from the ``table`` and ``meld_owner`` pieces: sets grouped by rank, runs walked
+    from each low-end card up to the next high-end card (melds never merge, RULES §3.5)."""
     melds = []
-    owner = v["meld_owner"]
+    owner = np.argmax(v["meld_owner"], axis=1).tolist()
     table = v["table"]
-    in_set = np.flatnonzero(table[:, 0])
-    for rank in sorted({int(c) % 13 for c in in_set}):
-        cards = tuple(int(c) for c in in_set if c % 13 == rank)
-        melds.append({"owner": int(np.argmax(owner[cards[0]])), "kind": "set", "cards": cards})
-    in_run = table[:, 1]
-    for low in np.flatnonzero(table[:, 2]):
-        cards = [int(low)]
-        while not table[cards[-1], 3]:
+    in_set = np.flatnonzero(table[:, 0]).tolist()
+    for rank in sorted({c % 13 for c in in_set}):
+        cards = tuple(c for c in in_set if c % 13 == rank)
+        melds.append({"owner": owner[cards[0]], "kind": "set", "cards": cards})
+    in_run = table[:, 1].tolist()
+    high_end = table[:, 3].tolist()
+    for low in np.flatnonzero(table[:, 2]).tolist():
+        cards = [low]
+        while not high_end[cards[-1]]:
             nxt = cards[-1] // 13 * 13 + (cards[-1] % 13 + 1) % 13
             assert in_run[nxt], "run cards must be contiguous"
             cards.append(nxt)
-        melds.append({"owner": int(np.argmax(owner[low])), "kind": "run", "cards": tuple(cards)})
+        melds.append({"owner": owner[low], "kind": "run", "cards": tuple(cards)})
     return tuple(melds)
