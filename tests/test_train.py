@@ -180,6 +180,7 @@ def test_evaluate_is_repeatable():
     short = {"max_turns": 40}  # an untrained argmax policy may dither until the turn limit
     runs = [evaluate(model, lambda s: RandomAgent(seed=s), rules_options=short, deals=6, batch=4) for _ in range(2)]
     assert runs[0] == runs[1] and runs[0]["deals"] == 6 and runs[0]["illegal_actions"] == 0
+    assert set(runs[0]) == {"winrate", "points", "deal_points", "deals", "illegal_actions"}
     assert deal_result({"deal_points": {"player_0": 10, "player_1": 10}}, "player_0") == (0.5, 0.0)
     assert deal_result({"deal_points": {"player_0": 30, "player_1": 0, "player_2": 10}}, "player_0") == (1.0, 25.0)
 

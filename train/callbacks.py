@@ -126,7 +126,8 @@ class PoolCallback(PeriodicCallback):
 class EvalCallback(PeriodicCallback):
     """Evaluates the learner against each named opponent every ``every`` steps.
 
-    Logs ``eval/winrate_vs_<name>`` and ``eval/points_vs_<name>`` and appends one line per
+    Logs ``eval/winrate_vs_<name>``, ``eval/points_vs_<name>`` (mean margin over the others, points)
+    and ``eval/deal_points_vs_<name>`` (the learner's mean deal points) and appends one line per
     evaluation to ``evals.jsonl``.
 
     :param every: steps between evaluations (0: only when :meth:`run` is called directly).
@@ -149,6 +150,7 @@ class EvalCallback(PeriodicCallback):
             result = evaluate(self.model, make, **self.eval_kwargs)
             self.logger.record(f"eval/winrate_vs_{name}", result["winrate"])
             self.logger.record(f"eval/points_vs_{name}", result["points"])
+            self.logger.record(f"eval/deal_points_vs_{name}", result["deal_points"])
             record[name] = result
         record["seconds"] = round(time.perf_counter() - start, 2)
         append_jsonl(self.path, record)

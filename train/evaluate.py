@@ -23,7 +23,7 @@ def deal_result(info: dict[str, Any], learner: str) -> tuple[float, float]:
     """(win share, point margin) of ``learner`` from a finished deal's ``info``.
 
     Win share: 1 if the learner booked the most deal points, split evenly on a tie at the top,
-    else 0. Point margin: the learner's deal points minus the mean of the others'.
+    else 0. Point margin: the learner's deal points minus the mean of the others' (points).
     """
     points = info["deal_points"]
     mine = points[learner]
@@ -53,7 +53,8 @@ def evaluate(
     :param deals: deals to play.
     :param seed: base seed of the deals.
     :param batch: deals played side by side.
-    :return: ``winrate``, ``points`` (mean margin per deal), ``deals`` and ``illegal_actions``.
+    :return: ``winrate``, ``points`` (mean margin per deal, points), ``deal_points`` (the learner's
+        mean deal points), ``deals`` and ``illegal_actions``.
     """
     envs = [
         SingleAgentEnv(make_opponent(seed + k), num_players, rules, **(rules_options or {}))
@@ -71,7 +72,7 @@ def evaluate(
 
     for k in range(len(envs)):
         start(k)
-    wins, margins, illegal = [], [], 0
+    wins, margins, own, illegal = [], [], [], 0
     while any(o is not None for o in obs):
         active = [k for k, o in enumerate(obs) if o is not None]
         masks = np.stack([envs[k].action_masks() for k in active])
@@ -85,10 +86,12 @@ def evaluate(
                     win, margin = deal_result(info, envs[k].learner)
                     wins.append(win)
                     margins.append(margin)
+                    own.append(info["deal_points"][envs[k].learner])
                 start(k)
     return {
         "winrate": float(np.mean(wins)) if wins else 0.0,
         "points": float(np.mean(margins)) if margins else 0.0,
+        "deal_points": float(np.mean(own)) if own else 0.0,
         "deals": len(wins),
         "illegal_actions": illegal,
     }
