@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from treppen_env.cards import (
@@ -122,3 +123,12 @@ def test_card_values_rules_1_3() -> None:
     assert hand_points(cards_to_bits([parse_card("AS"), parse_card("5C")]), ace=1) == 6
     # The whole pack: 4 * (15 + 2 + ... + 10 + 30) = 4 * 99.
     assert hand_points(FULL_DECK) == 396
+
+
+def test_parse_card_takes_numpy_integers_rules_1_1() -> None:
+    """A deck may come as NumPy integers (e.g. ``rng.permutation(52)``); bools are not cards."""
+    assert parse_card(np.int64(51)) == 51 and type(parse_card(np.int64(51))) is int
+    with pytest.raises(ValueError, match="not a card"):
+        parse_card(True)
+    with pytest.raises(ValueError, match="52"):
+        parse_card(np.int64(52))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from env_helpers import stack_deck
 
 import agents
 from agents.base import RandomAgent
@@ -343,6 +344,32 @@ def test_wrapper_illegal_action_ends_episode():
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _, reward, done, _, info = env.step(illegal)
     assert done and reward == -1.0 and info["illegal_action"]
+
+
+def test_wrapper_game_keeps_the_reward_of_a_deal_over_before_the_learner_moved():
+    """episode="game": the dealer (an opponent) goes out Rommé in its first turn (RULES §6.2);
+    that deal's reward still reaches the learner, so its rewards sum to its game margin / 100."""
+    deck = stack_deck(2, hands={0: ["AS", "2S", "3S", "4S", "5S", "6S", "7S"]})
+    env = SingleAgentEnv(agents.GreedyAgent(seed=0), seat=1, episode="game", target=300)
+    env.reset(seed=0, options={"deck": deck})
+    assert env.aec.game.deals_played == 1 and env.aec.game.totals[0] > 0
+    rng = np.random.default_rng(0)
+    total, done = 0.0, False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        total += reward
+        done = terminated or truncated
+    totals = info["totals"]
+    assert total == pytest.approx((totals["player_1"] - totals["player_0"]) / 100)
+
+
+def test_wrapper_checks_the_seat():
+    assert SingleAgentEnv(RandomAgent(seed=0), seat=np.int64(1)).reset(seed=0)[0].shape == (OBS_SIZE,)
+    for seat in (2, -1, "left", True):
+        with pytest.raises(ValueError, match=r"choose 'random' or a seat 0\.\.1"):
+            SingleAgentEnv(RandomAgent(seed=0), seat=seat)
+    with pytest.raises(ValueError, match="seat=5"):
+        SingleAgentEnv(RandomAgent(seed=0)).reset(seed=0, options={"seat": 5})
 
 
 def test_wrapper_passes_env_checkers():

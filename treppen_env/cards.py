@@ -7,6 +7,7 @@ bitset (bit ``card`` set when the card is in the set), so set algebra is one mac
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator
 
 NUM_SUITS = 4
@@ -57,9 +58,10 @@ def parse_card(text: str | int) -> int:
 
     :raises ValueError: naming the text when it is not a card.
     """
-    if isinstance(text, int) and not isinstance(text, bool):
-        card_to_str(text)
-        return text
+    if hasattr(text, "__index__") and not isinstance(text, bool):  # int or NumPy integer
+        card = operator.index(text)
+        card_to_str(card)
+        return card
     if not isinstance(text, str):
         raise ValueError(f"not a card: {text!r} (expected text such as 'QH' or an index 0..51)")
     s = text.strip().upper()

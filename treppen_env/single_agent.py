@@ -56,16 +56,22 @@ class SingleAgentEnv(gym.Env):
     ):
         super().__init__()
         self.aec = raw_env(num_players=num_players, rules=rules, render_mode=render_mode, **env_kwargs)
-        if seat != "random" and (not isinstance(seat, int) or not 0 <= seat < num_players):
-            raise ValueError(f"seat={seat!r}; choose 'random' or a seat 0..{num_players - 1}")
         self.num_players = num_players
+        self._check_seat(seat)
         self.seat_choice = seat
         self.render_mode = render_mode
         self.set_opponents(opponents)
         self.observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.learner = "player_0"
+        self._pending_reward = 0.0
         self._seat_rng = np.random.default_rng()
+
+    def _check_seat(self, seat: object) -> None:
+        if seat == "random":
+            return
+        if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= seat < self.num_players:
+            raise ValueError(f"seat={seat!r}; choose 'random' or a seat 0..{self.num_players - 1}")
 
     def set_opponents(self, opponents: Opponent | Sequence[Opponent]) -> None:
         """Replace the opponents (e.g. from a training callback via ``env_method``).
@@ -90,6 +96,7 @@ class SingleAgentEnv(gym.Env):
             self._seat_rng = np.random.default_rng([seed, 1])
         options = dict(options or {})
         seat = options.pop("seat", self.seat_choice)
+        self._check_seat(seat)
         if seat == "random":
             seat = int(self._seat_rng.integers(self.num_players))
         self.learner = self.aec.possible_agents[seat]
@@ -97,10 +104,12 @@ class SingleAgentEnv(gym.Env):
             if hasattr(opponent, "reset"):
                 opponent.reset(seed=None if seed is None else seed + 1 + i)
         self.aec.reset(seed=seed, options=options)
-        self._play_opponents()
-        while self._done():  # an opponent ended the deal before the learner moved: deal again
+        # With episode="game" an opponent may end a deal before the learner moves: that deal's
+        # reward is the learner's too, and comes with its first step.
+        self._pending_reward = self._play_opponents()
+        while self._done():  # an opponent ended the one-deal episode before the learner moved
             self.aec.reset(options={k: v for k, v in options.items() if k != "deck"})
-            self._play_opponents()
+            self._pending_reward = self._play_opponents()
         return self._observation(), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -111,7 +120,8 @@ class SingleAgentEnv(gym.Env):
             info = {"illegal_action": True}
             return self._observation(), ILLEGAL_REWARD, True, False, info
         aec.step(int(action))
-        reward = aec.rewards[self.learner] + self._play_opponents()
+        reward = self._pending_reward + aec.rewards[self.learner] + self._play_opponents()
+        self._pending_reward = 0.0
         learner = self.learner
         terminated, truncated = aec.terminations[learner], aec.truncations[learner]
         info = dict(aec.infos[learner]) if (terminated or truncated or aec.infos[learner]) else {}
