@@ -236,9 +236,10 @@ class GameState:
         card could then be laid off."""
         rest = hand ^ (1 << self.banned)
         for a in np.flatnonzero(mask[A.MELD_BASE : A.DISCARD_BASE]) + A.MELD_BASE:
-            if A.decode(int(a)).cards and sum(1 << c for c in A.decode(int(a)).cards) == rest:
+            act = A.decode(int(a))
+            if sum(1 << c for c in act.cards) == rest:
                 trial = self.clone()
-                trial._lay(int(a))
+                trial._lay(act)
                 if not (1 << self.banned) & trial._slots_any:
                     mask[a] = 0
 
@@ -260,13 +261,13 @@ class GameState:
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))
         self._mask_valid = False
-        kind = A.decode(action).kind
-        if kind in ("draw", "take"):
+        act = A.decode(action)
+        if act.kind in ("draw", "take"):
             self._apply_draw(action)
-        elif kind == "discard":
-            self._apply_discard(action - A.DISCARD_BASE)
+        elif act.kind == "discard":
+            self._apply_discard(act.card)
         else:
-            self._lay(action)
+            self._lay(act)
             if self.hands[self.current] == 0:
                 self._end_deal("went_out")
 
@@ -288,10 +289,9 @@ class GameState:
                 self.must_use = taken[0]
         self.phase = Phase.MELD
 
-    def _lay(self, action: int) -> None:
+    def _lay(self, act: A.Action) -> None:
         """RULES §4.3, §5: lay a meld or lay off a card, booking its value at once."""
         seat = self.current
-        act = A.decode(action)
         if act.kind == "meld":
             shape = MELDS[act.meld]
             bits = shape.bits
