@@ -138,9 +138,21 @@ T_HANDS = {
 }
 T_DECK = stack_deck(3, hands=T_HANDS, staircase="6S", stock=["2S", "3S", "4S"], hand_size=8)
 T_PLAY = (
-    "draw", "meld KH AH 2H", "meld 5S 5H 5D", "discard 2S",
-    "draw", "meld 6C 7C 8C", "layoff QH low", "layoff 3H high", "layoff 5C set", "discard 3S",
-    "draw", "meld 9C TC JC", "layoff JH low", "layoff 4H high", "discard 4S",
+    "draw",
+    "meld KH AH 2H",
+    "meld 5S 5H 5D",
+    "discard 2S",
+    "draw",
+    "meld 6C 7C 8C",
+    "layoff QH low",
+    "layoff 3H high",
+    "layoff 5C set",
+    "discard 3S",
+    "draw",
+    "meld 9C TC JC",
+    "layoff JH low",
+    "layoff 4H high",
+    "discard 4S",
     "take 2",
 )
 

@@ -44,8 +44,17 @@ def trajectory(env, seed: int, actions_seed: int, disturb: bool = False) -> list
     out = []
     for agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
-        out.append((agent, obs["observation"].tolist(), obs["action_mask"].tolist(), reward, term, trunc,
-                    json.dumps(info, sort_keys=True)))
+        out.append(
+            (
+                agent,
+                obs["observation"].tolist(),
+                obs["action_mask"].tolist(),
+                reward,
+                term,
+                trunc,
+                json.dumps(info, sort_keys=True),
+            )
+        )
         if disturb:  # a seeded env must not read the global generators (rlcard determinism test)
             np.random.seed(len(out))
             random.seed(len(out))

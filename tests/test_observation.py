@@ -143,16 +143,13 @@ def test_banned_and_must_use_cards():
 )
 def test_decode_of_thirteen_card_runs(rules, options, dealer, seat, run, points):
     env = treppen_env.env(num_players=2, rules=rules, **options)
-    deck = stack_deck(2, rules, dealer, hands={seat: run.split()}, staircase="2C",
-                      **options)
+    deck = stack_deck(2, rules, dealer, hands={seat: run.split()}, staircase="2C", **options)
     env.reset(options={"deck": deck, "dealer": dealer})
     assert env.agent_selection == f"player_{seat}"
     play_texts(env, "draw", "meld " + run)
     for observer in (0, 1):
         view = O.decode(env.observe(f"player_{observer}"))
-        assert [(m["owner"], m["kind"], m["cards"]) for m in view.melds] == [
-            ((seat - observer) % 2, "run", cards(run))
-        ]
+        assert [(m["owner"], m["kind"], m["cards"]) for m in view.melds] == [((seat - observer) % 2, "run", cards(run))]
         assert view.points[(seat - observer) % 2] == points
         assert view.hand_sizes[(seat - observer) % 2] == 1
     v = O.views(env.observe("player_0")["observation"])

@@ -152,8 +152,9 @@ def run_benchmarks(
     for num_players in players:
         for wrapped in (False, True):
             name = f"treppen {'env()' if wrapped else 'raw_env'} {rules}"
-            jobs.append((name, num_players, functools.partial(
-                bench_treppen, wrapped, num_players, rules, seconds, seed)))
+            jobs.append(
+                (name, num_players, functools.partial(bench_treppen, wrapped, num_players, rules, seconds, seed))
+            )
     if open_spiel:
         jobs.append(("open_spiel gin_rummy", 2, functools.partial(bench_open_spiel, seconds, seed)))
     header = f"{'env':<28}{'players':>8}{'decisions/s':>14}{'deals/s':>10}{'decisions/deal':>16}"
@@ -199,8 +200,7 @@ def run_benchmarks(
     return {
         "benchmark": "random legal play, observation and mask read at every decision",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "settings": {"seconds": seconds, "players": list(players), "rules": rules, "seed": seed,
-                     "repeat": repeat},
+        "settings": {"seconds": seconds, "players": list(players), "rules": rules, "seed": seed, "repeat": repeat},
         "machine": {
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -219,16 +219,23 @@ def run_benchmarks(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen bench`` (and of ``benchmarks/bench_env.py``)."""
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement (default 5)")
-    parser.add_argument("--players", type=int, nargs="+", default=[2, 4], choices=[2, 3, 4],
-                        help="treppen player counts (default 2 4)")
-    parser.add_argument("--rules", default="treppenromme", choices=["treppenromme", "rum500"],
-                        help="treppen rules preset (default treppenromme)")
+    parser.add_argument(
+        "--players", type=int, nargs="+", default=[2, 4], choices=[2, 3, 4], help="treppen player counts (default 2 4)"
+    )
+    parser.add_argument(
+        "--rules",
+        default="treppenromme",
+        choices=["treppenromme", "rum500"],
+        help="treppen rules preset (default treppenromme)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and action choices")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON results (default {DEFAULT_OUT})")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="rounds of all measurements, interleaved; report the best (default 1)")
-    parser.add_argument("--no-open-spiel", dest="open_spiel", action="store_false",
-                        help="skip the OpenSpiel gin_rummy reference")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of all measurements, interleaved; report the best (default 1)"
+    )
+    parser.add_argument(
+        "--no-open-spiel", dest="open_spiel", action="store_false", help="skip the OpenSpiel gin_rummy reference"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -239,8 +246,15 @@ def run(args: argparse.Namespace) -> int:
     if args.seconds <= 0 or args.repeat < 1:
         raise ValueError("--seconds must be positive and --repeat at least 1")
     print(f"random legal play, {args.seconds:g} s per measurement ({os.cpu_count()} CPUs)", flush=True)
-    doc = run_benchmarks(args.seconds, args.players, args.rules, args.seed, args.open_spiel, args.repeat,
-                         log=lambda line: print(line, flush=True))
+    doc = run_benchmarks(
+        args.seconds,
+        args.players,
+        args.rules,
+        args.seed,
+        args.open_spiel,
+        args.repeat,
+        log=lambda line: print(line, flush=True),
+    )
     atomic_write_text(args.out, json.dumps(doc, indent=2) + "\n")
     print(f"results written to {args.out}")
     return 0

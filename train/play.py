@@ -16,8 +16,13 @@ from treppen_env.rules import PRESETS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
-                        help="one agent spec per opponent: random, greedy or a model .zip (default: greedy)")
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["greedy"],
+        metavar="SPEC",
+        help="one agent spec per opponent: random, greedy or a model .zip (default: greedy)",
+    )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")
     parser.add_argument("--game", action="store_true", help="play a whole game to the target, not one deal")
@@ -69,8 +74,10 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
 
 def _print_result(env: raw_env, names: list[str], game: bool) -> None:
     info = env.infos[env.possible_agents[0]]
-    print(f"\nDeal over: {info['outcome']}" + (f", {names[env.possible_agents.index(info['went_out'])]} went out"
-                                              if info["went_out"] else ""))
+    print(
+        f"\nDeal over: {info['outcome']}"
+        + (f", {names[env.possible_agents.index(info['went_out'])]} went out" if info["went_out"] else "")
+    )
     for i, agent in enumerate(env.possible_agents):
         total = f", total {info['totals'][agent]}" if game else ""
         print(f"  {names[i]}: {info['deal_points'][agent]} points{total}")

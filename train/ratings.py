@@ -144,9 +144,7 @@ def fit_ratings(
         )
     names, group_keys, group_wins, games = _tabulate(records)
     if anchor is not None and anchor not in names and require_anchor:
-        raise ValueError(
-            f"anchor {anchor!r} played no deal; agents are {names}. Pass anchor=None for mean 0."
-        )
+        raise ValueError(f"anchor {anchor!r} played no deal; agents are {names}. Pass anchor=None for mean 0.")
     anchor_idx = names.index(anchor) if anchor in names else None
     wins = group_wins.sum(axis=0)
     if prior == 0 and not _strongly_connected(wins):

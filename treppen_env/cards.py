@@ -70,9 +70,7 @@ def parse_card(text: str | int) -> int:
     if rank == "10":
         rank = "T"
     if len(rank) != 1 or rank not in RANKS or suit not in SUITS or not suit:
-        raise ValueError(
-            f"not a card: {text!r} (rank A 2-9 T/10 J Q K followed by suit S H D C or ♠ ♥ ♦ ♣)"
-        )
+        raise ValueError(f"not a card: {text!r} (rank A 2-9 T/10 J Q K followed by suit S H D C or ♠ ♥ ♦ ♣)")
     return make_card(SUITS.index(suit), RANKS.index(rank))
 
 

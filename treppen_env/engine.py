@@ -254,9 +254,7 @@ class GameState:
             # A NumPy integer (as Gymnasium spaces sample) must not leak into the card lists and bitsets.
             action = operator.index(action)
         except TypeError:
-            raise IllegalActionError(
-                f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}"
-            ) from None
+            raise IllegalActionError(f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}") from None
         mask = self.legal_mask()
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))

@@ -132,4 +132,3 @@ def layoff_value(rules: Rules, card: int, target: int) -> int:
     if rank != ACE:
         return RANK_POINTS[rank]
     return (rules.ace_set, rules.ace_low, rules.ace_high)[target]
-

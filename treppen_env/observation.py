@@ -126,15 +126,20 @@ def encode(state: GameState, seat: int) -> np.ndarray:
     phase = [0.0] * len(Phase)
     phase[state.phase] = 1.0
     obs[_TAIL] = [  # the scalar pieces, in LAYOUT order from hand_sizes on
-        *(state.hands[s].bit_count() / HAND_SCALE for s in rel), *pad,
+        *(state.hands[s].bit_count() / HAND_SCALE for s in rel),
+        *pad,
         len(state.stock) / NUM_CARDS,
         *phase,
-        *(state.points[s] / POINTS_SCALE for s in rel), *pad,
-        *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel), *pad,
+        *(state.points[s] / POINTS_SCALE for s in rel),
+        *pad,
+        *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel),
+        *pad,
         *dealer,
         *to_move,
-        *([1.0] * n), *pad,
-        *(float(state.laid_before[s]) for s in rel), *pad,
+        *([1.0] * n),
+        *pad,
+        *(float(state.laid_before[s]) for s in rel),
+        *pad,
         state.turn / state.rules.max_turns,
     ]
     return obs

@@ -74,9 +74,7 @@ class Rules:
             or not isinstance(num_players, int)
             or not MIN_PLAYERS <= num_players <= MAX_PLAYERS
         ):
-            raise ValueError(
-                f"num_players={num_players!r} is not allowed: {MIN_PLAYERS} to {MAX_PLAYERS} players"
-            )
+            raise ValueError(f"num_players={num_players!r} is not allowed: {MIN_PLAYERS} to {MAX_PLAYERS} players")
         dealt = self.cards_dealt(num_players) * num_players
         if dealt + 2 > NUM_CARDS:
             raise ValueError(
@@ -136,8 +134,7 @@ def _validate(rules: Rules) -> None:
             raise ValueError(f"rules option {f.name}={value!r} must be of type {expected.__name__}")
     if rules.stock_exhausted not in STOCK_EXHAUSTED_MODES:
         raise ValueError(
-            f"rules option stock_exhausted={rules.stock_exhausted!r}; "
-            f"choose one of {list(STOCK_EXHAUSTED_MODES)}"
+            f"rules option stock_exhausted={rules.stock_exhausted!r}; choose one of {list(STOCK_EXHAUSTED_MODES)}"
         )
     for name in ("hand_size", "hand_size_two_players", "max_turns", "target"):
         if getattr(rules, name) < 1:
