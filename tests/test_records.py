@@ -1,0 +1,199 @@
+"""Game records: round trips, replays without the RNG, and tampered records (DESIGN "Game records")."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import gzip
+import json
+
+import numpy as np
+import pytest
+from env_helpers import B_DECK, B_TURN_1, random_action
+
+from treppen_env import raw_env, records
+from treppen_env.actions import DISCARD_BASE, parse_action
+from treppen_env.cards import card_to_str
+from treppen_env.records import RecordError
+
+
+def play_recorded(seed: int, num_players: int = 2, rules: str = "treppenromme", episode: str = "deal", **options):
+    """Play random deals in a seeded env with a Recorder; return the env and its records."""
+    env = raw_env(num_players=num_players, rules=rules, episode=episode, **options)
+    env.reset(seed=seed, options={"dealer": seed % num_players})
+    recorder = records.Recorder(env, [f"random-{s}" for s in range(num_players)], extra={"seed": seed})
+    rng = np.random.default_rng(seed)
+    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+        action = random_action(env.observe(env.agent_selection), rng)
+        env.step(action)
+        recorder.step(action)
+    return env, recorder.records
+
+
+def final_state(record):
+    (last,) = collections.deque(records.replay(record), maxlen=1)
+    return last.env.game
+
+
+def test_scripted_deal_record_fields():
+    """A stacked deal (env_helpers scenario B) recorded action by action: exact fields."""
+    env = raw_env(num_players=2)
+    env.reset(options={"deck": B_DECK, "dealer": 0})
+    # hands are sets, so the order within a hand is not kept, but the deck deals the same position
+    assert records.deck_of(env.game) != B_DECK
+    recorder = records.Recorder(env, ["human", "greedy"])
+    replayed = raw_env(num_players=2)
+    replayed.reset(options={"deck": records.deck_of(env.game), "dealer": 0})
+    assert replayed.game.hands == env.game.hands
+    assert replayed.game.stock == env.game.stock and replayed.game.staircase == env.game.staircase
+    for text in B_TURN_1:
+        env.step(parse_action(text))
+        assert recorder.step(parse_action(text)) is None
+    assert recorder.records == []
+
+
+def test_round_trip_plain_and_gzip(tmp_path):
+    recs = [r for seed in range(6) for r in play_recorded(seed, num_players=2 + seed % 3)[1]]
+    assert len(recs) == 6
+    for name in ("deals.jsonl", "deals.jsonl.gz"):
+        path = records.write(tmp_path / name, recs)
+        assert records.read(path) == recs
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp file left
+    with gzip.open(tmp_path / "deals.jsonl.gz", "rt") as f:
+        assert json.loads(f.readline())["format"] == "treppen-record/1"
+    for rec in recs:
+        records.check(rec)
+        assert set(records.REQUIRED) <= set(rec) and len(rec["deck"]) == 52 and rec["seed"] in range(6)
+
+
+def test_replay_reproduces_the_deal():
+    """The replay ends in exactly the state the deal ended in: hands, melds, staircase, points."""
+    for seed in range(5):
+        env, (rec,) = play_recorded(seed, num_players=3, rules="rum500")
+        original, replayed = env.game, final_state(rec)
+        assert replayed.hands == original.hands and replayed.staircase == original.staircase
+        assert [(m.owner, m.cards) for m in replayed.melds] == [(m.owner, m.cards) for m in original.melds]
+        assert replayed.deal_points == original.deal_points == rec["deal_points"]
+        assert rec["outcome"] == original.outcome
+        assert rec["rules"] == "rum500" and rec["rules_options"] == {}
+
+
+def test_game_records_every_deal():
+    env, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    assert len(recs) == env.game.deals_played == 3
+    assert [r["game_deal"] for r in recs] == list(range(1, len(recs) + 1))
+    assert [r["dealer"] for r in recs] == [(3 % 2 + i) % 2 for i in range(len(recs))]  # the deal passes left
+    assert recs[-1]["totals"] == env.game.totals
+    assert np.sum([r["deal_points"] for r in recs], axis=0).tolist() == env.game.totals
+    for rec in recs:
+        assert rec["rules_options"] == {"target": 300}
+        records.check(rec)
+
+
+def reshuffled_record():
+    for seed in range(200):
+        _, (rec,) = play_recorded(seed, stock_exhausted="reshuffle", max_turns=400)
+        if rec["reshuffles"]:
+            return rec
+    raise AssertionError("no reshuffle in 200 random deals")
+
+
+def test_reshuffles_replay_without_the_rng():
+    rec = reshuffled_record()
+    records.check(rec)  # the replay's env is unseeded: the stock comes from the record
+    step = rec["reshuffles"][0]["step"]
+    assert rec["actions"][step] >= DISCARD_BASE  # the discard that emptied the stock
+    after = next(s for s in records.replay(rec) if s.index == step)
+    assert [card_to_str(c) for c in after.env.game.stock[::-1]] == rec["reshuffles"][0]["stock"]
+
+    swapped = copy.deepcopy(rec)
+    stock = swapped["reshuffles"][0]["stock"]
+    stock[0], stock[-1] = stock[-1], stock[0]
+    if stock[0] != stock[-1]:
+        with pytest.raises(RecordError):  # another stock order: some later step disagrees
+            records.check(swapped)
+
+    moved = copy.deepcopy(rec)
+    moved["reshuffles"][0]["step"] = step + 1
+    with pytest.raises(RecordError, match=rf"step {step} .*the record says at step {step + 1}"):
+        records.check(moved)
+
+    missing = copy.deepcopy(rec)
+    missing["reshuffles"] = []
+    with pytest.raises(RecordError, match=rf"step {step} .*record has no reshuffle"):
+        records.check(missing)
+
+
+def test_tampered_action_fails_at_its_step():
+    _, (rec,) = play_recorded(7)
+    k = 5  # a meld-phase step is followed by actions that depend on it; make step k a draw instead
+    tampered = copy.deepcopy(rec)
+    tampered["actions"][k] = 897 if tampered["actions"][k] != 897 else 896  # discard a card not in hand, or drawn
+    legal_prefix = list(records.replay({**rec, "actions": rec["actions"][:k]}))
+    state = legal_prefix[-1].env.game
+    assert not state.legal_mask()[tampered["actions"][k]]
+    with pytest.raises(
+        RecordError, match=rf"^record, step {k} \(player {state.current}, action {tampered['actions'][k]}\)"
+    ):
+        records.check(tampered)
+
+
+def test_tampered_end_fails_with_clear_errors():
+    _, (rec,) = play_recorded(11)
+    last = len(rec["actions"]) - 1
+    points = copy.deepcopy(rec)
+    points["deal_points"][0] += 1
+    with pytest.raises(RecordError, match=rf"step {last}: the replay ends .* the record says"):
+        records.check(points)
+    short = {**rec, "actions": rec["actions"][:-1]}
+    with pytest.raises(RecordError, match=rf"step {last - 1}: the actions end but the deal is not over"):
+        records.check(short)
+    longer = {**rec, "actions": [*rec["actions"], 0]}
+    with pytest.raises(RecordError, match=rf"step {last + 1}: the deal is already over"):
+        records.check(longer)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"format": "treppen-record/0"}, "format 'treppen-record/0'"),
+        ({"num_players": 5}, "num_players 5"),
+        ({"dealer": 2}, "dealer 2 is not a seat 0..1"),
+        ({"deck": ["AS"] * 52}, "repeated: AS"),
+        ({"agents": ["greedy"]}, "agents must be a list of 2"),
+        ({"actions": [0, -1]}, "actions must be a list of action indices"),
+        ({"rules_options": {"jokers": 2}}, "unknown rules option"),
+        ({"outcome": "won"}, "outcome 'won'"),
+    ],
+)
+def test_malformed_records_are_named(tmp_path, change, message):
+    _, (rec,) = play_recorded(1)
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(rec) + "\n\n" + json.dumps({**rec, **change}) + "\n")
+    with pytest.raises(RecordError, match=rf"r.jsonl, line 3: .*{message}"):
+        records.read(path)
+
+
+def test_unreadable_files(tmp_path):
+    (tmp_path / "x.jsonl").write_text('{"format": "treppen-record/1"\n')
+    with pytest.raises(RecordError, match=r"x.jsonl, line 1: not a JSON object"):
+        records.read(tmp_path / "x.jsonl")
+    (tmp_path / "y.jsonl.gz").write_text("not gzip")
+    with pytest.raises(RecordError, match=r"y.jsonl.gz: cannot read it as a record file"):
+        records.read(tmp_path / "y.jsonl.gz")
+    with pytest.raises(FileNotFoundError):
+        records.read(tmp_path / "none.jsonl")
+    with pytest.raises(ValueError, match="cannot append to gzipped"):
+        records.append(tmp_path / "z.jsonl.gz", {})
+
+
+def test_append_and_record_deal(tmp_path):
+    """record_deal re-plays actions from a match loop (deck, dealer, seed) into the same record."""
+    _, (rec,) = play_recorded(4, num_players=3)
+    again = records.record_deal(rec["deck"], rec["dealer"], rec["actions"], rec["agents"], 3, seed=4, extra={"seed": 4})
+    assert again == rec
+    records.append(tmp_path / "a.jsonl", rec)
+    records.append(tmp_path / "a.jsonl", again)
+    assert records.read(tmp_path / "a.jsonl") == [rec, rec]
+    with pytest.raises(RecordError, match="the actions end after 3 steps but the deal is not over"):
+        records.record_deal(rec["deck"], rec["dealer"], rec["actions"][:3], rec["agents"], 3)

@@ -1,0 +1,446 @@
+"""Game records: write, read, replay and check deals (DESIGN "Game records").
+
+A record is one JSON object per deal, one per line (``.jsonl``, or gzipped ``.jsonl.gz``):
+
+==================  ===========================================================================
+``format``          ``"treppen-record/1"``
+``rules``           preset name (``"treppenromme"``, ``"rum500"``; RULES §8)
+``rules_options``   the options that differ from the preset (dict, may be empty)
+``num_players``     2..4
+``dealer``          the dealing seat
+``deck``            52 cards in notation, top first, as the env's ``deck`` reset option takes them
+``agents``          list, seat -> agent spec (``"greedy"``, ``"human"``, a model path, ...)
+``actions``         action indices 0..897 in the order played
+``reshuffles``      ``[{"step": i, "stock": [cards top first]}]``: the stock made from the staircase
+                    after action ``i`` emptied it (RULES §6.4), so the record replays without the RNG
+``outcome``         ``"went_out"``, ``"romme"``, ``"stock_exhausted"`` or ``"max_turns"`` (RULES §6)
+``went_out``        the seat that went out, or ``null``
+``deal_points``     list, seat -> the deal's points (RULES §6.2)
+==================  ===========================================================================
+
+Writers may add keys (a tournament's ``deal_id``, a game's ``game_deal`` and ``totals``); readers
+keep them. :class:`Recorder` records the deals an env plays; :func:`replay` steps a record through
+the env (``raw_env``) and :func:`check` replays it to the end, raising :class:`RecordError` naming
+the step where it stops agreeing.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import gzip
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from treppen_env.actions import NUM_ACTIONS, action_to_str
+from treppen_env.cards import NUM_CARDS, card_to_str, parse_card
+from treppen_env.engine import OUTCOMES, GameState, Phase, parse_deck
+from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules, make_rules
+
+FORMAT = "treppen-record/1"
+#: Keys every record holds.
+REQUIRED = (
+    "format", "rules", "rules_options", "num_players", "dealer", "deck", "agents", "actions",
+    "reshuffles", "outcome", "went_out", "deal_points",
+)  # fmt: skip
+
+
+class RecordError(ValueError):
+    """A record that is malformed or does not replay; the message names the record and the step."""
+
+
+# ---------------------------------------------------------------------------------- recording
+def rules_options(rules: Rules) -> dict[str, Any]:
+    """The options of ``rules`` that differ from its preset (what ``make_rules`` needs on top)."""
+    preset = PRESETS[rules.name]
+    return {
+        f.name: getattr(rules, f.name)
+        for f in dataclasses.fields(Rules)
+        if f.name != "name" and getattr(rules, f.name) != getattr(preset, f.name)
+    }
+
+
+def deck_of(state: GameState) -> list[str]:
+    """A deck (top first, in notation) that deals exactly the position of a freshly dealt ``state``.
+
+    The hands are bitsets, so the order within a hand is lost; any order deals the same hands.
+    Each seat's cards take its places in the deal order (RULES §2.2), then come the first
+    staircase card (§2.3) and the stock top first.
+
+    :raises ValueError: when ``state`` is not at the very start of a deal.
+    """
+    if state.turn != 0 or state.phase != Phase.DRAW or state.melds or len(state.staircase) != 1:
+        raise ValueError("deck_of needs a freshly dealt state (before the first action)")
+    n = state.num_players
+    per_hand = state.rules.cards_dealt(n)
+    hands = [iter(sorted(_bits(h))) for h in state.hands]
+    order = [next(hands[(state.dealer + 1 + i) % n]) for i in range(n * per_hand)]
+    order += [state.staircase[0], *state.stock[::-1]]
+    return [card_to_str(c) for c in order]
+
+
+def _bits(bits: int) -> list[int]:
+    return [c for c in range(NUM_CARDS) if bits >> c & 1]
+
+
+class _LoggingShuffles:
+    """Stands in for the engine's generator and logs every reshuffle of the staircase (RULES §6.4)."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        self.stocks: list[list[int]] = []
+
+    def permutation(self, x: Any) -> np.ndarray:
+        result = self.rng.permutation(x)
+        if not isinstance(x, (int, np.integer)):  # an int is a new deck: deck_of reads it from the deal
+            self.stocks.append([int(c) for c in result])
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "rng":
+            raise AttributeError(name)
+        return getattr(self.rng, name)
+
+
+class Recorder:
+    """Records the deals played in a ``raw_env`` (a deal, or every deal of a game).
+
+    Call :meth:`step` with each action right after ``env.step(action)``. When a deal ends its
+    record is appended to :attr:`records` (and passed to ``on_record``).
+
+    :param env: a ``treppen_env.raw_env`` just reset (no action played yet).
+    :param agents: the agent spec of each seat.
+    :param extra: keys added to every record (e.g. ``{"deal_id": "3:greedy,random:1"}``).
+    :param on_record: called with each finished record.
+    :raises ValueError: when ``agents`` does not name every seat or the env is not at a deal's start.
+    """
+
+    def __init__(self, env: Any, agents: Sequence[str], extra: Mapping[str, Any] | None = None, on_record: Any = None):
+        state: GameState = env.game
+        if len(agents) != state.num_players:
+            raise ValueError(f"{len(agents)} agent specs for {state.num_players} seats")
+        self.env = env
+        self.agents = [str(a) for a in agents]
+        self.extra = dict(extra or {})
+        self.on_record = on_record
+        self.records: list[dict[str, Any]] = []
+        self._shuffles = _LoggingShuffles(state.rng)
+        state.rng = self._shuffles  # type: ignore[assignment]
+        self._start()
+
+    def _start(self) -> None:
+        state: GameState = self.env.game
+        self._deck = deck_of(state)
+        self._dealer = state.dealer
+        self._actions: list[int] = []
+        self._reshuffles: list[dict[str, Any]] = []
+        self._deals_played = state.deals_played
+        self._shuffles.stocks.clear()
+
+    def step(self, action: int) -> dict[str, Any] | None:
+        """Note ``action``, just played; returns the deal's record when it ended the deal."""
+        state: GameState = self.env.game
+        self._actions.append(int(action))
+        for stock in self._shuffles.stocks:
+            self._reshuffles.append({"step": len(self._actions) - 1, "stock": [card_to_str(c) for c in stock[::-1]]})
+        self._shuffles.stocks.clear()
+        if state.deals_played == self._deals_played:
+            return None
+        info = self.env.infos[self.env.possible_agents[0]]
+        agent_names = self.env.possible_agents
+        record = {
+            "format": FORMAT,
+            "rules": state.rules.name,
+            "rules_options": rules_options(state.rules),
+            "num_players": state.num_players,
+            "dealer": self._dealer,
+            "deck": self._deck,
+            "agents": self.agents,
+            "actions": self._actions,
+            "reshuffles": self._reshuffles,
+            "outcome": info["outcome"],
+            "went_out": None if info["went_out"] is None else agent_names.index(info["went_out"]),
+            "deal_points": [int(info["deal_points"][a]) for a in agent_names],
+            **self.extra,
+        }
+        if "totals" in info:
+            record["totals"] = [int(info["totals"][a]) for a in agent_names]
+            record["game_deal"] = state.deals_played
+        self.records.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
+        if not state.deal_over:  # a game: the next deal has been dealt
+            self._start()
+        return record
+
+
+def record_deal(
+    deck: Sequence[int | str],
+    dealer: int,
+    actions: Iterable[int],
+    agents: Sequence[str],
+    num_players: int,
+    rules: str | Rules = "treppenromme",
+    seed: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The record of a deal played from ``deck`` and ``dealer`` with ``actions`` in an env seeded
+    with ``seed`` (the seed only decides reshuffles, RULES §6.4): it plays the deal again to
+    record it, e.g. from the actions a match loop returns.
+
+    :raises RecordError: when the actions do not play a whole deal, naming the step.
+    """
+    from treppen_env.aec import raw_env
+
+    env = raw_env(num_players=num_players, rules=rules if isinstance(rules, str) else rules.name, **options)
+    env.reset(seed=seed, options={"deck": list(deck), "dealer": dealer})
+    recorder = Recorder(env, agents, extra)
+    played = 0
+    for action in actions:
+        _step(env, played, action, "deal")
+        played += 1
+        if recorder.step(action) is not None:
+            return recorder.records[0]
+    raise RecordError(f"deal: the actions end after {played} steps but the deal is not over")
+
+
+# ---------------------------------------------------------------------------------- files
+def _open(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.GzipFile(path, mode + "b"), encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def write(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) -> Path:
+    """Write ``records`` to ``path`` atomically (a temporary file moved into place), one JSON
+    line each; gzipped when ``path`` ends in ``.gz``.
+
+    :return: ``path`` as a Path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent)
+    os.close(fd)
+    try:
+        with _open(Path(tmp), "w") as f:
+            for record in records:
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
+    """Append one record to a plain ``.jsonl`` file and flush it to disk (for long runs: a crash
+    loses at most the line being written, which :func:`read` reports).
+
+    :raises ValueError: for a gzipped path (write those whole with :func:`write`).
+    """
+    path = Path(path)
+    if path.suffix == ".gz":
+        raise ValueError(f"cannot append to gzipped {str(path)!r}; use records.write for .gz files")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(dict(record), separators=(",", ":")) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def loads(text: str, source: str = "<text>") -> list[dict[str, Any]]:
+    """Parse and validate the records in JSONL ``text`` (blank lines are skipped).
+
+    :raises RecordError: for a line that is not JSON or not a valid record, naming ``source`` and
+        the line.
+    """
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RecordError(f"{where}: not a JSON object ({err.msg})") from None
+        validate(record, where)
+        records.append(record)
+    return records
+
+
+def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records in ``path`` (``.jsonl`` or ``.jsonl.gz``), validated (see :func:`validate`).
+
+    :raises FileNotFoundError: when there is no such file.
+    :raises RecordError: for a file that is not a record file, naming the line.
+    """
+    path = Path(path)
+    try:
+        with _open(path, "r") as f:
+            text = f.read()
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise RecordError(f"{path}: cannot read it as a record file ({err})") from None
+    return loads(text, str(path))
+
+
+def validate(record: Any, where: str = "record") -> None:
+    """Check the keys and types of a record (not that it replays: see :func:`check`).
+
+    :raises RecordError: naming ``where`` and what is wrong.
+    """
+    if not isinstance(record, dict):
+        raise RecordError(f"{where}: a record is a JSON object, got {type(record).__name__}")
+    missing = [k for k in REQUIRED if k not in record]
+    if missing:
+        raise RecordError(f"{where}: missing keys {missing}")
+    if record["format"] != FORMAT:
+        raise RecordError(f"{where}: format {record['format']!r}; this reader knows {FORMAT!r}")
+    n = record["num_players"]
+    if not _is_int(n) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise RecordError(f"{where}: num_players {n!r} is not {MIN_PLAYERS}..{MAX_PLAYERS}")
+    if not _is_int(record["dealer"]) or not 0 <= record["dealer"] < n:
+        raise RecordError(f"{where}: dealer {record['dealer']!r} is not a seat 0..{n - 1}")
+    if not isinstance(record["rules_options"], dict):
+        raise RecordError(f"{where}: rules_options must be an object")
+    try:
+        make_rules(record["rules"], **record["rules_options"]).check_players(n)
+        if not isinstance(record["deck"], list):
+            raise ValueError("deck must be a list of 52 cards")
+        parse_deck(record["deck"])
+    except (TypeError, ValueError) as err:
+        raise RecordError(f"{where}: {err}") from None
+    agents = record["agents"]
+    if not isinstance(agents, list) or len(agents) != n or not all(isinstance(a, str) for a in agents):
+        raise RecordError(f"{where}: agents must be a list of {n} agent specs (one per seat)")
+    actions = record["actions"]
+    if not isinstance(actions, list) or not all(_is_int(a) and 0 <= a < NUM_ACTIONS for a in actions):
+        raise RecordError(f"{where}: actions must be a list of action indices 0..{NUM_ACTIONS - 1}")
+    if record["outcome"] not in OUTCOMES:
+        raise RecordError(f"{where}: outcome {record['outcome']!r}; one of {list(OUTCOMES)}")
+    points = record["deal_points"]
+    if not isinstance(points, list) or len(points) != n or not all(_is_int(p) for p in points):
+        raise RecordError(f"{where}: deal_points must be a list of {n} integers")
+    reshuffles = record["reshuffles"]
+    if not isinstance(reshuffles, list) or not all(
+        isinstance(r, dict) and _is_int(r.get("step")) and isinstance(r.get("stock"), list) for r in reshuffles
+    ):
+        raise RecordError(f"{where}: reshuffles must be a list of {{'step': int, 'stock': [cards]}}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+# ---------------------------------------------------------------------------------- replay
+@dataclass
+class ReplayStep:
+    """One step of a replay: ``seat`` played ``action`` (its text in ``text``); ``env`` is the
+    ``raw_env`` after it (the same object at every step: read it before asking for the next)."""
+
+    index: int
+    seat: int
+    action: int
+    text: str
+    env: Any
+
+
+class _ScriptedShuffles:
+    """Stands in for the engine's generator during a replay: each reshuffle gives the recorded stock."""
+
+    def __init__(self, reshuffles: Sequence[Mapping[str, Any]]):
+        self.reshuffles = list(reshuffles)
+        self.step = -1
+        self.used = 0
+        self.error: str | None = None  # raised by the replay after the step (the env rewrites errors)
+
+    def permutation(self, x: Any) -> np.ndarray:
+        cards = [int(c) for c in x]
+        if self.used >= len(self.reshuffles):
+            self.error = "the stock runs out and is reshuffled (RULES §6.4) but the record has no reshuffle here"
+            return np.array(cards)
+        entry = self.reshuffles[self.used]
+        self.used += 1
+        try:
+            stock = [parse_card(c) for c in entry["stock"]][::-1]
+        except ValueError as err:
+            self.error = f"reshuffled stock: {err}"
+            return np.array(cards)
+        if entry["step"] != self.step:
+            self.error = f"the stock is reshuffled here (RULES §6.4), the record says at step {entry['step']}"
+        elif sorted(stock) != sorted(cards):
+            self.error = "the recorded reshuffled stock is not the staircase's cards below its top (RULES §6.4)"
+        return np.array(stock if self.error is None else cards)
+
+
+def replay(record: Mapping[str, Any], where: str = "record") -> Iterator[ReplayStep]:
+    """Play ``record`` in a ``raw_env`` step by step (validating it first).
+
+    Yields one :class:`ReplayStep` per action; before the first, ``ReplayStep(-1, ...)`` holds the
+    env just dealt. Stops after the last action; :func:`check` also compares the outcome.
+
+    :raises RecordError: for a malformed record, or an action that is illegal at its step, naming
+        the step, the seat and the action.
+    """
+    from treppen_env.aec import raw_env
+
+    validate(record, where)
+    env = raw_env(
+        num_players=record["num_players"], rules=record["rules"], render_mode="ansi", **record["rules_options"]
+    )
+    env.reset(options={"deck": record["deck"], "dealer": record["dealer"]})
+    shuffles = _ScriptedShuffles(record["reshuffles"])
+    env.game.rng = shuffles  # type: ignore[assignment]
+    yield ReplayStep(-1, -1, -1, "deal", env)
+    for i, action in enumerate(record["actions"]):
+        shuffles.step = i
+        seat = env.game.current
+        _step(env, i, action, where)
+        if shuffles.error is not None:
+            raise RecordError(f"{where}, step {i} (player {seat}, {action_to_str(action)}): {shuffles.error}")
+        yield ReplayStep(i, seat, action, action_to_str(action), env)
+    if shuffles.used != len(shuffles.reshuffles):
+        raise RecordError(
+            f"{where}: the record lists {len(shuffles.reshuffles)} reshuffles, the replay made {shuffles.used}"
+        )
+
+
+def _step(env: Any, i: int, action: int, where: str) -> None:
+    state: GameState = env.game
+    if state.deal_over:
+        raise RecordError(f"{where}, step {i}: the deal is already over, yet the record goes on (action {action})")
+    seat = state.current
+    try:
+        env.step(action)
+    except ValueError as err:
+        raise RecordError(f"{where}, step {i} (player {seat}, action {action}): {err}") from None
+
+
+def check(record: Mapping[str, Any], where: str = "record") -> None:
+    """Replay ``record`` to its end and compare the outcome and the deal points.
+
+    :raises RecordError: naming the step where the replay stops agreeing with the record.
+    """
+    (last,) = collections.deque(replay(record, where), maxlen=1)
+    state: GameState = last.env.game
+    end = f"{where}, step {last.index}"
+    if not state.deal_over:
+        raise RecordError(f"{end}: the actions end but the deal is not over")
+    if state.outcome != record["outcome"] or state.deal_points != list(record["deal_points"]):
+        raise RecordError(
+            f"{end}: the replay ends {state.outcome} with deal points {state.deal_points}; the record says "
+            f"{record['outcome']} with {list(record['deal_points'])}"
+        )
