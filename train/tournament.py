@@ -234,12 +234,17 @@ def agent_name(spec: str) -> str:
 def resolve_specs(items: Sequence[str]) -> dict[str, str]:
     """Names for agent specs: ``NAME=SPEC`` names one explicitly, duplicates get ``-2``, ``-3``, ...
 
+    A spec's own settings (``ismcts,seconds=1``, see :mod:`agents.spec`) are not a name: an item
+    is ``NAME=SPEC`` only when no comma comes before its first ``=``.
+
     :param items: agent specs as given on the command line
     :return: spec by unique name, in the given order
     """
     out: dict[str, str] = {}
     for item in items:
-        name, spec = item.split("=", 1) if "=" in item else (agent_name(item), item)
+        head, eq, rest = item.partition("=")
+        named = bool(eq) and "," not in head  # "ismcts,seconds=1" is a spec with a setting, not NAME=SPEC
+        name, spec = (head, rest) if named else (agent_name(item), item)
         unique, k = name, 1
         while unique in out:
             k += 1
@@ -387,7 +392,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         required=True,
         metavar="SPEC",
-        help="agents: random, greedy, a model .zip or run folder; NAME=SPEC names one",
+        help="agents: random, greedy, a model .zip or run folder, each with optional settings "
+        "NAME,key=value,... (e.g. greedy,epsilon=0.1); LABEL=SPEC names one",
     )
     parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
     parser.add_argument("--deals", type=int, default=100, help="number of decks (default 100)")

@@ -184,9 +184,30 @@ class GameState:
         """Sorted legal action indices of the player to move."""
         return np.flatnonzero(self.legal_mask()).tolist()
 
-    def clone(self) -> GameState:
-        """An independent deep copy (the generator included)."""
-        return copy.deepcopy(self)
+    def clone(self, rng: np.random.Generator | None = None) -> GameState:
+        """An independent copy that plays on exactly as this state would (the inner loop of search).
+
+        Copies only the mutable containers (hands, staircase, stock, melds, points, ...); the
+        immutable table view, rules and candidate tables are shared. No generic deepcopy.
+
+        :param rng: the copy's generator (reshuffles, RULES §6.4); ``None`` copies this state's
+            generator, so the copy also reshuffles as this state would.
+        """
+        new = object.__new__(GameState)
+        new.__dict__.update(self.__dict__)
+        new.rng = copy.deepcopy(self.rng) if rng is None else rng
+        new.totals = list(self.totals)
+        new._mask = self._mask.copy()
+        if "hands" in self.__dict__:  # a deal has been dealt
+            new.hands = list(self.hands)
+            new.staircase = list(self.staircase)
+            new.stock = list(self.stock)
+            new.melds = [TableMeld(m.owner, m.kind, m.suit, m.low, m.length, m.bits) for m in self.melds]
+            new.points = list(self.points)
+            new.known = list(self.known)
+            new.laid_before = list(self.laid_before)
+            new.deal_points = None if self.deal_points is None else list(self.deal_points)
+        return new
 
     # ------------------------------------------------------------------ legality
     def _legal_draw(self, mask: np.ndarray) -> None:
