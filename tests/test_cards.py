@@ -17,6 +17,7 @@ from treppen_env.cards import (
     hand_points,
     make_card,
     parse_card,
+    parse_deck,
     rank_of,
     suit_of,
 )
@@ -132,3 +133,21 @@ def test_parse_card_takes_numpy_integers_rules_1_1() -> None:
         parse_card(True)
     with pytest.raises(ValueError, match="52"):
         parse_card(np.int64(52))
+
+
+def test_parse_deck_reads_text_and_indices_rules_1_1_2() -> None:
+    """RULES §1.1, §2: a deck is the 52 cards, top first, as text or indices (mixed is fine)."""
+    text = [card_to_str(c) for c in range(NUM_CARDS)][::-1]
+    assert parse_deck(text) == list(range(NUM_CARDS))[::-1]
+    assert parse_deck([*text[:2], *range(49, -1, -1)]) == list(range(NUM_CARDS))[::-1]
+    assert parse_deck(np.arange(NUM_CARDS)) == list(range(NUM_CARDS))
+
+
+def test_parse_deck_names_repeated_and_missing_cards() -> None:
+    deck = [card_to_str(c) for c in range(NUM_CARDS)]
+    with pytest.raises(ValueError, match=r"got 52 cards, repeated: 2S, missing: AS$"):
+        parse_deck(["2S", *deck[1:]])
+    with pytest.raises(ValueError, match=r"got 51 cards, missing: KC$"):
+        parse_deck(deck[:-1])
+    with pytest.raises(ValueError, match="not a card: 'ZZ'"):
+        parse_deck(["ZZ", *deck[1:]])

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from env_helpers import (
@@ -11,6 +13,7 @@ from env_helpers import (
     expected_view,
     play_out,
     play_texts,
+    random_action,
     scenario_t,
     stack_deck,
     view_dict,
@@ -18,6 +21,7 @@ from env_helpers import (
 
 import treppen_env
 from treppen_env import observation as O
+from treppen_env.actions import decode as decode_action
 from treppen_env.cards import parse_card
 from treppen_env.engine import GameState
 from treppen_env.rules import make_rules
@@ -217,3 +221,85 @@ def test_decode_round_trip_over_a_game(num_players, rules, seed):
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_decode_round_trip_many_deals(num_players, rules):
     run_round_trips(num_players, rules, seeds=range(10, 40))
+
+
+# ---------------------------------------------------------------- the env's cached encoder
+def check_cached_against_scratch(env, rng: np.random.Generator) -> None:
+    """The mover's observation (through ``last()``, as agents read it) and one other agent's equal
+    a from-scratch encoding of the same state."""
+    raw = env.unwrapped
+    state = raw.game
+    obs = env.last()[0]["observation"]
+    np.testing.assert_array_equal(obs, O.encode(state, raw.possible_agents.index(env.agent_selection)))
+    seat = int(rng.integers(raw.num_players))
+    np.testing.assert_array_equal(raw.observe(raw.possible_agents[seat])["observation"], O.encode(state, seat))
+
+
+def run_cached_encoder(num_players: int, rules: str, seeds, **kwargs) -> int:
+    """Random deals with a deep copy of the env taken at a random decision and both played on with
+    the same actions; every observation of either equals a from-scratch encoding. Returns the
+    number of checks."""
+    checks = 0
+    for seed in seeds:
+        env = treppen_env.env(num_players=num_players, rules=rules, **kwargs)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        twin = None
+        copy_at = int(rng.integers(1, 60))
+        step = 0
+        while env.agents:
+            agent = env.agent_selection
+            step += 1
+            pair = [env] if twin is None else [env, twin]
+            for e in pair:
+                check_cached_against_scratch(e, rng)
+                checks += 1
+            if env.terminations[agent] or env.truncations[agent]:
+                for e in pair:
+                    e.step(None)
+                continue
+            action = random_action(env.last()[0], rng)
+            for e in pair:
+                e.step(action)
+            if step == copy_at:
+                twin = copy.deepcopy(env)
+            elif twin is not None and rng.random() < 0.05:
+                env, twin = twin, copy.deepcopy(twin)  # play on in the copy (and in a copy of it)
+    return checks
+
+
+@pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
+def test_cached_observation_equals_scratch_encoding(num_players, rules):
+    assert run_cached_encoder(num_players, rules, seeds=range(4)) > 400
+
+
+def test_cached_observation_over_a_game_of_deals():
+    # the next deal reuses the state object: the table cache must not survive the deal (RULES §2.1)
+    assert run_cached_encoder(3, "treppenromme", seeds=[5], episode="game", target=150, max_turns=60) > 300
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
+def test_cached_observation_equals_scratch_encoding_many_deals(num_players, rules):
+    run_cached_encoder(num_players, rules, seeds=range(10, 60))
+
+
+def test_table_version_counts_deals_and_lays():
+    """The table cache key: every deal, meld and lay-off bumps it, nothing else does (RULES §4.3)."""
+    state = GameState(make_rules("treppenromme"), 3, np.random.default_rng(3))
+    state.deal(0)
+    rng = np.random.default_rng(3)
+    lays = 0
+    for _ in range(4):
+        before = state.table_version
+        expected = before
+        while not state.deal_over:
+            action = int(rng.choice(state.legal_actions()))
+            kind = decode_action(action).kind
+            state.apply(action)
+            lays += kind in ("meld", "layoff")
+            expected += kind in ("meld", "layoff")
+            assert state.table_version == expected, kind
+        state.next_deal()
+        assert state.table_version == expected + 1
+    assert lays > 10

@@ -95,6 +95,7 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.state_: GameState | None = None
+        self._encoder = O.Encoder()
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -126,6 +127,7 @@ class raw_env(AECEnv, EzPickle):
         state = GameState(self.rules, self.num_players, self._rng)
         state.deal(options.get("dealer", 0), options.get("deck"))
         self.state_ = state
+        self._encoder = O.Encoder()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -142,7 +144,7 @@ class raw_env(AECEnv, EzPickle):
             mask = state.legal_mask().copy()
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": O.encode(state, seat), "action_mask": mask}
+        return {"observation": self._encoder.encode(state, seat), "action_mask": mask}
 
     def legal_mask(self) -> np.ndarray:
         """Read-only view of the mask of the agent to move (int8, (898,)); do not modify."""

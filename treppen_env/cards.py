@@ -8,7 +8,8 @@ bitset (bit ``card`` set when the card is in the set), so set algebra is one mac
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 
 NUM_SUITS = 4
 NUM_RANKS = 13
@@ -72,6 +73,23 @@ def parse_card(text: str | int) -> int:
     if len(rank) != 1 or rank not in RANKS or suit not in SUITS or not suit:
         raise ValueError(f"not a card: {text!r} (rank A 2-9 T/10 J Q K followed by suit S H D C or ♠ ♥ ♦ ♣)")
     return make_card(SUITS.index(suit), RANKS.index(rank))
+
+
+def parse_deck(deck: Sequence[int | str]) -> list[int]:
+    """Card indices of ``deck`` (52 card strings or indices, top first; RULES §1.1, §2).
+
+    :raises ValueError: when the deck is not exactly the 52 distinct cards, naming what is wrong.
+    """
+    cards = [parse_card(c) for c in deck]
+    if len(cards) != NUM_CARDS or len(set(cards)) != NUM_CARDS:
+        dupes = sorted(c for c, k in Counter(cards).items() if k > 1)
+        absent = sorted(set(range(NUM_CARDS)) - set(cards))
+        raise ValueError(
+            f"a deck must hold each of the 52 cards exactly once; got {len(cards)} cards"
+            + (f", repeated: {' '.join(map(card_to_str, dupes))}" if dupes else "")
+            + (f", missing: {' '.join(map(card_to_str, absent))}" if absent else "")
+        )
+    return cards
 
 
 def cards_to_bits(cards: Iterable[int]) -> int:

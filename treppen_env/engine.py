@@ -25,7 +25,7 @@ from treppen_env.cards import (
     card_to_str,
     hand_points,
     make_card,
-    parse_card,
+    parse_deck,
 )
 from treppen_env.melds import (
     MAX_RUN,
@@ -98,6 +98,7 @@ class GameState:
         self._values = meld_values(rules)
         self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False
+        self.table_version = 0
 
     # ------------------------------------------------------------------ deal (RULES §2)
     def deal(self, dealer: int = 0, deck: Sequence[int | str] | None = None) -> None:
@@ -243,7 +244,7 @@ class GameState:
             melds &= (MELD_BITS & np.uint64(1 << self.must_use)) != 0
             layable = 1 << self.must_use
         mask[A.MELD_BASE : A.LAYOFF_BASE] = melds
-        for target, slots in enumerate(self._slot_bits):
+        for target, slots in enumerate(self.layoff_slots):
             for card in bits_to_cards(layable & slots):
                 mask[A.LAYOFF_BASE + 3 * card + target] = 1
         if self.must_use < 0:
@@ -387,47 +388,34 @@ class GameState:
 
     # ------------------------------------------------------------------ table bookkeeping
     def _refresh_table(self) -> None:
-        """Recompute the table's per-card view after a meld or lay-off (RULES §4.3).
+        """Recompute where cards can be laid off after a meld or lay-off (RULES §4.3).
 
         ``_slot_owner[target][card]`` is the table index of the meld that ``card`` can be laid off
-        onto at ``target`` (set, low end, high end) and ``_slot_bits`` their bitsets.
-        ``table_owner`` (int8, (52,)) gives the seat that laid the meld holding each card (-1: not
-        on the table) and ``table_features`` (float32, (52, 7)) the columns in a set, in a run, a
-        run's low end, a run's high end, fits a set, fits a low end, fits a high end.
+        onto at ``target`` (set, low end, high end) and :attr:`layoff_slots` their bitsets. A card
+        on the table (in another meld) can never be laid off, so it is no slot. Bumps
+        :attr:`table_version`, which caches of the table (the observation's) are keyed on.
         """
         owners: tuple[dict[int, int], dict[int, int], dict[int, int]] = ({}, {}, {})
-        table_owner = np.full(NUM_CARDS, -1, dtype=np.int8)
-        features = np.zeros((NUM_CARDS, 7), dtype=np.float32)
         corner = self.rules.corner_runs
+        on_table = 0
         for i, meld in enumerate(self.melds):
-            cards = list(meld.cards)
-            table_owner[cards] = meld.owner
+            on_table |= meld.bits
             if meld.kind == "set":
-                features[cards, 0] = 1
                 if meld.length == 3:
                     missing = next(bits_to_cards(_rank_bits(meld.low) & ~meld.bits))
                     owners[A.TARGET_SET][missing] = i
                 continue
-            features[cards, 1] = 1
-            features[cards[0], 2] = 1
-            features[cards[-1], 3] = 1
             if meld.length == MAX_RUN:
                 continue
             if corner or meld.low >= 1:
                 owners[A.TARGET_LOW][make_card(meld.suit, (meld.low - 1) % NUM_RANKS)] = i
             if corner or meld.low + meld.length <= NUM_RANKS:
                 owners[A.TARGET_HIGH][make_card(meld.suit, (meld.low + meld.length) % NUM_RANKS)] = i
-        on_table = np.flatnonzero(table_owner >= 0)
-        for target, slots in enumerate(owners):
-            # a card on the table (in another meld) can never be laid off: keep only playable ones
-            for card in on_table:
-                slots.pop(int(card), None)
-            features[list(slots), 4 + target] = 1
-        self._slot_owner = owners
-        self._slot_bits = tuple(sum(1 << c for c in d) for d in owners)
-        self._slots_any = self._slot_bits[0] | self._slot_bits[1] | self._slot_bits[2]
-        self.table_owner = table_owner
-        self.table_features = features
+        self._slot_owner = tuple({c: i for c, i in d.items() if not on_table >> c & 1} for d in owners)
+        slots = tuple(sum(1 << c for c in d) for d in self._slot_owner)
+        self.layoff_slots: tuple[int, int, int] = (slots[0], slots[1], slots[2])
+        self._slots_any = slots[0] | slots[1] | slots[2]
+        self.table_version += 1
 
     # ------------------------------------------------------------------ errors
     def _illegal_reason(self, action: int) -> str:
@@ -471,21 +459,3 @@ class GameState:
 
 def _rank_bits(rank: int) -> int:
     return sum(1 << make_card(s, rank) for s in range(4))
-
-
-def parse_deck(deck: Sequence[int | str]) -> list[int]:
-    """Card indices of ``deck`` (52 card strings or indices, top first).
-
-    :raises ValueError: when the deck is not exactly the 52 distinct cards, naming what is wrong.
-    """
-    cards = [parse_card(c) for c in deck]
-    if len(cards) != NUM_CARDS or len(set(cards)) != NUM_CARDS:
-        seen: set[int] = set()
-        dupes = sorted({c for c in cards if c in seen or seen.add(c)})
-        absent = sorted(set(range(NUM_CARDS)) - set(cards))
-        raise ValueError(
-            f"a deck must hold each of the 52 cards exactly once; got {len(cards)} cards"
-            + (f", repeated: {' '.join(map(card_to_str, dupes))}" if dupes else "")
-            + (f", missing: {' '.join(map(card_to_str, absent))}" if absent else "")
-        )
-    return cards

@@ -94,55 +94,102 @@ def _bits_rows(*bitsets: int) -> np.ndarray:
     return np.unpackbits(raw.reshape(len(bitsets), 8), axis=1, bitorder="little")[:, :NUM_CARDS]
 
 
-def encode(state: GameState, seat: int) -> np.ndarray:
-    """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,).
+def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The table's per-card view, computed from the melds and the lay-off slots (RULES §3, §4.3).
 
-    Depends only on the state and ``seat`` (DESIGN "Environment"); opponents' hands enter only
-    as sizes and as the cards they took from the staircase (``known``).
+    :returns: ``cards`` (intp, (k,)) the cards on the table, ``owners`` (intp, (k,)) the seat that
+        laid the meld holding each of them, and ``features`` (float32, (52, 7)) the ``table``
+        piece (columns :data:`TABLE_COLUMNS`).
     """
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    n = state.num_players
-    rel = [(seat + k) % n for k in range(n)]  # relative seat k -> absolute seat
-    o = SLICES
-    rows = _bits_rows(state.hands[seat], *(state.known[s] for s in rel[1:]))
-    obs[o["hand"]] = rows[0]
-    obs[o["known"].start : o["known"].start + (n - 1) * NUM_CARDS] = rows[1:].ravel()
-    stairs = state.staircase
-    obs[o["staircase"].start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
-    if state.melds:
-        on_table = np.flatnonzero(state.table_owner >= 0)
-        owner = (state.table_owner[on_table] - seat) % n
-        obs[o["meld_owner"].start + on_table * MAX_SEATS + owner] = 1
-        obs[o["table"]] = state.table_features.ravel()
-    if state.must_use >= 0:
-        obs[o["must_use"].start + state.must_use] = 1
-    if state.banned >= 0:
-        obs[o["banned"].start + state.banned] = 1
-    pad = [0.0] * (MAX_SEATS - n)
-    dealer = [0.0] * MAX_SEATS
-    dealer[(state.dealer - seat) % n] = 1.0
-    to_move = [0.0] * MAX_SEATS
-    to_move[(state.current - seat) % n] = 1.0
-    phase = [0.0] * len(Phase)
-    phase[state.phase] = 1.0
-    obs[_TAIL] = [  # the scalar pieces, in LAYOUT order from hand_sizes on
-        *(state.hands[s].bit_count() / HAND_SCALE for s in rel),
-        *pad,
-        len(state.stock) / NUM_CARDS,
-        *phase,
-        *(state.points[s] / POINTS_SCALE for s in rel),
-        *pad,
-        *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel),
-        *pad,
-        *dealer,
-        *to_move,
-        *([1.0] * n),
-        *pad,
-        *(float(state.laid_before[s]) for s in rel),
-        *pad,
-        state.turn / state.rules.max_turns,
-    ]
-    return obs
+    features = np.zeros((NUM_CARDS, len(TABLE_COLUMNS)), dtype=np.float32)
+    owner = np.full(NUM_CARDS, -1, dtype=np.intp)
+    for meld in state.melds:
+        cards = list(meld.cards)
+        owner[cards] = meld.owner
+        if meld.kind == "set":
+            features[cards, 0] = 1
+        else:
+            features[cards, 1] = 1
+            features[cards[0], 2] = 1
+            features[cards[-1], 3] = 1
+    features[:, 4:] = _bits_rows(*state.layoff_slots).T
+    cards_on_table = np.flatnonzero(owner >= 0)
+    return cards_on_table, owner[cards_on_table], features
+
+
+class Encoder:
+    """Writes observations of one game; the table's per-card view is computed once per lay.
+
+    The view is cached on the state object and its ``table_version``, which the engine bumps at
+    every deal, meld and lay-off, so a copied or replaced state is never served a stale table.
+    """
+
+    def __init__(self) -> None:
+        self._table_key: tuple[GameState, int] | None = None
+        self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def table(self, state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`table_view` of ``state``, recomputed only after a lay (or for another state)."""
+        key = self._table_key
+        if key is None or key[0] is not state or key[1] != state.table_version or self._table is None:
+            self._table = table_view(state)
+            self._table_key = (state, state.table_version)
+        return self._table
+
+    def encode(self, state: GameState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,), a new array.
+
+        Depends only on the state and ``seat`` (DESIGN "Environment"); opponents' hands enter only
+        as sizes and as the cards they took from the staircase (``known``).
+        """
+        obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        n = state.num_players
+        rel = [(seat + k) % n for k in range(n)]  # relative seat k -> absolute seat
+        o = SLICES
+        rows = _bits_rows(state.hands[seat], *(state.known[s] for s in rel[1:]))
+        obs[o["hand"]] = rows[0]
+        obs[o["known"].start : o["known"].start + (n - 1) * NUM_CARDS] = rows[1:].ravel()
+        stairs = state.staircase
+        obs[o["staircase"].start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
+        if state.melds:
+            on_table, owners, features = self.table(state)
+            obs[o["meld_owner"].start + on_table * MAX_SEATS + (owners - seat) % n] = 1
+            obs[o["table"]] = features.ravel()
+        if state.must_use >= 0:
+            obs[o["must_use"].start + state.must_use] = 1
+        if state.banned >= 0:
+            obs[o["banned"].start + state.banned] = 1
+        pad = [0.0] * (MAX_SEATS - n)
+        dealer = [0.0] * MAX_SEATS
+        dealer[(state.dealer - seat) % n] = 1.0
+        to_move = [0.0] * MAX_SEATS
+        to_move[(state.current - seat) % n] = 1.0
+        phase = [0.0] * len(Phase)
+        phase[state.phase] = 1.0
+        obs[_TAIL] = [  # the scalar pieces, in LAYOUT order from hand_sizes on
+            *(state.hands[s].bit_count() / HAND_SCALE for s in rel),
+            *pad,
+            len(state.stock) / NUM_CARDS,
+            *phase,
+            *(state.points[s] / POINTS_SCALE for s in rel),
+            *pad,
+            *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel),
+            *pad,
+            *dealer,
+            *to_move,
+            *([1.0] * n),
+            *pad,
+            *(float(state.laid_before[s]) for s in rel),
+            *pad,
+            state.turn / state.rules.max_turns,
+        ]
+        return obs
+
+
+def encode(state: GameState, seat: int) -> np.ndarray:
+    """The observation of ``seat`` in ``state``, written from scratch: float32 array of shape
+    (OBS_SIZE,). See :meth:`Encoder.encode`; an env keeps one :class:`Encoder` to reuse work."""
+    return Encoder().encode(state, seat)
 
 
 @dataclass(frozen=True)
@@ -221,8 +268,8 @@ def _decode_melds(v: dict[str, np.ndarray]) -> tuple[dict, ...]:
     table = v["table"]
     in_set = np.flatnonzero(table[:, 0]).tolist()
     for rank in sorted({c % 13 for c in in_set}):
-        cards = tuple(c for c in in_set if c % 13 == rank)
-        melds.append({"owner": owner[cards[0]], "kind": "set", "cards": cards})
+        members = tuple(c for c in in_set if c % 13 == rank)
+        melds.append({"owner": owner[members[0]], "kind": "set", "cards": members})
     in_run = table[:, 1].tolist()
     high_end = table[:, 3].tolist()
     for low in np.flatnonzero(table[:, 2]).tolist():
