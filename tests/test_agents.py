@@ -21,6 +21,7 @@ import agents
 import treppen_env
 from agents import Agent, GreedyAgent, HumanAgent, PolicyAgent, RandomAgent
 from agents.human import format_moves, render_view
+from agents.match import play_match
 from treppen_env.actions import DRAW, action_to_str, encode_take, parse_action
 from treppen_env.cards import parse_card
 from treppen_env.observation import decode
@@ -31,21 +32,13 @@ CONFIGS = [(n, preset) for preset in ("treppenromme", "rum500") for n in (2, 3, 
 def play_deal(env: Any, seats: Sequence[Agent], deck: Any = None, dealer: int = 0, seed: int | None = None) -> dict:
     """Play one deal of ``env`` with ``seats[i]`` in seat i, checking every action against the mask;
     return the final info of player_0."""
-    env.reset(seed=seed, options=None if deck is None else {"deck": deck, "dealer": dealer})
-    for agent in seats:
-        agent.reset()
-    final: dict = {}
-    for name in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            final = final or info
-            env.step(None)
-            continue
-        action = seats[int(name.rsplit("_", 1)[1])].act(obs)
-        assert isinstance(action, int), f"{seats[int(name[-1])]!r} returned {type(action)}"
+
+    def check(env: Any, seat: int, obs: dict, action: int) -> None:
+        assert isinstance(action, int), f"{seats[seat]!r} returned {type(action)}"
         assert obs["action_mask"][action] == 1, f"illegal {action_to_str(action)}"
-        env.step(action)
-    return final
+
+    options = None if deck is None else {"deck": deck, "dealer": dealer}
+    return play_match(env, seats, seed=seed, options=options, on_step=check).infos[0]
 
 
 def run_turn(env: Any, agent: Agent) -> list[str]:
@@ -88,17 +81,7 @@ def test_greedy_is_deterministic_given_its_seed() -> None:
     for _ in range(2):
         env = treppen_env.raw_env(num_players=3, rules="rum500")
         seats = [GreedyAgent(seed=7, epsilon=0.3), GreedyAgent(seed=8, rules="rum500"), RandomAgent(seed=9)]
-        env.reset(seed=11)
-        trace = []
-        for name in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            action = seats[int(name[-1])].act(obs)
-            trace.append(action)
-            env.step(action)
-        traces.append(trace)
+        traces.append(play_match(env, seats, seed=11).actions)
     assert traces[0] == traces[1]
 
 

@@ -18,6 +18,7 @@ from env_helpers import stack_deck
 
 import agents
 from agents.base import RandomAgent
+from agents.match import play_match
 from train import cli, selfplay
 from train.callbacks import latest_checkpoint
 from train.config import TrainConfig, load_config
@@ -258,14 +259,10 @@ def _play_legal_deals(model_path: Path, deals: int = 3) -> None:
     raises on an illegal action)."""
     learner = agents.load(str(model_path))
     assert isinstance(learner, agents.PolicyAgent)
+    env = raw_env(num_players=2)
     for seed in range(deals):
-        env = raw_env(num_players=2)
-        env.reset(seed=seed)
-        players = {"player_0": RandomAgent(seed=seed), "player_1": learner}
-        while not any(env.terminations.values()) and not any(env.truncations.values()):
-            agent = env.agent_selection
-            env.step(players[agent].act(env.observe(agent)))
-        assert "deal_points" in env.infos["player_1"]
+        result = play_match(env, [RandomAgent(seed=seed), learner], seed=seed)
+        assert result.outcome is not None and len(result.actions) > 0
 
 
 def test_train_cli_subprocess_envs(tmp_path):

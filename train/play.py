@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 import agents
+from agents.match import play_match
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env
 from treppen_env.rules import PRESETS
@@ -40,13 +41,11 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seat < num_players:
         raise ValueError(f"--seat {args.seat} is not a seat 0..{num_players - 1}")
     env = raw_env(num_players=num_players, rules=args.rules, episode="game" if args.game else "deal")
-    seed = args.seed
     players: list[agents.Agent] = []
     opponents = iter(args.opponents)
     for seat in range(num_players):
         spec = "human" if seat == args.seat else next(opponents)
-        players.append(agents.load(spec, seed=None if seed is None else seed + seat))
-    env.reset(seed=seed)
+        players.append(agents.load(spec, seed=None if args.seed is None else args.seed + seat))
     try:
         _play(env, players, args)
     except (EOFError, KeyboardInterrupt):
@@ -57,19 +56,16 @@ def run(args: argparse.Namespace) -> int:
 def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -> None:
     num_players = len(players)
     names = [f"player_{i}" + (" (you)" if i == args.seat else "") for i in range(num_players)]
-    for agent_name in env.agent_iter():
-        _, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = env.possible_agents.index(agent_name)
-        action = players[seat].act(env.observe(agent_name))
+    deals_played = [0]
+
+    def show(env: raw_env, seat: int, observation: object, action: int) -> None:
         if seat != args.seat:
             print(f"{names[seat]}: {action_to_str(action)}")
-        deals_before = env.game.deals_played
-        env.step(action)
-        if env.game.deals_played > deals_before:
+        if env.game.deals_played > deals_played[0]:
+            deals_played[0] = env.game.deals_played
             _print_result(env, names, args.game)
+
+    play_match(env, players, seed=args.seed, on_step=show)
 
 
 def _print_result(env: raw_env, names: list[str], game: bool) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.match import MatchError, play_match
 from train.ratings import fit_ratings
 from train.results import (
     FORMAT_VERSION,
@@ -183,21 +184,12 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"deal {spec.deal_id}: no agent named {missing}; have {sorted(agents)}")
     env = raw_env(num_players=spec.players, rules=spec.rules)
-    env.reset(seed=spec.seed, options={"deck": list(spec.deck), "dealer": spec.dealer})
-    seat_agents = [agents[name] for name in spec.seats]
-    for agent, agent_seed in zip(seat_agents, spec.agent_seeds, strict=True):
-        agent.reset(seed=agent_seed)
-    steps = 0
-    while not env.game.deal_over:
-        seat = env.game.current
-        action = seat_agents[seat].act(env.observe(env.agent_selection))
-        try:
-            env.step(action)
-        except ValueError as err:
-            raise ValueError(f"agent {spec.seats[seat]!r} in deal {spec.deal_id}: {err}") from None
-        steps += 1
-    info = env.infos[env.possible_agents[0]]
-    went_out = info["went_out"]
+    options = {"deck": list(spec.deck), "dealer": spec.dealer}
+    seats = [agents[name] for name in spec.seats]
+    try:
+        result = play_match(env, seats, seed=spec.seed, options=options, agent_seeds=spec.agent_seeds)
+    except MatchError as err:
+        raise ValueError(f"agent {spec.seats[err.seat]!r} in deal {spec.deal_id}: {err}") from None
     return {
         "deal": spec.deal_id,
         "deck_id": spec.deck_id,
@@ -205,10 +197,10 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
         "rotation": spec.rotation,
         "dealer": spec.dealer,
         "agents": list(spec.seats),
-        "points": [int(info["deal_points"][a]) for a in env.possible_agents],
-        "outcome": info["outcome"],
-        "went_out": None if went_out is None else env.possible_agents.index(went_out),
-        "steps": steps,
+        "points": result.deal_points,
+        "outcome": result.outcome,
+        "went_out": result.went_out,
+        "steps": len(result.actions),
         "seed": spec.seed,
     }
 

@@ -1,0 +1,119 @@
+"""One match loop: play one episode (a deal, or a game with ``episode="game"``) with given seats.
+
+Every place that plays a deal with agents calls :func:`play_match`: tournaments, ``treppen play``,
+the evaluations, tests and notebooks (as OpenSpiel's ``evaluate_bots`` serves every bot match).
+The result lists every action in order, so a deal can be replayed, recorded or searched from.
+
+Usage::
+
+    from agents import GreedyAgent, RandomAgent
+    from agents.match import play_match
+    from treppen_env import raw_env
+
+    result = play_match(raw_env(num_players=2), [GreedyAgent(), RandomAgent()], seed=0)
+    print(result.outcome, result.deal_points, len(result.actions))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.base import Agent
+
+OnStep = Callable[[Any, int, dict[str, Any], int], None]
+"""``on_step(env, seat, observation, action)``, called after each ``env.step(action)``."""
+
+
+class MatchError(ValueError):
+    """An agent's move failed: ``seat`` names the seat; the message names the seat, the agent and
+    the env's reason (e.g. an illegal action, RULES §4)."""
+
+    def __init__(self, seat: int, message: str):
+        super().__init__(message)
+        self.seat = seat
+
+
+@dataclass
+class MatchResult:
+    """What one episode gave, per seat (seat ``i`` is ``env.possible_agents[i]``).
+
+    :param actions: every action played, in order (ints in 0..897)
+    :param outcome: how the last deal ended (``went_out``, ``romme``, ``stock_exhausted``,
+        ``max_turns``; RULES §6), or None when it did not end normally (``env()`` after an
+        illegal move)
+    :param deal_points: points booked in the last deal, per seat (RULES §6)
+    :param went_out: the seat that went out of the last deal, or None
+    :param rewards: each seat's return over the episode: the sum of its rewards
+    :param infos: each seat's final ``infos`` entry
+    """
+
+    actions: list[int]
+    outcome: str | None
+    deal_points: list[int]
+    went_out: int | None
+    rewards: list[float]
+    infos: list[dict[str, Any]]
+
+
+def play_match(
+    env: Any,
+    seats: Sequence[Agent],
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    agent_seeds: Sequence[int | None] | None = None,
+    on_step: OnStep | None = None,
+) -> MatchResult:
+    """Reset ``env`` and the agents, then play until the episode is over.
+
+    :param env: a ``treppen_env.raw_env`` or ``treppen_env.env()`` (any PettingZoo AEC env with
+        ``possible_agents``, ``observe``, ``rewards``, ``terminations``, ``truncations``, ``infos``)
+    :param seats: the agent of each seat, ``len(env.possible_agents)`` of them; one object may
+        sit at several seats
+    :param seed: ``env.reset`` seed (deals and reshuffles)
+    :param options: ``env.reset`` options, e.g. ``{"deck": [...], "dealer": 1}``
+    :param agent_seeds: seed of each seat's agent (``agent.reset(seed=...)``); None keeps the
+        agents' generators as they are
+    :param on_step: called after every step as ``on_step(env, seat, observation, action)``
+    :return: the :class:`MatchResult`
+    :raises ValueError: for a wrong number of seats
+    :raises MatchError: (a ``ValueError``) when an agent's action fails on ``raw_env``, e.g. an
+        illegal action; ``env()`` ends the episode instead (offender −1)
+    """
+    names = env.possible_agents
+    if len(seats) != len(names):
+        raise ValueError(f"{len(seats)} agents given for {len(names)} seats; give one agent per seat")
+    env.reset(seed=seed, options=options)
+    for agent, agent_seed in zip(seats, agent_seeds or [None] * len(seats), strict=True):
+        agent.reset(seed=agent_seed)
+    seat_of = {name: i for i, name in enumerate(names)}
+    returns = dict.fromkeys(names, 0.0)
+    actions: list[int] = []
+    while True:
+        name = env.agent_selection
+        if env.terminations[name] or env.truncations[name]:
+            break
+        returns[name] += env._cumulative_rewards[name]  # what last() would hand this agent
+        seat = seat_of[name]
+        observation = env.observe(name)
+        action = seats[seat].act(observation)
+        try:
+            env.step(action)
+        except ValueError as err:
+            raise MatchError(seat, f"seat {seat} ({seats[seat]!r}): {err}") from None
+        actions.append(int(action))
+        if on_step is not None:
+            on_step(env, seat, observation, action)
+    info = env.infos[names[0]]
+    went_out = info.get("went_out")
+    points = info.get("deal_points", {})
+    return MatchResult(
+        actions=actions,
+        outcome=info.get("outcome"),
+        deal_points=[int(points.get(n, 0)) for n in names],
+        went_out=None if went_out is None else seat_of[went_out],
+        rewards=[returns[n] + env._cumulative_rewards[n] for n in names],
+        infos=[dict(env.infos[n]) for n in names],
+    )
