@@ -513,6 +513,36 @@ def test_game_episode_plays_deals_until_the_target(num_players):
     assert sum(summed.values()) == pytest.approx(0.0, abs=1e-9)  # zero-sum deal by deal
 
 
+@pytest.mark.parametrize(("target", "terminated"), [(100, True), (1000, False)])
+def test_game_ends_at_the_target_or_is_cut_off_at_max_deals(target, terminated):
+    # RULES §7.1: a game ends when a total reaches the target with one highest; a game that has not
+    # ended after max_deals deals is cut off, reported as a truncation (like max_turns, §6.5).
+    final = romme_deal(2, episode="game", target=target, max_deals=1)
+    info = {
+        "deal_points": {"player_0": 160, "player_1": 0},
+        "outcome": "romme",
+        "went_out": "player_0",
+        "totals": {"player_0": 160, "player_1": 0},
+    }
+    assert {a: f[1:] for a, f in final.items()} == {
+        "player_0": (pytest.approx(1.6), terminated, not terminated, info),
+        "player_1": (pytest.approx(-1.6), terminated, not terminated, info),
+    }
+
+
+def test_game_where_nobody_reaches_the_target_stops_at_max_deals():
+    env = treppen_env.env(num_players=3, episode="game", target=100_000, max_deals=4)
+    env.reset(seed=0)
+    final = play_out(env, np.random.default_rng(0))
+    game = env.unwrapped.game
+    assert game.deals_played == 4 and not game.game_over()
+    totals = dict(zip(env.possible_agents, game.totals, strict=True))
+    assert {a: (term, trunc, info["totals"]) for a, (_, _, term, trunc, info) in final.items()} == {
+        a: (False, True, totals) for a in env.possible_agents
+    }
+    assert treppen_env.raw_env().rules.max_deals == 200  # the default (treppen_env.rules.Rules)
+
+
 # ---------------------------------------------------------------- bad input (DESIGN "Bad input")
 def test_raw_env_rejects_illegal_actions_with_text_and_reason():
     env = treppen_env.raw_env(num_players=2)
@@ -532,44 +562,135 @@ def test_raw_env_rejects_illegal_actions_with_text_and_reason():
         env.step(parse_action("discard 6H"))
     with pytest.raises(ValueError, match=r"take 1 .*already drew this turn \(RULES §4\.1\)"):
         env.step(parse_action("take 1"))
-    with pytest.raises(ValueError, match=r"action 898 is not in 0\.\.897"):
-        env.step(898)
-    for bad in ("draw", 1.0, None):  # no silent conversion: 1.0 is not action 1
-        with pytest.raises(ValueError, match=rf"player_1: action {bad!r} is not an action index 0\.\.897"):
-            env.step(bad)
     env.step(parse_action("discard 7H"))  # a legal action still works
     assert env.agent_selection == "player_0"
 
 
-def test_wrapped_env_ends_the_game_on_an_illegal_move(caplog):
-    # PettingZoo's classic convention (TerminateIllegalWrapper): warn, -1 to the offender, 0 to
-    # the others, every agent done.
-    env = treppen_env.env(num_players=3)
-    env.reset(seed=0)
-    offender = env.agent_selection
-    illegal = int(np.flatnonzero(env.last()[0]["action_mask"] == 0)[-1])
-    with caplog.at_level(logging.WARNING):
-        env.step(illegal)
-    assert "Illegal move made" in caplog.text
-    assert all(env.terminations.values())
-    final = {}
+def pettingzoo_chain(**kwargs):
+    """raw_env in PettingZoo's own classic wrapper chain, which ClassicWrapper stands for."""
+    from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+
+    return OrderEnforcingWrapper(TerminateIllegalWrapper(AssertOutOfBoundsWrapper(treppen_env.raw_env(**kwargs)), -1))
+
+
+def readme_loop_with_illegal_move(env, illegal_at: int) -> list[tuple]:
+    """The README's ``agent_iter()`` loop, with decision ``illegal_at`` an illegal action: every
+    ``(agent, reward, terminated, truncated, info)`` of ``last()``."""
+    rng = np.random.default_rng(0)
+    seen = []
     for agent in env.agent_iter():
-        _, reward, term, _, info = env.last()
-        final[agent] = (reward, term)
-        if agent == offender:
-            assert info["illegal_action"] == action_to_str(illegal)
-        env.step(None)
-    assert final == {a: (-1.0 if a == offender else 0.0, True) for a in env.possible_agents}
+        obs, reward, terminated, truncated, info = env.last()
+        seen.append((agent, reward, terminated, truncated, info))
+        if terminated or truncated:
+            env.step(None)
+        elif len(seen) == illegal_at + 1:
+            env.step(int(np.flatnonzero(obs["action_mask"] == 0)[-1]))  # "discard KC"
+        else:
+            env.step(random_action(obs, rng))
+    return seen
 
 
-@pytest.mark.parametrize("action", [898, -1, 1.5, None, "draw"])
-def test_wrapped_env_raises_for_actions_outside_the_space(action):
-    env = treppen_env.env(num_players=2)
+@pytest.mark.parametrize(("num_players", "illegal_at"), [(2, 0), (3, 0), (3, 4)])
+def test_illegal_move_in_the_agent_iter_loop_ends_it_as_pettingzoo_does(caplog, num_players, illegal_at):
+    # PettingZoo's classic convention (TerminateIllegalWrapper + OrderEnforcingWrapper): warn, -1
+    # to the offender, 0 to the others, every agent done; the loop runs to its end, each agent
+    # gets its final last(), and env.agents ends empty.
+    env = treppen_env.env(num_players=num_players)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"outside Discrete\(898\)"):
+    with caplog.at_level(logging.WARNING):
+        seen = readme_loop_with_illegal_move(env, illegal_at)
+    assert "Illegal move made, game terminating with current player losing" in caplog.text
+    assert env.agents == []
+    offender = seen[illegal_at][0]
+    final = seen[illegal_at + 1 :]
+    assert final == [
+        (a, -1.0 if a == offender else 0.0, True, True, {"illegal_action": "discard KC"} if a == offender else {})
+        for a in env.possible_agents
+    ]
+    # the same as PettingZoo's own chain around raw_env (which does not name the action)
+    chain = pettingzoo_chain(num_players=num_players)
+    chain.reset(seed=0)
+    reference = readme_loop_with_illegal_move(chain, illegal_at)
+    assert chain.agents == []
+    for got, want in zip(seen, reference, strict=True):
+        assert got[:4] == want[:4]
+        assert {k: v for k, v in got[4].items() if k != "illegal_action"} == want[4]
+
+
+@pytest.mark.parametrize("maker", sorted(MAKERS))
+def test_after_every_agent_is_done_step_warns_and_last_raises(maker, caplog):
+    # PettingZoo's OrderEnforcingWrapper warns on a step once agents is empty and does nothing;
+    # raw_env does the same, and last() says why it has nothing to give (not a bare KeyError).
+    env = MAKERS[maker](num_players=2)
+    env.reset(seed=1)
+    play_out(env, np.random.default_rng(1))
+    assert env.agents == []
+    with caplog.at_level(logging.WARNING):
+        env.step(None)
+        env.step(0)
+    assert caplog.text.count("step() called after all agents are terminated or truncated. Should reset() first") == 2
+    assert env.agents == []
+    with pytest.raises(RuntimeError, match=r"^last\(\): every agent is done \(agents is empty\); call reset\(\)"):
+        env.last()
+    env.reset(seed=1)  # a reset starts over
+    assert env.agents == ["player_0", "player_1"] and env.last()[1:] == (0.0, False, False, {})
+
+
+def test_raw_env_before_reset_raises():
+    env = treppen_env.raw_env(num_players=2)
+    for call in (lambda: env.step(0), env.last, lambda: env.observe("player_0")):
+        with pytest.raises(RuntimeError, match=r"^call reset\(\) before using the environment$"):
+            call()
+
+
+# Not actions: out of range (-1 is not the last action), bool (True is not "take 1"), floats (1.0
+# is not action 1), None for a live agent, text, arrays that are not 0-d integers.
+NOT_ACTIONS = [898, -1, 1.5, True, np.True_, None, "draw", np.float64(0.0), np.array([0]), np.array(0.0)]
+
+
+def single_agent_env(**kwargs):
+    """The SingleAgentEnv layer with a random opponent (its own tests: tests/test_single_agent.py)."""
+    from agents.base import RandomAgent
+
+    return treppen_env.SingleAgentEnv(RandomAgent(seed=0), seat=0, **kwargs)
+
+
+LAYERS = {**MAKERS, "SingleAgentEnv": single_agent_env}
+
+
+def raw_of(env):
+    """The raw_env under any layer."""
+    return env.aec if isinstance(env, treppen_env.SingleAgentEnv) else env.unwrapped
+
+
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_actions_outside_the_space_raise_in_every_layer(layer, action):
+    env = LAYERS[layer](num_players=2)
+    env.reset(seed=0, options={"deck": B_DECK, "dealer": 0})
+    raw = raw_of(env)
+    before = deal_of(raw)
+    agent = "" if layer == "SingleAgentEnv" else "player_0: "  # the single-agent env has one agent
+    with pytest.raises(ValueError) as err:
         env.step(action)
-    assert not any(env.terminations.values())
-    env.step(np.int64(0))  # NumPy integers are actions (api_test's flexibility check)
+    assert str(err.value) == (
+        f"{agent}action {action!r} is not in the action space Discrete(898): an action is an int (or NumPy "
+        "integer) 0..897"
+    )
+    assert (raw.game.current, raw.game.phase, raw.game.turn, deal_of(raw)) == (0, 0, 0, before)  # no move
+    assert raw.terminations == raw.truncations == {"player_0": False, "player_1": False}
+
+
+@pytest.mark.parametrize("action", [np.int64(1), np.uint8(1), np.int32(1), np.array(1), 1], ids=repr)
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_numpy_integers_are_actions_in_every_layer(layer, action):
+    # Gymnasium's Discrete.sample() gives np.int64; Discrete.contains also takes 0-d integer arrays.
+    env = LAYERS[layer](num_players=2)
+    env.reset(seed=0, options={"deck": B_DECK, "dealer": 0})
+    env.step(action)  # take 1: player_0 takes 2S (scenario B, RULES §4.1)
+    raw = raw_of(env)
+    assert (raw.game.phase, raw.game.staircase) == (1, [])
+    assert parse_card("2S") in O.decode(raw.observe("player_0")).hand
 
 
 @pytest.mark.parametrize(
@@ -584,6 +705,7 @@ def test_wrapped_env_raises_for_actions_outside_the_space(action):
         ({"rules": "gin"}, "unknown rules preset 'gin'"),
         ({"jokers": 2}, r"unknown rules option\(s\) \['jokers'\]"),
         ({"max_turns": 0}, "max_turns=0 must be at least 1"),
+        ({"max_deals": 0}, "max_deals=0 must be at least 1"),
         ({"stock_exhausted": "redeal"}, "stock_exhausted='redeal'"),
         ({"num_players": 4, "hand_size": 13}, "leaves no stock"),
     ],
@@ -600,6 +722,10 @@ def test_bad_construction_raises(maker, kwargs, message):
         ({"deck": list(range(51))}, "got 51 cards, missing: KC"),
         ({"deck": [*range(51), 0]}, "got 52 cards, repeated: AS, missing: KC"),
         ({"deck": ["XX", *range(1, 52)]}, "not a card: 'XX'"),
+        (
+            {"deck": " ".join(map(str, range(52)))},
+            r"deck '0 1 2 3 4 5 6 7 8 9 '\.\.\. is one string; give a sequence of 52",
+        ),
         ({"deck": list(range(52)), "dealer": 2}, r"dealer=2 is not a seat 0\.\.1"),
         ({"dealer": -1}, r"dealer=-1 is not a seat 0\.\.1"),
     ],

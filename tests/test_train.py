@@ -1,10 +1,9 @@
-"""Tests of the self-play trainer (train/config.py, pool.py, evaluate.py, selfplay.py) and of the
-single-agent wrapper it trains on (treppen_env.SingleAgentEnv)."""
+"""Tests of the self-play trainer (train/config.py, pool.py, evaluate.py, selfplay.py); the
+single-agent wrapper it trains on has its own file, tests/test_single_agent.py."""
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import stat
@@ -14,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from env_helpers import stack_deck
 
 import agents
 from agents.base import RandomAgent
@@ -25,9 +23,9 @@ from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
 from train.io import atomic_write_text
 from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
-from treppen_env import SingleAgentEnv, raw_env
+from treppen_env import raw_env
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.observation import OBS_SIZE, decode
+from treppen_env.observation import OBS_SIZE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -283,99 +281,6 @@ def test_train_cli_subprocess_envs(tmp_path):
     assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
     assert events.Scalars("selfplay/pool_size")[-1].value == 1
     assert "selfplay/reward_vs_snapshot" in events.Tags()["scalars"]
-
-
-# --------------------------------------------------------------------------- the single-agent wrapper
-
-
-class Recorder:
-    """An opponent that plays randomly and records which seat it played for."""
-
-    def __init__(self, env_ref: list, seed: int = 0):
-        self.env_ref = env_ref
-        self.agent = RandomAgent(seed=seed)
-        self.seats: list[int] = []
-
-    def act(self, obs: dict) -> int:
-        aec = self.env_ref[0].aec
-        assert obs["action_mask"].any()
-        self.seats.append(aec.possible_agents.index(aec.agent_selection))
-        return self.agent.act(obs)
-
-
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_wrapper_every_seat_opponents_move_and_rewards_are_the_learners(num_players):
-    for seat in range(num_players):
-        ref: list = []
-        recorder = Recorder(ref, seed=seat)
-        env = SingleAgentEnv(recorder, num_players=num_players, seat=seat)
-        ref.append(env)
-        rng = np.random.default_rng(seat)
-        for episode in range(2):
-            obs, _ = env.reset(seed=100 * num_players + 10 * seat + episode)
-            assert env.learner == f"player_{seat}"
-            order, total = [], 0.0
-            done = truncated = False
-            while not (done or truncated):
-                assert decode(obs).to_move == 0  # the learner moves whenever it gets an observation
-                before = len(recorder.seats)
-                order.append(seat)
-                obs, reward, done, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-                order.extend(recorder.seats[before:])
-                total += reward
-            assert not info.get("illegal_action")
-            assert set(order) == set(range(num_players)), "every opponent seat must move"
-            assert seat not in recorder.seats
-            turns = [s for i, s in enumerate(order) if i == 0 or s != order[i - 1]]
-            assert all(b == (a + 1) % num_players for a, b in itertools.pairwise(turns))
-            points = info["deal_points"]
-            mine = points[env.learner]
-            others = [p for a, p in points.items() if a != env.learner]
-            assert total == pytest.approx((mine - sum(others) / len(others)) / 100)
-            assert total == pytest.approx(env.aec.rewards[env.learner])
-
-
-def test_wrapper_illegal_action_ends_episode():
-    env = SingleAgentEnv(RandomAgent(seed=0))
-    env.reset(seed=0)
-    illegal = int(np.flatnonzero(~env.action_masks())[0])
-    _, reward, done, _, info = env.step(illegal)
-    assert done and reward == -1.0 and info["illegal_action"]
-
-
-def test_wrapper_game_keeps_the_reward_of_a_deal_over_before_the_learner_moved():
-    """episode="game": the dealer (an opponent) goes out Rommé in its first turn (RULES §6.2);
-    that deal's reward still reaches the learner, so its rewards sum to its game margin / 100."""
-    deck = stack_deck(2, hands={0: ["AS", "2S", "3S", "4S", "5S", "6S", "7S"]})
-    env = SingleAgentEnv(agents.GreedyAgent(seed=0), seat=1, episode="game", target=300)
-    env.reset(seed=0, options={"deck": deck})
-    assert env.aec.game.deals_played == 1 and env.aec.game.totals[0] > 0
-    rng = np.random.default_rng(0)
-    total, done = 0.0, False
-    while not done:
-        _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-        total += reward
-        done = terminated or truncated
-    totals = info["totals"]
-    assert total == pytest.approx((totals["player_1"] - totals["player_0"]) / 100)
-
-
-def test_wrapper_checks_the_seat():
-    assert SingleAgentEnv(RandomAgent(seed=0), seat=np.int64(1)).reset(seed=0)[0].shape == (OBS_SIZE,)
-    for seat in (2, -1, "left", True):
-        with pytest.raises(ValueError, match=r"choose 'random' or a seat 0\.\.1"):
-            SingleAgentEnv(RandomAgent(seed=0), seat=seat)
-    with pytest.raises(ValueError, match="seat=5"):
-        SingleAgentEnv(RandomAgent(seed=0)).reset(seed=0, options={"seat": 5})
-
-
-def test_wrapper_passes_env_checkers():
-    from gymnasium.utils.env_checker import check_env as gym_check
-    from stable_baselines3.common.env_checker import check_env as sb3_check
-
-    gym_check(SingleAgentEnv(RandomAgent(seed=0), num_players=3), skip_render_check=True)
-    sb3_check(SingleAgentEnv(RandomAgent(seed=0)), warn=True)
-    sb3_check(SelfPlayEnv(probs={"random": 0.5, "greedy": 0.5}, seed=0), warn=True)
 
 
 def test_atomic_writes_respect_the_umask(tmp_path):

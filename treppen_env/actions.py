@@ -15,7 +15,10 @@ Text forms: ``"draw"``, ``"take 3"``, ``"meld QH KH AH 2H"``, ``"layoff 7S set"`
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+
+import numpy as np
 
 from treppen_env.cards import NUM_CARDS, NUM_RANKS, card_to_str, cards_to_str, parse_card, rank_of, suit_of
 from treppen_env.melds import MELDS, NUM_MELDS, NUM_SET_MELDS, run_index
@@ -101,6 +104,27 @@ def encode_discard(card: int) -> int:
     """Action discarding ``card``."""
     card_to_str(card)
     return DISCARD_BASE + card
+
+
+def check_action(action: object) -> int:
+    """``action`` as a plain ``int`` if it is an index of the ``Discrete(898)`` action space.
+
+    Python ints and NumPy integers (scalars, or 0-d arrays as Gymnasium's ``Discrete.contains``
+    accepts) in 0..897 are actions; ``bool`` (``True`` is no "take 1"), floats (``1.0`` is not
+    action 1), ``None``, text and out-of-range numbers (``-1`` is not the last action) are not.
+    The env's step methods call this only off their fast path (``type(action) is int`` in range).
+
+    :raises ValueError: naming the action and the space.
+    """
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        index = int(value)
+        if 0 <= index < NUM_ACTIONS:
+            return index
+    raise ValueError(
+        f"action {action!r} is not in the action space Discrete({NUM_ACTIONS}): "
+        f"an action is an int (or NumPy integer) 0..{NUM_ACTIONS - 1}"
+    )
 
 
 def decode(action: int) -> Action:

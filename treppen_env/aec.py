@@ -18,9 +18,19 @@ it is all zeros for an agent that is not to move. Action space: see :mod:`treppe
 Rewards: at the end of a deal, ``(points_i - mean of the others' points) / 100`` (zero-sum), or
 with ``reward="points"`` own deal points / 100. ``infos[agent]`` then holds ``deal_points``,
 ``outcome`` (``went_out``, ``romme``, ``stock_exhausted``, ``max_turns``), ``went_out`` and,
-with ``episode="game"``, ``totals``. A deal cut off at ``max_turns`` is a truncation (RULES §6.5).
+with ``episode="game"``, ``totals``. A deal cut off at ``max_turns`` is a truncation (RULES §6.5),
+and so is a game cut off at the rules option ``max_deals`` (default 200, ``episode="game"``).
 
-Version History: v0 (initial release).
+Bad input: an action outside ``Discrete(898)`` (``898``, ``-1``, ``1.5``, ``True``, ``None`` for a
+live agent; NumPy integers are actions) raises ``ValueError`` naming it and the space, in
+:class:`raw_env`, ``env()`` and :class:`treppen_env.SingleAgentEnv`. Once every agent is done
+(``agents`` empty), ``step`` warns as PettingZoo's ``OrderEnforcingWrapper`` does and ``last``
+raises ``RuntimeError``; call ``reset()``.
+
+Version History: v0 (initial release). Later changes keep the name, since legal play and its
+rewards are unchanged: out-of-space actions (``True``, ``-1``) raise ``ValueError`` in every layer;
+``env()``'s ``agent_iter()`` loop runs to its end after an illegal move; games stop at
+``max_deals``; ``SingleAgentEnv`` keeps deals that end before the learner's first move.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from treppen_env import observation as O
-from treppen_env.actions import NUM_ACTIONS, action_to_str
+from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
 from treppen_env.engine import GameState, IllegalActionError
 from treppen_env.render import render_text
 from treppen_env.rules import make_rules
@@ -119,13 +129,21 @@ class raw_env(AECEnv, EzPickle):
         :param seed: seeds the environment's generator (deals and reshuffles).
         :param options: ``"deck"`` (52 card strings or indices, top first) and ``"dealer"`` (a
             seat, default 0) replay one deal exactly; other keys are ignored.
-        :raises ValueError: for a malformed deck or a dealer that is not a seat.
+            With ``episode="game"`` the deck is the first deal's; later deals are shuffled.
+        :raises ValueError: for a malformed deck (one string, not 52 distinct cards, an unknown
+            card), naming what is wrong, or a dealer that is not a seat.
         """
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         options = options or {}
+        deck = options.get("deck")
+        if isinstance(deck, str):
+            raise ValueError(
+                f"deck {deck[:20]!r}... is one string; give a sequence of 52 cards, top first, "
+                "as card strings or indices (e.g. deck.split())"
+            )
         state = GameState(self.rules, self.num_players, self._rng)
-        state.deal(options.get("dealer", 0), options.get("deck"))
+        state.deal(options.get("dealer", 0), deck)
         self.state_ = state
         self._encoder = O.Encoder()
         self.agents = self.possible_agents[:]
@@ -150,22 +168,34 @@ class raw_env(AECEnv, EzPickle):
         """Read-only view of the mask of the agent to move (int8, (898,)); do not modify."""
         return self.game.legal_mask()
 
-    def step(self, action: int) -> None:
-        """Play ``action`` for ``agent_selection``.
+    def step(self, action: int | None) -> None:
+        """Play ``action`` (an int 0..897, or a NumPy integer) for ``agent_selection``.
 
-        :raises ValueError: for an illegal action, with the action as text and the reason.
+        A terminated or truncated agent steps with ``None``, which removes it from ``agents``
+        (PettingZoo's dead step). Once ``agents`` is empty, ``step`` only warns, as PettingZoo's
+        ``OrderEnforcingWrapper`` does ("step() called after all agents are terminated or
+        truncated. Should reset() first.").
+
+        :raises ValueError: for an action outside ``Discrete(898)`` (naming it and the space), or
+            an illegal one (with the action as text and the rule it breaks, RULES §4); the state
+            is then unchanged. A dead agent's action other than ``None`` raises PettingZoo's
+            ``ValueError``.
+        :raises RuntimeError: before ``reset()``.
         """
+        state = self.game
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.game
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = _check_action(agent, action)
         try:
-            state.apply(action)  # the engine takes integers only (operator.index): 1.5 is no action
+            state.apply(action)
         except IllegalActionError as err:
             raise ValueError(f"{agent}: {err}") from None
-        except (TypeError, ValueError):
-            raise ValueError(f"{agent}: action {action!r} is not an integer in 0..{NUM_ACTIONS - 1}") from None
         self._cumulative_rewards[agent] = 0.0
         # Like its rewards, an agent sees a deal's infos once, at its next last() (episode="game").
         self.infos[agent] = {}
@@ -178,8 +208,23 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def last(self, observe: bool = True) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, dict]:
+        """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``.
+
+        :raises RuntimeError: before ``reset()``, and once every agent is done (``agents`` is
+            empty: the episode is over and each agent has had its final ``last()``).
+        """
+        _ = self.game  # before reset(): RuntimeError
+        if not self.agents:
+            raise RuntimeError("last(): every agent is done (agents is empty); call reset() to start a new episode")
+        return super().last(observe)
+
     def _finish_deal(self, state: GameState) -> None:
-        """Rewards and infos at the end of a deal; start the next one in a game (RULES §6-7)."""
+        """Rewards and infos at the end of a deal; start the next one in a game (RULES §6-7).
+
+        The episode ends with the deal (``episode="deal"``: a truncation at ``max_turns``, RULES
+        §6.5) or with the game (``"game"``: at the target, §7.1; a truncation at ``max_deals``).
+        """
         points = state.deal_points
         n = self.num_players
         if self.reward_mode == "points":
@@ -195,12 +240,15 @@ class raw_env(AECEnv, EzPickle):
         }
         if self.episode == "game":
             info["totals"] = {a: state.totals[i] for i, a in enumerate(self.agents)}
-            if not state.game_over():
+            over = state.game_over()
+            if not over and state.deals_played < self.rules.max_deals:
                 state.next_deal()
                 self.infos = {a: dict(info) for a in self.agents}
                 return
+            cut = not over  # cut off at max_deals
+        else:
+            cut = state.outcome == "max_turns"
         self.infos = {a: dict(info) for a in self.agents}
-        cut = state.outcome == "max_turns" and self.episode == "deal"
         self.terminations = dict.fromkeys(self.agents, not cut)
         self.truncations = dict.fromkeys(self.agents, cut)
 
@@ -233,23 +281,36 @@ class raw_env(AECEnv, EzPickle):
         return self.metadata["name"]
 
 
+def _check_action(agent: str, action: object) -> int:
+    """:func:`treppen_env.actions.check_action` with the agent named in the error (slow path)."""
+    try:
+        return check_action(action)
+    except ValueError as err:
+        raise ValueError(f"{agent}: {err}") from None
+
+
 class ClassicWrapper(OrderEnforcingWrapper):
     """PettingZoo's classic wrapper chain in one thin layer (DESIGN "Performance notes").
 
     Acts as ``OrderEnforcingWrapper(TerminateIllegalWrapper(AssertOutOfBoundsWrapper(env), -1))``:
-    an out-of-range action raises ``ValueError``; an illegal action warns, ends the episode for
-    every agent and gives the offender ``-1`` (the others 0).
+    an action outside ``Discrete(898)`` (``898``, ``-1``, ``1.5``, ``True``, ``None`` for a live
+    agent) raises ``ValueError`` naming it and the space; an illegal action warns ("Illegal move
+    made, game terminating with current player losing."), ends the episode for every agent and
+    gives the offender ``-1`` (the others 0), with ``info["illegal_action"]`` its text. The
+    ``agent_iter()`` loop then runs on: each agent gets its final ``last()`` and steps ``None``
+    until ``agents`` is empty. A step once ``agents`` is empty only warns; so does PettingZoo.
     """
 
-    def step(self, action: int) -> None:
+    def step(self, action: int | None) -> None:
         raw = self.env
         if self._has_reset and raw.agents:
             agent = raw.agent_selection
             if not (raw.terminations[agent] or raw.truncations[agent]):
-                if not (isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS):
-                    raise ValueError(f"action {action!r} is outside Discrete({NUM_ACTIONS})")
+                if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+                    action = _check_action(agent, action)
                 if not raw.legal_mask()[action]:
                     self._terminate_illegal(raw, action)
+                    self._has_updated = True  # the step happened: agent_iter() goes on
                     return
         super().step(action)
 

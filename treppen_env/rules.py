@@ -37,6 +37,10 @@ class Rules:
     :param stock_exhausted: ``"end"`` the deal, or ``"reshuffle"`` the staircase (RULES §6.4).
     :param max_turns: turns after which a deal is cut off as a truncation (RULES §6.5).
     :param target: game total in points that ends a game (RULES §7.1).
+    :param max_deals: deals after which a game that has not ended (RULES §7.1: nobody reached
+        the target with one highest total) is cut off, reported as a truncation. Games of
+        random players take about 5 deals with 2 players and 20-30 with 4 (at most 49 in 60
+        seeded games); the default, 200, only stops games in which nobody scores.
     """
 
     name: str = "treppenromme"
@@ -56,6 +60,7 @@ class Rules:
     stock_exhausted: str = "end"
     max_turns: int = 300
     target: int = 500
+    max_deals: int = 200
 
     def cards_dealt(self, num_players: int) -> int:
         """Cards dealt to each of ``num_players`` players (RULES §2.2)."""
@@ -136,7 +141,7 @@ def _validate(rules: Rules) -> None:
         raise ValueError(
             f"rules option stock_exhausted={rules.stock_exhausted!r}; choose one of {list(STOCK_EXHAUSTED_MODES)}"
         )
-    for name in ("hand_size", "hand_size_two_players", "max_turns", "target"):
+    for name in ("hand_size", "hand_size_two_players", "max_turns", "target", "max_deals"):
         if getattr(rules, name) < 1:
             raise ValueError(f"rules option {name}={getattr(rules, name)} must be at least 1")
     if rules.hand_size_two_players * 2 + 2 > NUM_CARDS:

@@ -15,11 +15,16 @@ import gymnasium as gym
 import numpy as np
 
 from treppen_env import observation as O
-from treppen_env.actions import NUM_ACTIONS
+from treppen_env.actions import DRAW, NUM_ACTIONS, check_action
 from treppen_env.aec import raw_env
 
 Opponent = Callable[[dict[str, np.ndarray]], int]
 ILLEGAL_REWARD = -1.0
+#: The one legal action after a reset whose episode ended before the learner's first move.
+ACKNOWLEDGE = DRAW
+# Where the env is: before the first reset, the learner to move, acknowledging an episode that
+# ended before its first move, episode over.
+NEW, PLAYING, ACKNOWLEDGING, OVER = range(4)
 
 
 class SingleAgentEnv(gym.Env):
@@ -27,9 +32,12 @@ class SingleAgentEnv(gym.Env):
 
     Observation: float32 array of shape (OBS_SIZE,) in [-10, 10]; action: ``Discrete(898)``.
     Reward: the learner's env reward (zero-sum deal points / 100 by default), summed over the
-    opponents' moves in between. An illegal action (Gymnasium's and SB3's checkers step random
-    actions) ends the episode with reward -1 and ``info["illegal_action"] = True`` instead of
-    raising (PettingZoo's classic convention); training must see none.
+    opponents' moves in between; a deal that ends before the learner's first move still reaches
+    it (see :meth:`reset`). Actions, as in ``env()``: one outside ``Discrete(898)`` raises
+    ``ValueError``; one of the space that the mask forbids (Gymnasium's and SB3's checkers step
+    random actions) ends the episode with reward -1 and ``info["illegal_action"] = True``
+    (PettingZoo's classic convention); training must see none. ``step`` and ``action_masks``
+    before ``reset``, and ``step`` after the episode ended, raise ``RuntimeError``.
 
     :param opponents: an agent (anything with ``act(obs) -> int`` and optionally
         ``reset(seed=None)``, called at every episode start and reseeded when ``reset`` gets a
@@ -64,6 +72,8 @@ class SingleAgentEnv(gym.Env):
         self.observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.learner = "player_0"
+        self._learner_seat = 0
+        self._stage = NEW
         self._pending_reward = 0.0
         self._seat_rng = np.random.default_rng()
 
@@ -89,8 +99,23 @@ class SingleAgentEnv(gym.Env):
             self.opponents = [opponents] * (self.num_players - 1)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        """Deal until the learner is to move; ``options`` are passed to the AEC env's ``reset``
-        (``deck``, ``dealer``) plus ``seat`` to fix the learner's seat for this episode."""
+        """Deal, and let the opponents move until the learner is to move.
+
+        If the episode ends before the learner's first move (an opponent goes out, or goes Rommé,
+        on its first turn, RULES §6.1-6.2; or, with ``episode="game"``, the game's last deal ends
+        so), that deal still counts: ``reset`` returns the learner's observation at the deal's
+        end, ``action_masks()`` holds the one action :data:`ACKNOWLEDGE`, and the step that plays
+        it returns the deal's reward, ``terminated`` or ``truncated`` and the deal's ``info``
+        (``deal_points``, ``outcome``...), as any episode's last step does. SB3 thus sees a
+        one-step episode, and evaluations count the deal; a ``deck`` option always plays its deal.
+
+        :param seed: seeds the deals, the learner's seat draw and the opponents (``seed + 1 + i``).
+        :param options: passed to the AEC env's ``reset`` (``deck``, ``dealer``), plus ``seat``
+            to fix the learner's seat for this episode.
+        :return: the learner's observation (float32, (OBS_SIZE,)) and an info dict: the infos of
+            deals that ended before the learner's first move in a game episode, else empty.
+        :raises ValueError: for a bad seat, deck or dealer.
+        """
         super().reset(seed=seed)
         if seed is not None:
             self._seat_rng = np.random.default_rng([seed, 1])
@@ -100,38 +125,81 @@ class SingleAgentEnv(gym.Env):
         if seat == "random":
             seat = int(self._seat_rng.integers(self.num_players))
         self.learner = self.aec.possible_agents[seat]
+        self._learner_seat = int(seat)
         for i, opponent in enumerate({id(o): o for o in self.opponents}.values()):
             if hasattr(opponent, "reset"):
                 opponent.reset(seed=None if seed is None else seed + 1 + i)
         self.aec.reset(seed=seed, options=options)
-        # With episode="game" an opponent may end a deal before the learner moves: that deal's
-        # reward is the learner's too, and comes with its first step.
+        # Rewards of deals that end before the learner moves reach it with its first step.
         self._pending_reward = self._play_opponents()
-        while self._done():  # an opponent ended the one-deal episode before the learner moved
-            self.aec.reset(options={k: v for k, v in options.items() if k != "deck"})
-            self._pending_reward = self._play_opponents()
-        return self._observation(), {}
+        self._stage = ACKNOWLEDGING if self._done() else PLAYING
+        return self._observation(), dict(self.aec.infos[self.learner])
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Play the learner's ``action`` and then the opponents until the learner is to move again
-        or the episode ends. Returns (observation, reward, terminated, truncated, info)."""
+        or the episode ends.
+
+        :param action: an int (or NumPy integer) 0..897 marked in ``action_masks()``.
+        :return: (observation float32 (OBS_SIZE,), reward, terminated, truncated, info). The
+            reward is the learner's, summed over the opponents' moves in between; at the end of
+            a deal ``info`` holds ``deal_points``, ``outcome`` and ``went_out`` (RULES §6). An
+            action of the space that the mask forbids ends the episode with reward -1 and
+            ``info["illegal_action"] = True`` (PettingZoo's classic convention).
+        :raises ValueError: for an action outside ``Discrete(898)`` (``898``, ``-1``, ``1.5``,
+            ``True``, ``None``), naming it and the space, as ``env()`` does.
+        :raises RuntimeError: before ``reset()``, and after the episode ended (call ``reset()``).
+        """
+        if self._stage != PLAYING:
+            return self._step_outside_play(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = check_action(action)
         aec = self.aec
         if not aec.legal_mask()[action]:
-            info = {"illegal_action": True}
-            return self._observation(), ILLEGAL_REWARD, True, False, info
-        aec.step(int(action))
+            return self._end_illegal()
+        aec.step(action)
         reward = self._pending_reward + aec.rewards[self.learner] + self._play_opponents()
         self._pending_reward = 0.0
-        learner = self.learner
-        terminated, truncated = aec.terminations[learner], aec.truncations[learner]
-        info = dict(aec.infos[learner]) if (terminated or truncated or aec.infos[learner]) else {}
-        return self._observation(), float(reward), bool(terminated), bool(truncated), info
+        return self._result(reward)
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner: bool array of shape (898,) (all False once done)."""
-        if self._done():
+        """Legal actions of the learner: bool array of shape (898,). Only :data:`ACKNOWLEDGE`
+        when the episode ended before the learner's first move; all False once it is over.
+
+        :raises RuntimeError: before ``reset()`` (SB3's ``get_action_masks`` on a fresh env).
+        """
+        if self._stage == PLAYING:
+            return self.aec.legal_mask().astype(bool)
+        if self._stage == ACKNOWLEDGING:
+            mask = np.zeros(NUM_ACTIONS, dtype=bool)
+            mask[ACKNOWLEDGE] = True
+            return mask
+        if self._stage == OVER:
             return np.zeros(NUM_ACTIONS, dtype=bool)
-        return self.aec.legal_mask().astype(bool)
+        raise RuntimeError("call reset() before action_masks()")
+
+    def _step_outside_play(self, action: object) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """``step`` before reset, after the episode, or acknowledging a deal that ended early."""
+        if self._stage == NEW:
+            raise RuntimeError("call reset() before step()")
+        if self._stage == OVER:
+            raise RuntimeError("step() after the episode ended (terminated or truncated); call reset() first")
+        if check_action(action) != ACKNOWLEDGE:
+            return self._end_illegal()
+        reward, self._pending_reward = self._pending_reward, 0.0
+        return self._result(reward)
+
+    def _result(self, reward: float) -> tuple[np.ndarray, float, bool, bool, dict]:
+        aec, learner = self.aec, self.learner
+        terminated, truncated = aec.terminations[learner], aec.truncations[learner]
+        info = aec.infos[learner]
+        info = dict(info) if info else {}
+        if terminated or truncated:
+            self._stage = OVER
+        return self._observation(), float(reward), bool(terminated), bool(truncated), info
+
+    def _end_illegal(self) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._stage = OVER
+        return self._observation(), ILLEGAL_REWARD, True, False, {"illegal_action": True}
 
     def render(self) -> str | None:
         return self.aec.render()
@@ -140,19 +208,19 @@ class SingleAgentEnv(gym.Env):
         return self.aec.terminations[self.learner] or self.aec.truncations[self.learner]
 
     def _observation(self) -> np.ndarray:
-        return O.encode(self.aec.game, self.aec.possible_agents.index(self.learner))
+        return O.encode(self.aec.game, self._learner_seat)
 
     def _play_opponents(self) -> float:
         """Let the opponents move until the learner is to move or the episode is over; return the
         learner's rewards collected meanwhile."""
         aec = self.aec
         reward = 0.0
-        learner_seat = aec.possible_agents.index(self.learner)
+        learner_seat = self._learner_seat
         while not self._done() and aec.agent_selection != self.learner:
             agent = aec.agent_selection
-            seat = aec.possible_agents.index(agent)
+            seat = aec.game.current
             opponent = self.opponents[(seat - learner_seat) % self.num_players - 1]
             act = opponent.act if hasattr(opponent, "act") else opponent
-            aec.step(int(act(aec.observe(agent))))
+            aec.step(act(aec.observe(agent)))
             reward += aec.rewards[self.learner]
         return reward
