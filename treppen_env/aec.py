@@ -68,7 +68,7 @@ class raw_env(AECEnv, EzPickle):
     :raises ValueError: for a bad player count, preset, option, render mode, episode or reward.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "treppen_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "name": "treppen_v0", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -151,7 +151,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.agents[state.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -226,6 +226,7 @@ class raw_env(AECEnv, EzPickle):
         §6.5) or with the game (``"game"``: at the target, §7.1; a truncation at ``max_deals``).
         """
         points = state.deal_points
+        assert points is not None  # the deal is over
         n = self.num_players
         if self.reward_mode == "points":
             rewards = [p / 100.0 for p in points]

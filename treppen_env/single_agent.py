@@ -77,7 +77,7 @@ class SingleAgentEnv(gym.Env):
         self._pending_reward = 0.0
         self._seat_rng = np.random.default_rng()
 
-    def _check_seat(self, seat: object) -> None:
+    def _check_seat(self, seat: Any) -> None:
         if seat == "random":
             return
         if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= seat < self.num_players:
