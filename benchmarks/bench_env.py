@@ -1,6 +1,6 @@
 """Environment throughput against OpenSpiel's gin_rummy (not a test): ``treppen bench`` as a script.
 
-Usage: ``python benchmarks/bench_env.py [--seconds 5] [--players 2 4] [--repeat 1] [--out PATH]``;
+Usage: ``python benchmarks/bench_env.py [--seconds 5] [--rounds 10] [--players 2 4] [--out PATH]``;
 see :mod:`train.bench` for what is measured.
 """
 
