@@ -21,7 +21,9 @@ import numpy as np
 
 import agents
 from agents.base import Agent, RandomAgent
+from train.action_features import NumpyActionFeatureNet
 from train.io import atomic_write
+from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
 
@@ -76,15 +78,22 @@ def policy_weights(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], st
 def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
     """Save the action path of ``policy`` as a ``.npz`` file (atomically).
 
-    :param policy: a MaskablePPO ``MlpPolicy`` (``model.policy``).
+    :param policy: a MaskablePPO ``MlpPolicy`` or :class:`train.policy_net.ActionFeaturePolicy`
+        (``model.policy``).
     :param path: the target file, ending in ``.npz``.
     :param steps: training steps at the time of the snapshot (stored alongside).
     :return: the path written.
     """
-    weights, activation = policy_weights(policy)
-    arrays = {f"w{i}": w for i, (w, _) in enumerate(weights)}
-    arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
-    meta = {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
+    from train.policy_net import ActionFeaturePolicy
+
+    if isinstance(policy, ActionFeaturePolicy):
+        arrays = {k: v.detach().cpu().numpy() for k, v in policy.net.state_dict().items()}
+        meta = {"kind": np.array("action_features"), "steps": np.array(steps)}
+    else:
+        weights, activation = policy_weights(policy)
+        arrays = {f"w{i}": w for i, (w, _) in enumerate(weights)}
+        arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
+        meta = {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
     return atomic_write(path, lambda tmp: np.savez(tmp, **arrays, **meta), suffix=".npz")
 
 
@@ -105,8 +114,10 @@ class NumpyPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> NumpyPolicy:
-        """Read a snapshot written by :func:`save_snapshot`."""
+        """Read a snapshot written by :func:`save_snapshot` (an MLP or an action-feature policy)."""
         with np.load(path) as data:
+            if "kind" in data and str(data["kind"]) == "action_features":
+                return ActionFeatureSnapshot({k: data[k] for k in data.files if k not in ("kind", "steps")})
             n = int(data["layers"])
             weights = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
             return cls(weights, str(data["activation"]))
@@ -135,6 +146,21 @@ class NumpyPolicy:
         if rng is not None:
             scores = scores - np.log(-np.log(rng.random(legal.size)))
         return int(legal[int(np.argmax(scores))])
+
+
+class ActionFeatureSnapshot(NumpyPolicy):
+    """A snapshot of an action-feature policy: :class:`train.action_features.NumpyActionFeatureNet`
+    behind :class:`NumpyPolicy`'s ``act`` (one observation at a time).
+
+    :param arrays: the net's ``state_dict`` as NumPy arrays.
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.net = NumpyActionFeatureNet(arrays)
+
+    def logits(self, obs: np.ndarray, legal: np.ndarray | None = None) -> np.ndarray:
+        """Unmasked logits of one observation: (898,), or of the actions ``legal`` only."""
+        return self.net.logits(obs, np.arange(NUM_ACTIONS) if legal is None else np.asarray(legal))
 
 
 class SnapshotAgent(Agent):
