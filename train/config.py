@@ -23,6 +23,7 @@ import yaml
 from treppen_env.rules import make_rules
 
 ACTIVATIONS = ("tanh", "relu")
+POLICIES = ("mlp", "action_features")
 VEC_ENVS = ("subproc", "dummy")
 
 
@@ -79,6 +80,14 @@ class TrainConfig:
     """hidden layer sizes of the policy and of the (separate) value network"""
     activation: str = "tanh"
     """hidden activation: ``tanh`` or ``relu``"""
+    policy: str = "mlp"
+    """``mlp``: SB3's MlpPolicy (one logit per action from ``net_arch``); ``action_features``:
+    every action scored from its features against the state (:mod:`train.policy_net`; its state
+    embedding is ``net_arch[-1]`` wide)"""
+    card_dim: int = 64
+    """``action_features`` only: width of the card embeddings"""
+    action_dim: int = 64
+    """``action_features`` only: width of the static action embedding"""
 
     # --- opponent pool
     opponent_random: float = 0.2
@@ -252,6 +261,8 @@ def validate(config: TrainConfig) -> None:
         "snapshot_every",
         "pool_size",
         "torch_threads",
+        "card_dim",
+        "action_dim",
     ):
         value = getattr(c, key)
         _require(value > 0, f"config key {key}={value} must be a positive integer")
@@ -282,6 +293,7 @@ def validate(config: TrainConfig) -> None:
         f"net_arch={c.net_arch!r} must be a non-empty list of positive layer sizes, e.g. [256, 256]",
     )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
+    _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
     _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
     probs = {k: getattr(c, k) for k in ("opponent_random", "opponent_greedy", "opponent_snapshot")}
     _require(all(0 <= p <= 1 for p in probs.values()), f"opponent probabilities {probs} must be in [0, 1]")

@@ -51,6 +51,7 @@ from train.callbacks import (
 )
 from train.config import TrainConfig, load_config, resolve_name, save_config
 from train.io import atomic_write_text
+from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import make_rules
@@ -252,15 +253,16 @@ def describe_eval(record: dict[str, Any]) -> str:
 
 
 def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: int) -> MaskablePPO:
-    """A fresh MaskablePPO ``MlpPolicy`` learner with the config's hyperparameters (on the CPU).
+    """A fresh MaskablePPO learner (``config.policy``) with the config's hyperparameters (on the CPU).
 
     :param config: the run's config.
     :param vec_env: the training envs.
     :param tb_dir: TensorBoard folder, or None for no TensorBoard logs.
     :param seed: seeds torch, the policy and the envs.
     """
+    policy, policy_kwargs = policy_spec(config)
     return MaskablePPO(
-        "MlpPolicy",
+        policy,
         vec_env,
         learning_rate=config.learning_rate,
         n_steps=config.n_steps,
@@ -273,15 +275,28 @@ def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: 
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl,
-        policy_kwargs={
-            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-            "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
-        },
+        policy_kwargs=policy_kwargs,
         tensorboard_log=None if tb_dir is None else str(tb_dir),
         seed=seed,
         device="cpu",
         verbose=config.verbose,
     )
+
+
+def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
+    """The MaskablePPO policy (class or name) and its ``policy_kwargs`` for ``config.policy``."""
+    if config.policy == "action_features":
+        return ActionFeaturePolicy, {
+            "rules": config.rules,
+            "rules_options": dict(config.rules_options),
+            "card_dim": config.card_dim,
+            "hidden": config.net_arch[-1],
+            "action_dim": config.action_dim,
+        }
+    return "MlpPolicy", {
+        "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+        "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
+    }
 
 
 def _make_env(config: dict[str, Any], rank: int, seed: int) -> Monitor:
