@@ -129,8 +129,7 @@ def test_tampered_action_fails_at_its_step():
     k = 5  # a meld-phase step is followed by actions that depend on it; make step k a draw instead
     tampered = copy.deepcopy(rec)
     tampered["actions"][k] = 897 if tampered["actions"][k] != 897 else 896  # discard a card not in hand, or drawn
-    legal_prefix = list(records.replay({**rec, "actions": rec["actions"][:k]}))
-    state = legal_prefix[-1].env.game
+    state = next(s for s in records.replay(rec) if s.index == k - 1).env.game
     assert not state.legal_mask()[tampered["actions"][k]]
     with pytest.raises(
         RecordError, match=rf"^record, step {k} \(player {state.current}, action {tampered['actions'][k]}\)"
@@ -187,13 +186,46 @@ def test_unreadable_files(tmp_path):
         records.append(tmp_path / "z.jsonl.gz", {})
 
 
-def test_append_and_record_deal(tmp_path):
-    """record_deal re-plays actions from a match loop (deck, dealer, seed) into the same record."""
+def test_append_and_record_match(tmp_path):
+    """record_match plays a match loop's actions again (same seed and options) into the same records."""
     _, (rec,) = play_recorded(4, num_players=3)
-    again = records.record_deal(rec["deck"], rec["dealer"], rec["actions"], rec["agents"], 3, seed=4, extra={"seed": 4})
+    (again,) = records.record_match(
+        rec["actions"], rec["agents"], seed=4, options={"dealer": 4 % 3}, extra={"seed": 4}, num_players=3
+    )
     assert again == rec
     records.append(tmp_path / "a.jsonl", rec)
     records.append(tmp_path / "a.jsonl", again)
     assert records.read(tmp_path / "a.jsonl") == [rec, rec]
-    with pytest.raises(RecordError, match="the actions end after 3 steps but the deal is not over"):
-        records.record_deal(rec["deck"], rec["dealer"], rec["actions"][:3], rec["agents"], 3)
+    assert records.record_match(rec["actions"][:3], rec["agents"], seed=4, num_players=3) == []
+    with pytest.raises(RecordError, match=r"match, step 3 \(player \d, action 0\)"):
+        records.record_match([*rec["actions"][:3], 0], rec["agents"], seed=4, num_players=3)
+
+
+def test_game_record_match_equals_recorder():
+    env, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    actions = [a for r in recs for a in r["actions"]]
+    again = records.record_match(
+        actions, recs[0]["agents"], seed=3, options={"dealer": 1}, extra={"seed": 3},
+        num_players=2, episode="game", target=300,
+    )  # fmt: skip
+    assert again == recs
+
+
+def test_replay_command_prints_every_move(tmp_path, capsys):
+    from train.cli import main
+
+    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    path = records.write(tmp_path / "game.jsonl.gz", recs)
+    assert main(["replay", str(path), "--deal", "2"]) == 0
+    out = capsys.readouterr().out
+    rec = recs[1]
+    assert out.startswith(f"deal 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1\ndeal 2, turn 0, dealer P0")
+    assert out.count("staircase (") == len(rec["actions"]) + 1  # the table before the first move and after each
+    assert f"\n{len(rec['actions'])}. P" in out and f"\n{len(rec['actions']) + 1}. P" not in out
+    assert out.endswith(f"result: {rec['outcome']}; deal points {rec['deal_points']} (replay checked)\n")
+    assert main(["replay", str(path), "--deal", "4"]) == 2
+    assert "--deal 4: " in capsys.readouterr().err
+    tampered = {**rec, "deal_points": [0, 0]}
+    records.write(tmp_path / "bad.jsonl", [tampered])
+    assert main(["replay", str(tmp_path / "bad.jsonl"), "--moves-only"]) == 2
+    assert f"bad.jsonl, deal 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err

@@ -19,7 +19,7 @@ A record is one JSON object per deal, one per line (``.jsonl``, or gzipped ``.js
 ==================  ===========================================================================
 
 Writers may add keys (a tournament's ``deal_id``, a game's ``game_deal`` and ``totals``); readers
-keep them. :class:`Recorder` records the deals an env plays; :func:`replay` steps a record through
+keep them. :class:`Recorder` records the deals an env plays; :func:`record_match` records what a match loop played; :func:`replay` steps a record through
 the env (``raw_env``) and :func:`check` replays it to the end, raising :class:`RecordError` naming
 the step where it stops agreeing.
 """
@@ -182,35 +182,33 @@ class Recorder:
         return record
 
 
-def record_deal(
-    deck: Sequence[int | str],
-    dealer: int,
+def record_match(
     actions: Iterable[int],
     agents: Sequence[str],
-    num_players: int,
-    rules: str | Rules = "treppenromme",
-    seed: int | None = None,
+    *,
+    seed: int | None,
+    options: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> dict[str, Any]:
-    """The record of a deal played from ``deck`` and ``dealer`` with ``actions`` in an env seeded
-    with ``seed`` (the seed only decides reshuffles, RULES §6.4): it plays the deal again to
-    record it, e.g. from the actions a match loop returns.
+    **env_kwargs: Any,
+) -> list[dict[str, Any]]:
+    """The records of an episode (a deal, or every deal of a game) that a match loop played in
+    ``raw_env(**env_kwargs)`` reset with ``seed`` and ``options``, from the actions it returned
+    (e.g. ``agents.match.play_match(...).actions``). The episode is played again to record it:
+    the seed decides the deck when ``options`` gives none, and every reshuffle (RULES §6.4).
 
-    :raises RecordError: when the actions do not play a whole deal, naming the step.
+    :param env_kwargs: the env's arguments (``num_players``, ``rules``, ``episode``, rules options).
+    :return: one record per deal that ended (a game cut short ends with its last full deal).
+    :raises RecordError: when an action is illegal in the replay, naming the step.
     """
     from treppen_env.aec import raw_env
 
-    env = raw_env(num_players=num_players, rules=rules if isinstance(rules, str) else rules.name, **options)
-    env.reset(seed=seed, options={"deck": list(deck), "dealer": dealer})
+    env = raw_env(**env_kwargs)
+    env.reset(seed=seed, options=dict(options or {}))
     recorder = Recorder(env, agents, extra)
-    played = 0
-    for action in actions:
-        _step(env, played, action, "deal")
-        played += 1
-        if recorder.step(action) is not None:
-            return recorder.records[0]
-    raise RecordError(f"deal: the actions end after {played} steps but the deal is not over")
+    for i, action in enumerate(actions):
+        _step(env, i, action, "match")
+        recorder.step(action)
+    return recorder.records
 
 
 # ---------------------------------------------------------------------------------- files
@@ -390,10 +388,11 @@ def replay(record: Mapping[str, Any], where: str = "record") -> Iterator[ReplayS
     """Play ``record`` in a ``raw_env`` step by step (validating it first).
 
     Yields one :class:`ReplayStep` per action; before the first, ``ReplayStep(-1, ...)`` holds the
-    env just dealt. Stops after the last action; :func:`check` also compares the outcome.
+    env just dealt. After the last action, the deal must be over with the record's outcome and
+    deal points.
 
-    :raises RecordError: for a malformed record, or an action that is illegal at its step, naming
-        the step, the seat and the action.
+    :raises RecordError: for a malformed record, an action that is illegal at its step (naming the
+        step, the seat and the action), a reshuffle that disagrees, or an end that disagrees.
     """
     from treppen_env.aec import raw_env
 
@@ -402,6 +401,9 @@ def replay(record: Mapping[str, Any], where: str = "record") -> Iterator[ReplayS
         num_players=record["num_players"], rules=record["rules"], render_mode="ansi", **record["rules_options"]
     )
     env.reset(options={"deck": record["deck"], "dealer": record["dealer"]})
+    if "totals" in record and "game_deal" in record:  # a deal of a game: show the totals before it
+        env.game.totals = [t - p for t, p in zip(record["totals"], record["deal_points"], strict=False)]
+        env.game.deals_played = int(record["game_deal"]) - 1
     shuffles = _ScriptedShuffles(record["reshuffles"])
     env.game.rng = shuffles  # type: ignore[assignment]
     yield ReplayStep(-1, -1, -1, "deal", env)
@@ -413,8 +415,18 @@ def replay(record: Mapping[str, Any], where: str = "record") -> Iterator[ReplayS
             raise RecordError(f"{where}, step {i} (player {seat}, {action_to_str(action)}): {shuffles.error}")
         yield ReplayStep(i, seat, action, action_to_str(action), env)
     if shuffles.used != len(shuffles.reshuffles):
+        listed = len(shuffles.reshuffles)
+        raise RecordError(f"{where}: the record lists {listed} reshuffles, the replay made {shuffles.used}")
+    _check_end(record, env.game, f"{where}, step {len(record['actions']) - 1}")
+
+
+def _check_end(record: Mapping[str, Any], state: GameState, where: str) -> None:
+    if not state.deal_over:
+        raise RecordError(f"{where}: the actions end but the deal is not over")
+    if state.outcome != record["outcome"] or state.deal_points != list(record["deal_points"]):
         raise RecordError(
-            f"{where}: the record lists {len(shuffles.reshuffles)} reshuffles, the replay made {shuffles.used}"
+            f"{where}: the replay ends {state.outcome} with deal points {state.deal_points}; the record says "
+            f"{record['outcome']} with {list(record['deal_points'])}"
         )
 
 
@@ -430,17 +442,8 @@ def _step(env: Any, i: int, action: int, where: str) -> None:
 
 
 def check(record: Mapping[str, Any], where: str = "record") -> None:
-    """Replay ``record`` to its end and compare the outcome and the deal points.
+    """Replay ``record`` to its end (see :func:`replay`).
 
     :raises RecordError: naming the step where the replay stops agreeing with the record.
     """
-    (last,) = collections.deque(replay(record, where), maxlen=1)
-    state: GameState = last.env.game
-    end = f"{where}, step {last.index}"
-    if not state.deal_over:
-        raise RecordError(f"{end}: the actions end but the deal is not over")
-    if state.outcome != record["outcome"] or state.deal_points != list(record["deal_points"]):
-        raise RecordError(
-            f"{end}: the replay ends {state.outcome} with deal points {state.deal_points}; the record says "
-            f"{record['outcome']} with {list(record['deal_points'])}"
-        )
+    collections.deque(replay(record, where), maxlen=0)
