@@ -202,7 +202,7 @@ def test_append_and_record_match(tmp_path):
 
 
 def test_game_record_match_equals_recorder():
-    env, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     actions = [a for r in recs for a in r["actions"]]
     again = records.record_match(
         actions, recs[0]["agents"], seed=3, options={"dealer": 1}, extra={"seed": 3},

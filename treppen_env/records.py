@@ -19,9 +19,9 @@ A record is one JSON object per deal, one per line (``.jsonl``, or gzipped ``.js
 ==================  ===========================================================================
 
 Writers may add keys (a tournament's ``deal_id``, a game's ``game_deal`` and ``totals``); readers
-keep them. :class:`Recorder` records the deals an env plays; :func:`record_match` records what a match loop played; :func:`replay` steps a record through
-the env (``raw_env``) and :func:`check` replays it to the end, raising :class:`RecordError` naming
-the step where it stops agreeing.
+keep them. :class:`Recorder` records the deals an env plays; :func:`record_match` records what a
+match loop played; :func:`replay` steps a record through the env (``raw_env``) and :func:`check`
+replays it to the end, raising :class:`RecordError` naming the step where it stops agreeing.
 """
 
 from __future__ import annotations
