@@ -1,4 +1,4 @@
-"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``replay`` and ``bench`` (DESIGN).
+"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay`` and ``bench`` (DESIGN).
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "train": ("train.selfplay", "self-play training of a MaskablePPO agent from a YAML config"),
     "tournament": ("train.tournament", "duplicate-deal tournament between agents, rated by Elo"),
     "play": ("train.play", "play against agents in the terminal"),
+    "serve": ("train.serve", "play, watch and replay deals in a local web page"),
     "replay": ("train.replay", "print a recorded deal move by move"),
     "bench": ("train.bench", "measure environment throughput (decision steps/s, deals/s)"),
 }

@@ -1,0 +1,182 @@
+"""The page of ``treppen serve`` in a real browser: Debian's chromium driven by Selenium (chromedriver).
+
+uvicorn serves the app on 127.0.0.1 on a free port in a thread for the module. The tests are skipped
+only where chromium or chromedriver is not installed (CI installs both, see ``.ci/run``).
+Set ``TREPPEN_SCREENSHOTS=DIR`` to keep the screenshots (the README's comes from here).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="needs chromium and chromedriver (apt-get)")
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1400,1000",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """uvicorn with the app on 127.0.0.1, a free port; yields the base URL and the record folder."""
+    import uvicorn
+
+    from train.web import create_app
+
+    record_dir = tmp_path_factory.mktemp("records")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(create_app(["greedy", "random"], record_dir=record_dir, seed=3), log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    WebDriverWait(None, 10, 0.05).until(lambda _: srv.started)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}", record_dir
+    srv.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+def wait(driver, condition, timeout=20):
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(condition)
+
+
+def body(driver, key):
+    return driver.find_element(By.TAG_NAME, "body").get_attribute(f"data-{key}")
+
+
+def click_card(driver, card):
+    driver.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{card}"]').click()
+
+
+def play_turn_part(driver) -> None:
+    """One legal move by mouse: draw from the stock, then meld / lay off when the page offers it,
+    else discard a card."""
+    if body(driver, "phase") == "draw":
+        driver.find_element(By.CSS_SELECTOR, "#stock.legal").click()
+        return
+    legal = driver.execute_script("return state.view.legal")
+    if legal["melds"]:
+        for card in legal["melds"][0]["cards"]:
+            click_card(driver, card)
+        driver.find_element(By.ID, "meld-button").click()
+    elif legal["layoffs"]:
+        click_card(driver, legal["layoffs"][0]["card"])
+        driver.find_element(By.CSS_SELECTOR, f'button[data-layoff="{legal["layoffs"][0]["action"]}"]').click()
+    else:
+        driver.find_element(By.CSS_SELECTOR, "#hand .card[data-discard]").click()
+        driver.find_element(By.ID, "discard-button").click()
+
+
+def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
+    url, record_dir = server
+    browser.get(f"{url}/?delay=0")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    Select(browser.find_element(By.ID, "seat-1")).select_by_visible_text("greedy")
+    browser.find_element(By.ID, "start").click()
+    summary = browser.find_element(By.ID, "summary")
+    shots = os.environ.get("TREPPEN_SCREENSHOTS")
+    moves = 0
+    while True:
+        wait(browser, lambda d: summary.is_displayed() or body(d, "turn") == "you")
+        if summary.is_displayed():
+            break
+        version = body(browser, "version")
+        if (
+            shots
+            and moves > 12
+            and body(browser, "phase") == "meld"
+            and browser.find_elements(By.CSS_SELECTOR, ".meld")
+        ):
+            browser.save_screenshot(str(Path(shots) / "serve-play.png"))
+            shots = None
+        play_turn_part(browser)
+        wait(browser, lambda d, v=version: body(d, "version") != v)
+        moves += 1
+        assert moves < 400, "the deal does not end"
+    assert browser.find_element(By.ID, "error").is_displayed() is False
+    title = browser.find_element(By.ID, "summary-title").text
+    assert title.startswith("Deal 1 over: ")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
+    assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == ["you", "P1 greedy"]
+    png = tmp_path / "summary.png"
+    assert browser.save_screenshot(str(png)) and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("TREPPEN_SCREENSHOTS"):
+        shutil.copy(png, Path(os.environ["TREPPEN_SCREENSHOTS"]) / "serve-summary.png")
+    from treppen_env import records
+
+    (deal,) = [r for p in record_dir.iterdir() for r in records.read(p)]  # the server recorded the deal
+    records.check(deal)
+    assert deal["agents"] == ["you", "greedy"] and moves == sum(1 for _ in deal["actions"]) - _agent_moves(deal)
+
+
+def _agent_moves(record) -> int:
+    from treppen_env import records
+
+    return sum(1 for step in records.replay(record) if step.seat == 1)
+
+
+def test_replay_a_record_in_the_page(server, browser, tmp_path):
+    from test_records import play_recorded
+
+    from treppen_env import records
+
+    url, _ = server
+    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    path = records.write(tmp_path / "game.jsonl.gz", recs)
+    browser.get(f"{url}/")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    browser.find_element(By.ID, "tab-replay").click()
+    browser.find_element(By.ID, "replay-file").send_keys(
+        str(path)
+    )  # the person picks the file; the page sends its content
+    slider = browser.find_element(By.ID, "replay-slider")
+    wait(browser, lambda d: slider.get_attribute("max") == str(len(recs[0]["actions"])))
+    assert browser.find_element(By.ID, "replay-label").text == f"dealt ({len(recs[0]['actions'])} moves)"
+    options = Select(browser.find_element(By.ID, "replay-deal")).options
+    assert [o.text.split(":")[0] for o in options] == ["1", "2", "3"]
+    Select(browser.find_element(By.ID, "replay-deal")).select_by_value("2")
+    n = len(recs[1]["actions"])
+    wait(browser, lambda d: slider.get_attribute("max") == str(n))
+    browser.find_element(By.ID, "replay-next").click()
+    first = records.replay(recs[1])
+    next(first)
+    assert browser.find_element(By.ID, "replay-label").text == f"move 1 of {n}: P{next(first).seat} " + (
+        f"{browser.execute_script('return state.replay.data.frames[1].move.move')}"
+    )
+    browser.execute_script(
+        "const s = document.getElementById('replay-slider'); s.value = s.max; s.dispatchEvent(new Event('input'));"
+    )
+    status = browser.find_element(By.ID, "status").text
+    assert (
+        status == f"Deal over: {recs[1]['outcome']}, points {recs[1]['deal_points'][0]} / {recs[1]['deal_points'][1]}"
+    )
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#log li")) == min(14, n)
+    hands = browser.find_elements(By.CSS_SELECTOR, ".opponent")
+    assert len(hands) == 2  # every hand is shown in a replay

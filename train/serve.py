@@ -1,0 +1,44 @@
+"""``treppen serve``: play, watch and replay deals in a local web page (DESIGN "Command line").
+
+Starts the app of :mod:`train.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
+the page can seat only the agents given here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["greedy"],
+        metavar="SPEC",
+        help="agents the page may seat: random, greedy, a model .zip, ... (default: greedy)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--record", default=None, metavar="DIR", help="append every finished deal to a record file in DIR"
+    )
+    parser.add_argument("--max-sessions", type=int, default=64, help="games kept at once (default 64)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted.
+
+    :raises ValueError: for a bad agent spec (or ``human``), port or session count.
+    """
+    import uvicorn
+
+    from train.web import create_app
+
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port} is not a port 0..65535")
+    if args.max_sessions < 1:
+        raise ValueError(f"--max-sessions {args.max_sessions}: need at least 1")
+    app = create_app(args.opponents, record_dir=args.record, max_sessions=args.max_sessions)
+    print(f"treppen serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,538 @@
+"""The web app behind ``treppen serve``: play, watch and replay deals in a browser (DESIGN "Command line").
+
+A Starlette app with a JSON API and one static page (plain HTML/JS, no build step):
+
+- ``GET /api/config``: the agents the server was started with (the page can pick only these), the
+  rules presets and the seat range;
+- ``POST /api/sessions`` ``{"mode": "play"|"watch", "seats": [...], "rules", "episode"}``: a new
+  game; ``seats`` lists per seat ``"you"`` (exactly one in play mode, none in watch mode) or the
+  index of a server agent. Each browser tab creates its own session (an unguessable id), so two
+  tabs play two separate games;
+- ``GET /api/sessions/{id}``: the table from the player's seat (all hands when watching);
+- ``POST /api/sessions/{id}/move`` ``{"action", "version"}``: the person's move, legal per the mask;
+- ``POST /api/sessions/{id}/advance`` ``{"version"}``: one agent move (the page paces them);
+- ``GET /api/sessions/{id}/record``: the session's finished deals as a record file (JSONL);
+- ``POST /api/replay?deal=N``: the body is a record file's content (plain or gzipped; never a
+  server path); answers the deals it holds and every position of deal N.
+
+A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
+4xx answer with a clear message, and the game goes on. Every request is validated; bodies and the
+number of sessions are bounded (least recently used sessions are dropped), so no request can
+crash the server or grow it without bound.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import secrets
+import threading
+import time
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+import agents
+from treppen_env import raw_env, records
+from treppen_env.actions import action_to_str
+from treppen_env.actions import decode as decode_action
+from treppen_env.cards import NUM_RANKS, card_to_str, rank_of, suit_of
+from treppen_env.engine import GameState, Phase
+from treppen_env.render import sort_for_display
+from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+
+STATIC = Path(__file__).with_name("static")
+YOU = "you"
+MODES = ("play", "watch")
+EPISODES = ("deal", "game")
+MAX_JSON_BYTES = 16 * 1024
+MAX_RECORD_BYTES = 32 * 1024 * 1024
+LOG_LENGTH = 14
+
+
+class BadRequest(HTTPException):
+    """A request the server refuses (400 unless said otherwise); ``detail`` says why."""
+
+    def __init__(self, detail: str, status_code: int = 400):
+        super().__init__(status_code=status_code, detail=detail)
+
+
+# ---------------------------------------------------------------------------------- views
+def _cards(cards: Sequence[int]) -> list[str]:
+    return [card_to_str(int(c)) for c in cards]
+
+
+def _layoff_meld(state: GameState, card: int, target: int) -> int:
+    """Index in ``state.melds`` of the meld that ``card`` is laid off onto at ``target`` (RULES §4.3)."""
+    for i, m in enumerate(state.melds):
+        if target == 0 and m.kind == "set" and m.low == rank_of(card):
+            return i
+        if m.kind == "run" and m.suit == suit_of(card):
+            end = (m.low - 1) % NUM_RANKS if target == 1 else (m.low + m.length) % NUM_RANKS
+            if end == rank_of(card):
+                return i
+    raise ValueError(f"no meld takes {card_to_str(card)}")  # the mask never offers such a lay-off
+
+
+def legal_moves(state: GameState, mask: np.ndarray) -> dict[str, Any]:
+    """The legal actions of ``mask`` grouped as the page offers them (DESIGN "Actions").
+
+    ``draw``: the action or None; ``take``: depth -> action; ``melds``: ``{action, cards}``;
+    ``layoffs``: ``{action, card, meld, end}`` (``meld`` indexes the view's melds); ``discards``:
+    card -> action.
+    """
+    moves: dict[str, Any] = {"draw": None, "take": {}, "melds": [], "layoffs": [], "discards": {}}
+    for a in np.flatnonzero(mask).tolist():
+        act = decode_action(a)
+        if act.kind == "draw":
+            moves["draw"] = a
+        elif act.kind == "take":
+            moves["take"][act.depth] = a
+        elif act.kind == "meld":
+            moves["melds"].append({"action": a, "cards": _cards(act.cards)})
+        elif act.kind == "layoff":
+            meld = _layoff_meld(state, act.card, act.target)
+            end = ("set", "low", "high")[act.target]
+            moves["layoffs"].append({"action": a, "card": card_to_str(act.card), "meld": meld, "end": end})
+        else:
+            moves["discards"][card_to_str(act.card)] = a
+    return moves
+
+
+def table_view(state: GameState, names: Sequence[str], viewer: int | None) -> dict[str, Any]:
+    """The table as JSON: what seat ``viewer`` may see (RULES §4: own hand, public cards), or every
+    hand when ``viewer`` is None (watching, replays)."""
+    players = []
+    for seat in range(state.num_players):
+        hand = state.hands[seat]
+        shown = viewer is None or viewer == seat
+        players.append(
+            {
+                "seat": seat,
+                "name": names[seat],
+                "hand": _cards(sort_for_display(hand)) if shown else None,
+                "hand_size": hand.bit_count(),
+                "known": _cards(sort_for_display(state.known[seat])),
+                "points": state.points[seat],
+                "total": state.totals[seat],
+            }
+        )
+    return {
+        "num_players": state.num_players,
+        "rules": state.rules.name,
+        "deal": state.deals_played + (0 if state.deal_over else 1),
+        "turn": state.turn,
+        "dealer": state.dealer,
+        "to_move": None if state.deal_over else state.current,
+        "phase": Phase(state.phase).name.lower(),
+        "stock_size": len(state.stock),
+        "staircase": _cards(state.staircase),
+        "melds": [{"owner": m.owner, "kind": m.kind, "cards": _cards(m.cards)} for m in state.melds],
+        "players": players,
+        "viewer": viewer,
+    }
+
+
+def deal_summary(env: Any) -> dict[str, Any]:
+    """Outcome, deal points and game totals of the deal that just ended (from the env's infos)."""
+    info = env.infos[env.possible_agents[0]]
+    names = env.possible_agents
+    state: GameState = env.game
+    summary = {
+        "deal": state.deals_played,
+        "outcome": info["outcome"],
+        "went_out": None if info["went_out"] is None else names.index(info["went_out"]),
+        "deal_points": [int(info["deal_points"][a]) for a in names],
+        "totals": [int(info["totals"][a]) for a in names] if "totals" in info else None,
+    }
+    summary["game_over"] = bool(state.game_over()) if summary["totals"] is not None else None
+    summary["winner"] = state.winner() if summary["totals"] is not None else None
+    return summary
+
+
+# ---------------------------------------------------------------------------------- sessions
+@dataclass
+class Session:
+    """One game in one browser tab: the env, the agents of the other seats, the log and records."""
+
+    id: str
+    mode: str
+    seats: list[str]  # spec per seat, YOU for the person
+    env: Any
+    players: list[agents.Agent | None]
+    recorder: records.Recorder
+    you: int | None
+    version: int = 0
+    log: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def over(self) -> bool:
+        """Whether the episode (the deal, or the game) has ended."""
+        agent = self.env.agent_selection
+        return bool(self.env.terminations[agent] or self.env.truncations[agent])
+
+    def view(self) -> dict[str, Any]:
+        state: GameState = self.env.game
+        table = table_view(state, self.seats, self.you if self.mode == "play" else None)
+        to_move = table["to_move"]
+        yours = not self.over and to_move is not None and to_move == self.you
+        mask = state.legal_mask() if yours else np.zeros(0, dtype=np.int8)
+        return {
+            "session": self.id,
+            "mode": self.mode,
+            "version": self.version,
+            "you": self.you,
+            "over": self.over,
+            "your_turn": yours,
+            "agent_to_move": not self.over and to_move is not None and to_move != self.you,
+            "table": table,
+            "legal": legal_moves(state, mask) if yours else None,
+            "log": self.log[-LOG_LENGTH:],
+            "summary": self.summary,
+            "records": len(self.recorder.records),
+        }
+
+    def play(self, action: int) -> None:
+        """Play ``action`` for the seat to move (legality checked by the caller or the env)."""
+        state: GameState = self.env.game
+        seat = state.current
+        before = state.points[seat]
+        deals = state.deals_played
+        self.env.step(action)
+        self.recorder.step(action)
+        self.version += 1
+        redealt = state.deals_played != deals and not state.deal_over  # a game dealt the next deal
+        self.log.append(
+            {"seat": seat, "move": action_to_str(action), "points": 0 if redealt else state.points[seat] - before}
+        )
+        if state.deals_played != deals:
+            self.summary = deal_summary(self.env)
+            self.log.append({"seat": None, "move": f"deal {self.summary['deal']} over: {self.summary['outcome']}"})
+        del self.log[: -LOG_LENGTH * 2]
+
+
+class SessionStore:
+    """Sessions by id, at most ``max_sessions`` (the least recently used is dropped) and none older
+    than ``ttl`` seconds unused."""
+
+    def __init__(self, max_sessions: int = 64, ttl: float = 3600.0):
+        self.max_sessions = max_sessions
+        self.ttl = ttl
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, session: Session) -> None:
+        with self._lock:
+            self._expire()
+            self._sessions[session.id] = session
+            while len(self._sessions) > self.max_sessions:
+                self._sessions.popitem(last=False)
+
+    def get(self, sid: str) -> Session:
+        """The session ``sid``; :class:`BadRequest` 404 when there is none (unknown or expired)."""
+        with self._lock:
+            self._expire()
+            session = self._sessions.get(sid)
+            if session is None:
+                raise BadRequest(f"no session {sid[:40]!r}: it expired or never existed; start a new game", 404)
+            self._sessions.move_to_end(sid)
+            session.last_used = time.monotonic()
+            return session
+
+    def remove(self, sid: str) -> None:
+        with self._lock:
+            self._sessions.pop(sid, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for sid in [s for s, v in self._sessions.items() if now - v.last_used > self.ttl]:
+            del self._sessions[sid]
+
+
+# ---------------------------------------------------------------------------------- request parsing
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise BadRequest(f"request body too large (at most {limit} bytes)", 413)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BadRequest(f"request body too large (at most {limit} bytes)", 413)
+    return bytes(body)
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    body = await _read_body(request, MAX_JSON_BYTES)
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("the request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return data
+
+
+def _int(data: dict[str, Any], key: str, low: int, high: int) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"{key!r} must be an integer in {low}..{high}; got {value!r}"[:300])
+    return value
+
+
+def _choice(data: dict[str, Any], key: str, choices: Sequence[str], default: str) -> str:
+    value = data.get(key, default)
+    if value not in choices:
+        raise BadRequest(f"{key!r} must be one of {list(choices)}; got {value!r}"[:300])
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------- the app
+class App:
+    """The server's state: the agent specs it was started with, the sessions, the record folder.
+
+    :param opponents: agent specs the page may seat (``agents.load`` specs; not ``human``).
+    :param record_dir: where finished deals are appended as records (one file per session), or None.
+    :param max_sessions: sessions kept at once.
+    :param seed: seeds the deals and agents (None: fresh entropy), for tests.
+    :raises ValueError: for an unknown spec or ``human`` among the opponents.
+    """
+
+    def __init__(
+        self,
+        opponents: Sequence[str],
+        record_dir: str | Path | None = None,
+        max_sessions: int = 64,
+        seed: int | None = None,
+    ):
+        specs = list(dict.fromkeys(str(s) for s in opponents))
+        if not specs:
+            raise ValueError("give at least one opponent spec (e.g. greedy)")
+        for spec in specs:
+            if spec.strip().lower().split(",")[0] == "human":
+                raise ValueError("'human' cannot be a server opponent: the person plays in the page")
+            agents.load(spec)  # fail at start, not in a request
+        self.specs = specs
+        self.record_dir = None if record_dir is None else Path(record_dir)
+        self.sessions = SessionStore(max_sessions)
+        self._seeds = np.random.SeedSequence(seed)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "agents": self.specs,
+            "rules": sorted(PRESETS),
+            "episodes": list(EPISODES),
+            "min_players": MIN_PLAYERS,
+            "max_players": MAX_PLAYERS,
+        }
+
+    def new_session(self, data: dict[str, Any]) -> Session:
+        """A new game from the page's choices (validated: only indices of the server's agents)."""
+        mode = _choice(data, "mode", MODES, "play")
+        rules = _choice(data, "rules", sorted(PRESETS), "treppenromme")
+        episode = _choice(data, "episode", EPISODES, "deal")
+        seats = data.get("seats")
+        if not isinstance(seats, list) or not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
+            raise BadRequest(f"'seats' must be a list of {MIN_PLAYERS}..{MAX_PLAYERS} entries")
+        specs: list[str] = []
+        for i, entry in enumerate(seats):
+            if entry == YOU:
+                specs.append(YOU)
+            elif isinstance(entry, int) and not isinstance(entry, bool) and 0 <= entry < len(self.specs):
+                specs.append(self.specs[entry])
+            else:
+                allowed = f"'you' nor an agent 0..{len(self.specs) - 1}"
+                raise BadRequest(f"seat {i}: {str(entry)[:40]!r} is neither {allowed}")
+        people = specs.count(YOU)
+        if people != (1 if mode == "play" else 0):
+            wanted = "exactly one seat 'you'" if mode == "play" else "no seat 'you'"
+            raise BadRequest(f"{mode} mode needs {wanted}; got {people}")
+        seed = int(self._seeds.spawn(1)[0].generate_state(1)[0])
+        env = raw_env(num_players=len(specs), rules=rules, episode=episode)
+        env.reset(seed=seed, options={"dealer": seed % len(specs)})
+        players = [None if s == YOU else agents.load(s, seed=seed + i) for i, s in enumerate(specs)]
+        sid = secrets.token_urlsafe(18)
+        recorder = records.Recorder(env, specs, extra={"source": "serve"}, on_record=self._save(sid))
+        you = specs.index(YOU) if YOU in specs else None
+        session = Session(sid, mode, specs, env, players, recorder, you)
+        self.sessions.add(session)
+        return session
+
+    def _save(self, sid: str) -> Callable[[dict[str, Any]], None] | None:
+        if self.record_dir is None:
+            return None
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        path = self.record_dir / f"serve-{stamp}-{sid[:8]}.jsonl"
+        return lambda record: records.append(path, record)
+
+    @staticmethod
+    def move(session: Session, data: dict[str, Any]) -> None:
+        """The person's move: their turn, the current version, a legal action (400/409 otherwise)."""
+        action = _int(data, "action", 0, 10**6)
+        version = _int(data, "version", 0, 10**9)
+        with session.lock:
+            if session.over:
+                raise BadRequest("the game is over; start a new one", 409)
+            if version != session.version:
+                raise BadRequest(
+                    f"stale move: the table is at version {session.version}, the move was made at {version}; "
+                    "reload the table",
+                    409,
+                )
+            if session.mode != "play" or session.env.game.current != session.you:
+                raise BadRequest("it is not your turn", 409)
+            mask = session.env.game.legal_mask()
+            if action >= mask.size or not mask[action]:
+                try:
+                    session.env.game.apply(action)  # raises the engine's reason, leaves the state as it is
+                except ValueError as err:
+                    raise BadRequest(f"illegal move: {err}") from None
+                raise AssertionError("the mask and the engine disagree")  # pragma: no cover
+            session.play(action)
+
+    @staticmethod
+    def advance(session: Session, data: dict[str, Any]) -> None:
+        """One agent move (the seat to move must be an agent's)."""
+        version = _int(data, "version", 0, 10**9)
+        with session.lock:
+            if session.over:
+                raise BadRequest("the game is over; start a new one", 409)
+            if version != session.version:
+                raise BadRequest(f"stale request: the table is at version {session.version}, not {version}", 409)
+            seat = session.env.game.current
+            player = session.players[seat]
+            if player is None:
+                raise BadRequest("it is your turn, not an agent's", 409)
+            name = session.env.agent_selection
+            session.play(player.act(session.env.observe(name)))
+
+
+def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
+    """The deals of a record file's ``content`` and every position of deal ``deal`` (1-based).
+
+    :raises BadRequest: for content that is not a record file or a deal that does not replay.
+    """
+    if content[:2] == b"\x1f\x8b":
+        try:
+            content = gzip.GzipFile(fileobj=io.BytesIO(content)).read(MAX_RECORD_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as err:
+            raise BadRequest(f"the gzipped file does not unpack: {err}") from None
+        if len(content) > MAX_RECORD_BYTES:
+            raise BadRequest(f"the unpacked record file is larger than {MAX_RECORD_BYTES} bytes", 413)
+    try:
+        text = content.decode("utf-8")
+        deals = records.loads(text, "the file")
+    except UnicodeDecodeError:
+        raise BadRequest("the file is not text (a .jsonl record file, maybe gzipped)") from None
+    except records.RecordError as err:
+        raise BadRequest(str(err)) from None
+    if not deals:
+        raise BadRequest("the file holds no deals")
+    if not 1 <= deal <= len(deals):
+        raise BadRequest(f"deal {deal}: the file holds deals 1..{len(deals)}")
+    record = deals[deal - 1]
+    frames = []
+    try:
+        for step in records.replay(record, where=f"deal {deal}"):
+            frame = {"move": None if step.index < 0 else {"seat": step.seat, "move": step.text}}
+            frames.append({**frame, "table": table_view(step.env.game, record["agents"], None)})
+    except records.RecordError as err:
+        raise BadRequest(str(err)) from None
+    listing = [
+        {"deal": i + 1, "agents": r["agents"], "outcome": r["outcome"], "deal_points": r["deal_points"]}
+        for i, r in enumerate(deals)
+    ]
+    return {"count": len(deals), "deals": listing[:1000], "deal": deal, "record": record, "frames": frames}
+
+
+def create_app(
+    opponents: Sequence[str],
+    record_dir: str | Path | None = None,
+    max_sessions: int = 64,
+    seed: int | None = None,
+) -> Starlette:
+    """The Starlette app of ``treppen serve`` (arguments as :class:`App`)."""
+    app_state = App(opponents, record_dir, max_sessions, seed)
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def config(request: Request) -> Response:
+        return JSONResponse(app_state.config())
+
+    async def new_session(request: Request) -> Response:
+        data = await _json(request)
+        session = await run_in_threadpool(app_state.new_session, data)
+        return JSONResponse(session.view())
+
+    async def get_session(request: Request) -> Response:
+        return JSONResponse(app_state.sessions.get(request.path_params["sid"]).view())
+
+    async def delete_session(request: Request) -> Response:
+        app_state.sessions.remove(request.path_params["sid"])
+        return JSONResponse({"deleted": True})
+
+    def acting(method: Callable[[Session, dict[str, Any]], None]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            session = app_state.sessions.get(request.path_params["sid"])
+            data = await _json(request)
+            await run_in_threadpool(method, session, data)
+            return JSONResponse(session.view())
+
+        return endpoint
+
+    async def session_record(request: Request) -> Response:
+        session = app_state.sessions.get(request.path_params["sid"])
+        text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in session.recorder.records)
+        headers = {"Content-Disposition": f'attachment; filename="treppen-{session.id[:8]}.jsonl"'}
+        return Response(text, media_type="application/jsonl", headers=headers)
+
+    async def replay(request: Request) -> Response:
+        deal = request.query_params.get("deal", "1")
+        if not deal.isdigit() or len(deal) > 9:
+            raise BadRequest(f"deal={deal[:20]!r} must be a deal number, 1 = first")
+        content = await _read_body(request, MAX_RECORD_BYTES)
+        return JSONResponse(await run_in_threadpool(replay_frames, content, int(deal)))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"server error: {type(exc).__name__}: {exc}"[:500]}, status_code=500)
+
+    routes = [
+        Route("/", index),
+        Route("/api/config", config),
+        Route("/api/sessions", new_session, methods=["POST"]),
+        Route("/api/sessions/{sid}", get_session),
+        Route("/api/sessions/{sid}", delete_session, methods=["DELETE"]),
+        Route("/api/sessions/{sid}/move", acting(App.move), methods=["POST"]),
+        Route("/api/sessions/{sid}/advance", acting(App.advance), methods=["POST"]),
+        Route("/api/sessions/{sid}/record", session_record),
+        Route("/api/replay", replay, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.treppen = app_state
+    return app
