@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
+from train.web import MAX_JSON_BYTES, create_app
 from treppen_env import records
 from treppen_env.actions import parse_action
-from train.web import MAX_JSON_BYTES, create_app
 
 
 @pytest.fixture
