@@ -41,8 +41,8 @@ from typing import IO, Any
 import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS, action_to_str
-from treppen_env.cards import NUM_CARDS, card_to_str, parse_card
-from treppen_env.engine import OUTCOMES, GameState, Phase, parse_deck
+from treppen_env.cards import NUM_CARDS, card_to_str, parse_card, parse_deck
+from treppen_env.engine import OUTCOMES, GameState, Phase
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules, make_rules
 
 FORMAT = "treppen-record/1"
