@@ -25,6 +25,7 @@ Only actions whose mask bit is set are ever returned, so both presets and 2-4 pl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -72,21 +73,31 @@ def _row_bits(row: np.ndarray) -> int:
     return int.from_bytes(np.packbits(row != 0, bitorder="little").tobytes(), "little")
 
 
+@dataclass(frozen=True, slots=True)
 class _Context:
-    """What one decision knows besides the hand: the table's open ends, dead and live cards."""
+    """What one decision knows besides the hand: the table's open ends, dead and live cards.
 
-    __slots__ = (
-        "corner",
-        "dead",
-        "fits",
-        "next_known",
-        "other_known",
-        "out_bonus",
-        "rules",
-        "slots",
-        "stairs",
-        "values",
-    )
+    Card sets are bitsets over the 52 card indices (bit ``c`` set when card ``c`` is in the set).
+    """
+
+    rules: Rules
+    #: Whether runs turn the corner (K-A-2, RULES §3.2).
+    corner: bool
+    #: Points booked for each candidate meld (:func:`treppen_env.melds.meld_values`).
+    values: tuple[int, ...]
+    #: Cards known to be in the next player's hand, and in the other opponents' hands.
+    next_known: int
+    other_known: int
+    #: Cards on the staircase.
+    stairs: int
+    #: Cards no meld of ours can use: on the table or known in an opponent's hand.
+    dead: int
+    #: Cards that fit an open end of a table meld (a set's missing suit or a run's next card).
+    fits: int
+    #: Open ends of the table: (card that fits, target, how many cards the end may still take).
+    slots: list[tuple[int, int, int]]
+    #: Points that going out is worth beyond the cards laid (RULES §6.2-6.3).
+    out_bonus: float
 
 
 class GreedyAgent(Agent):
@@ -211,24 +222,16 @@ class GreedyAgent(Agent):
 
     # ------------------------------------------------------------------ context
     def _context(self, view: PublicView, table: np.ndarray) -> _Context:
-        ctx = _Context()
         if self.rules is not None:
             rules = self.rules
         else:
             rules = PRESETS["rum500" if self._seen_must_use else "treppenromme"]
-        ctx.rules = rules
-        ctx.corner = rules.corner_runs
-        ctx.values = meld_values(rules)
         on_table = _row_bits(table[:, 0]) | _row_bits(table[:, 1])
         known = [cards_to_bits(k) for k in view.known]
-        ctx.next_known = known[0] if known else 0
-        ctx.other_known = 0
+        next_known = known[0] if known else 0
+        other_known = 0
         for k in known[1:]:
-            ctx.other_known |= k
-        ctx.stairs = cards_to_bits(view.staircase)
-        ctx.dead = on_table | ctx.next_known | ctx.other_known
-        ctx.fits = _row_bits(table[:, 4]) | _row_bits(table[:, 5]) | _row_bits(table[:, 6])
-        ctx.slots = self._slots(view, table)
+            other_known |= k
         # Going out ends the deal: the opponents' hands are credited (doubled on a Rommé, §6.2)
         # or deducted from them (rum500, §6.3); either way it also stops their scoring.
         opp = 0.0
@@ -240,8 +243,18 @@ class GreedyAgent(Agent):
             opp /= max(1, view.num_players - 1)
         elif rules.romme_double and not view.laid_before[0]:
             opp *= 2
-        ctx.out_bonus = opp + 10.0
-        return ctx
+        return _Context(
+            rules=rules,
+            corner=rules.corner_runs,
+            values=meld_values(rules),
+            next_known=next_known,
+            other_known=other_known,
+            stairs=cards_to_bits(view.staircase),
+            dead=on_table | next_known | other_known,
+            fits=_row_bits(table[:, 4]) | _row_bits(table[:, 5]) | _row_bits(table[:, 6]),
+            slots=self._slots(view, table),
+            out_bonus=opp + 10.0,
+        )
 
     def _slots(self, view: PublicView, table: np.ndarray) -> list[tuple[int, int, int]]:
         """Open ends of the table: (card that fits, target, how many cards the end may still take)."""

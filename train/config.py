@@ -307,7 +307,7 @@ def validate(config: TrainConfig) -> None:
         "the pool starts empty, so give random or greedy some probability",
     )
     _require(
-        c.name is None or (c.name and "/" not in c.name and c.name not in (".", "..")),
+        c.name is None or (c.name != "" and "/" not in c.name and c.name not in (".", "..")),
         f"name={c.name!r} must be a plain folder name (or null for the default)",
     )
 

@@ -76,7 +76,7 @@ def evaluate(
     while any(o is not None for o in obs):
         active = [k for k, o in enumerate(obs) if o is not None]
         masks = np.stack([envs[k].action_masks() for k in active])
-        actions, _ = model.predict(np.stack([obs[k] for k in active]), action_masks=masks, deterministic=True)
+        actions, _ = model.predict(np.stack([o for o in obs if o is not None]), action_masks=masks, deterministic=True)
         for k, action in zip(active, actions, strict=True):
             obs[k], _, terminated, truncated, info = envs[k].step(int(action))
             if terminated or truncated:

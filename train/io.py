@@ -18,7 +18,7 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # reading the umask means setting it: put it straight back
 
 
-def atomic_write(path: str | Path, write: Callable[[str], None], suffix: str = "") -> Path:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[str], object], suffix: str = "") -> Path:
     """Call ``write(tmp_path)`` on a temporary file next to ``path``, then move it to ``path``.
 
     :param path: the final file.

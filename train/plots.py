@@ -66,6 +66,13 @@ def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[d
     return records, ratings
 
 
+def _root_figure(ax: Axes) -> Figure:
+    """The top-level figure that ``ax`` is drawn in (the parent of a subfigure), which can be saved."""
+    fig = ax.get_figure(root=True)
+    assert fig is not None, "the axes belong to a figure"
+    return fig
+
+
 def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
     """Elo per agent (best at the top) with its confidence interval as error bars.
 
@@ -90,7 +97,7 @@ def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
     ax.set_xlabel(f"Elo ({anchor}{ci})")
     ax.set_title(f"Ratings from {ratings.n_deals} deals")
     ax.grid(axis="x", alpha=0.3)
-    return ax.figure
+    return _root_figure(ax)
 
 
 def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
@@ -122,7 +129,7 @@ def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
     ax.set_ylabel("agent")
     ax.set_title("Pairwise score of row vs column\n(win 1, draw 0.5; number of comparisons)", pad=12)
     ax.figure.colorbar(image, ax=ax, label="score of row vs column")
-    return ax.figure
+    return _root_figure(ax)
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:

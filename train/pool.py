@@ -86,15 +86,16 @@ def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
     """
     from train.policy_net import ActionFeaturePolicy
 
+    arrays: dict[str, Any]
     if isinstance(policy, ActionFeaturePolicy):
         arrays = {k: v.detach().cpu().numpy() for k, v in policy.net.state_dict().items()}
-        meta = {"kind": np.array("action_features"), "steps": np.array(steps)}
+        arrays |= {"kind": np.array("action_features"), "steps": np.array(steps)}
     else:
         weights, activation = policy_weights(policy)
         arrays = {f"w{i}": w for i, (w, _) in enumerate(weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
-        meta = {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
-    return atomic_write(path, lambda tmp: np.savez(tmp, **arrays, **meta), suffix=".npz")
+        arrays |= {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
+    return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
 
 
 class NumpyPolicy:
@@ -300,5 +301,5 @@ class SelfPlayEnv(SingleAgentEnv):
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = super().step(action)
         if terminated or truncated:
-            info["opponents"] = [o.kind for o in self.opponents]
+            info["opponents"] = [o.kind for o in self.opponents if isinstance(o, PoolOpponent)]
         return obs, reward, terminated, truncated, info

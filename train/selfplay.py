@@ -26,10 +26,12 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
@@ -320,7 +322,9 @@ def make_vec_env(config: TrainConfig, seed: int) -> VecEnv:
 
     ``action_masks`` is a method of the env class itself, which subprocess envs need (sb3-contrib #49).
     """
-    fns = [functools.partial(_make_env, config.to_dict(), rank, seed) for rank in range(config.n_envs)]
+    fns: list[Callable[[], gym.Env]] = [
+        functools.partial(_make_env, config.to_dict(), rank, seed) for rank in range(config.n_envs)
+    ]
     return SubprocVecEnv(fns) if config.n_envs > 1 and config.vec_env == "subproc" else DummyVecEnv(fns)
 
 

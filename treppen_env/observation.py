@@ -273,10 +273,10 @@ def _decode_melds(v: dict[str, np.ndarray]) -> tuple[dict, ...]:
     in_run = table[:, 1].tolist()
     high_end = table[:, 3].tolist()
     for low in np.flatnonzero(table[:, 2]).tolist():
-        cards = [low]
-        while not high_end[cards[-1]]:
-            nxt = cards[-1] // 13 * 13 + (cards[-1] % 13 + 1) % 13
+        run = [low]
+        while not high_end[run[-1]]:
+            nxt = run[-1] // 13 * 13 + (run[-1] % 13 + 1) % 13
             assert in_run[nxt], "run cards must be contiguous"
-            cards.append(nxt)
-        melds.append({"owner": owner[low], "kind": "run", "cards": tuple(cards)})
+            run.append(nxt)
+        melds.append({"owner": owner[low], "kind": "run", "cards": tuple(run)})
     return tuple(melds)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from treppen_env.cards import NUM_CARDS
 
@@ -108,7 +109,7 @@ PRESETS: dict[str, Rules] = {
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Rules) if f.name != "name")
 
 
-def make_rules(rules: str | Rules = "treppenromme", **options: object) -> Rules:
+def make_rules(rules: str | Rules = "treppenromme", **options: Any) -> Rules:
     """Rules of preset ``rules`` with ``options`` overridden (RULES §8).
 
     :param rules: a preset name (``"treppenromme"``, ``"rum500"``) or a :class:`Rules` object.
