@@ -1,4 +1,4 @@
-"""Agents that act from an observation: random, heuristic, learned and human (DESIGN "Agents").
+"""Agents that act from an observation: random, heuristic, search, learned and human (DESIGN "Agents").
 
 Every agent has ``act(observation) -> int`` (a legal action of the observation's mask) and
 ``reset(seed=None)``. :func:`load` builds one from a spec string, as the command line and the
@@ -18,12 +18,30 @@ from agents.base import Agent, RandomAgent, legal_actions
 from agents.greedy import GreedyAgent
 from agents.human import HumanAgent
 from agents.policy import PolicyAgent
+from agents.search import ISMCTSAgent, RolloutAgent
 from agents.spec import check_settings, parse_spec
 
-__all__ = ["SPECS", "Agent", "GreedyAgent", "HumanAgent", "PolicyAgent", "RandomAgent", "legal_actions", "load"]
+__all__ = [
+    "SPECS",
+    "Agent",
+    "GreedyAgent",
+    "HumanAgent",
+    "ISMCTSAgent",
+    "PolicyAgent",
+    "RandomAgent",
+    "RolloutAgent",
+    "legal_actions",
+    "load",
+]
 
 #: Named agents :func:`load` knows, besides model paths.
-SPECS: dict[str, type[Agent]] = {"random": RandomAgent, "greedy": GreedyAgent, "human": HumanAgent}
+SPECS: dict[str, type[Agent]] = {
+    "random": RandomAgent,
+    "greedy": GreedyAgent,
+    "human": HumanAgent,
+    "rollout": RolloutAgent,
+    "ismcts": ISMCTSAgent,
+}
 #: Model files :func:`load` looks for in a run folder, in this order.
 MODEL_FILES = ("final_model.zip", "model.zip")
 

@@ -166,6 +166,17 @@ class GreedyAgent(Agent):
             return int(legal[self.rng.integers(legal.size)])
         view = decode(observation)
         table = views(np.asarray(observation["observation"]))["table"]
+        return self.decide(view, table, mask, legal)
+
+    def decide(self, view: PublicView, table: np.ndarray, mask: np.ndarray, legal: np.ndarray) -> int:
+        """The heuristic's action from an observation already decoded (no epsilon exploration).
+
+        Search playouts call this with a view built straight from a sampled state.
+
+        :param view: the decoded observation (:func:`treppen_env.observation.decode`).
+        :param table: the observation's ``table`` piece, float32 (52, 7).
+        :param mask: the action mask, int8 (898,); ``legal``: its legal actions, ascending.
+        """
         if legal[-1] < MELD_BASE:  # draw phase: only draw / take bits
             return self._draw(view, table, mask, legal)
         return self._meld(view, table, mask, legal)
