@@ -102,8 +102,8 @@ class SingleAgentEnv(gym.Env):
         """Deal, and let the opponents move until the learner is to move.
 
         If the episode ends before the learner's first move (an opponent goes out, or goes Rommé,
-        on its first turn, RULES §6.1-6.2; or, with ``episode="game"``, the game's last deal ends
-        so), that deal still counts: ``reset`` returns the learner's observation at the deal's
+        on its first turn, RULES §6.1-6.2; with ``episode="game"``, in a deal that ends the game),
+        that deal still counts: ``reset`` returns the learner's observation at the deal's
         end, ``action_masks()`` holds the one action :data:`ACKNOWLEDGE`, and the step that plays
         it returns the deal's reward, ``terminated`` or ``truncated`` and the deal's ``info``
         (``deal_points``, ``outcome``...), as any episode's last step does. SB3 thus sees a
@@ -112,8 +112,9 @@ class SingleAgentEnv(gym.Env):
         :param seed: seeds the deals, the learner's seat draw and the opponents (``seed + 1 + i``).
         :param options: passed to the AEC env's ``reset`` (``deck``, ``dealer``), plus ``seat``
             to fix the learner's seat for this episode.
-        :return: the learner's observation (float32, (OBS_SIZE,)) and an info dict: the infos of
-            deals that ended before the learner's first move in a game episode, else empty.
+        :return: the learner's observation (float32, (OBS_SIZE,)) and an info dict: the infos
+            (``deal_points``, ``outcome``, ``went_out``, with ``episode="game"`` ``totals``) of
+            the last deal that ended before the learner's first move, else empty.
         :raises ValueError: for a bad seat, deck or dealer.
         """
         super().reset(seed=seed)
