@@ -143,13 +143,13 @@ def _agent_moves(record) -> int:
 
 
 def test_replay_a_record_in_the_page(server, browser, tmp_path):
-    from test_records import play_recorded
-
+    from train.tournament import run_tournament
     from treppen_env import records
 
     url, _ = server
-    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
-    path = records.write(tmp_path / "game.jsonl.gz", recs)
+    path = tmp_path / "tournament.jsonl"  # as treppen tournament --record writes it
+    run_tournament({"random": "random", "greedy": "greedy"}, deals=2, record_to=path)
+    recs = records.read(path)
     browser.get(f"{url}/")
     wait(browser, lambda d: body(d, "ready") == "1")
     browser.find_element(By.ID, "tab-replay").click()
@@ -160,7 +160,7 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
     wait(browser, lambda d: slider.get_attribute("max") == str(len(recs[0]["actions"])))
     assert browser.find_element(By.ID, "replay-label").text == f"dealt ({len(recs[0]['actions'])} moves)"
     options = Select(browser.find_element(By.ID, "replay-deal")).options
-    assert [o.text.split(":")[0] for o in options] == ["1", "2", "3"]
+    assert [o.text.split(":")[0] for o in options] == ["1", "2", "3", "4"]
     Select(browser.find_element(By.ID, "replay-deal")).select_by_value("2")
     n = len(recs[1]["actions"])
     wait(browser, lambda d: slider.get_attribute("max") == str(n))

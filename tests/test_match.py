@@ -105,16 +105,22 @@ def test_one_agent_per_seat():
 
 
 @pytest.mark.parametrize("game", [False, True])
-def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, capsys, game):
+def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, capsys, tmp_path, game):
     """``treppen play`` runs on the match loop: a person always choosing the first listed move
-    plays random to the end; every deal's result is printed once."""
+    plays random to the end; every deal's result is printed once and recorded (DESIGN "Game records")."""
     from train import cli
+    from treppen_env import records
 
     monkeypatch.setattr("sys.stdin", io.StringIO("0\n" * 5000))
-    args = ["play", "--opponents", "random", "--seed", "0", *(["--game"] if game else [])]
+    args = ["play", "--opponents", "random", "--seed", "0", "--record", str(tmp_path), *(["--game"] if game else [])]
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     assert "player_1: " in out
     deals = out.count("Deal over:")
     assert deals >= 1 if game else deals == 1
     assert (" points, total " in out) == game
+    (path,) = tmp_path.iterdir()
+    recorded = records.read(path)
+    assert len(recorded) == deals and [r["agents"] for r in recorded] == [["human", "random"]] * deals
+    for record in recorded:
+        records.check(record)

@@ -229,3 +229,23 @@ def test_replay_command_prints_every_move(tmp_path, capsys):
     records.write(tmp_path / "bad.jsonl", [tampered])
     assert main(["replay", str(tmp_path / "bad.jsonl"), "--moves-only"]) == 2
     assert f"bad.jsonl, deal 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err
+
+
+def test_tournament_records_every_deal_once(tmp_path):
+    """``treppen tournament --record``: one game record per deal, replaying to the deal's result;
+    a resumed tournament appends only the new deals."""
+    from train.tournament import run_tournament
+
+    path = tmp_path / "rec" / "t.jsonl"
+    agents = {"random": "random", "greedy": "greedy"}
+    results = run_tournament(agents, deals=2, out=tmp_path / "out", record_to=path)
+    recs = records.read(path)
+    assert [r["deal_id"] for r in recs] == [r["deal"] for r in results] and len(recs) == 4
+    for rec, result in zip(recs, results, strict=True):
+        records.check(rec)
+        assert rec["agents"] == result["agents"] and rec["deal_points"] == result["points"]
+        assert rec["dealer"] == result["dealer"] and "game_record" not in result
+    assert recs[0]["deck"] == recs[1]["deck"] and recs[0]["agents"] == recs[1]["agents"][::-1]  # duplicate deals
+    run_tournament(agents, deals=3, out=tmp_path / "out", record_to=path)
+    again = records.read(path)
+    assert again[:4] == recs and len(again) == 6 and len({r["deal_id"] for r in again}) == 6

@@ -8,9 +8,14 @@ observation, lists the legal moves and reads one per line (``draw``, ``take 2``,
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
 
 import agents
 from agents.match import play_match
+from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env
 from treppen_env.rules import PRESETS
@@ -28,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")
     parser.add_argument("--game", action="store_true", help="play a whole game to the target, not one deal")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents")
+    parser.add_argument(
+        "--record",
+        default="runs/play",
+        metavar="DIR",
+        help="folder of the game record file (default runs/play; treppen replay shows it)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,11 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seat < num_players:
         raise ValueError(f"--seat {args.seat} is not a seat 0..{num_players - 1}")
     env = raw_env(num_players=num_players, rules=args.rules, episode="game" if args.game else "deal")
-    players: list[agents.Agent] = []
-    opponents = iter(args.opponents)
-    for seat in range(num_players):
-        spec = "human" if seat == args.seat else next(opponents)
-        players.append(agents.load(spec, seed=None if args.seed is None else args.seed + seat))
+    players = [
+        agents.load(spec, seed=None if args.seed is None else args.seed + seat)
+        for seat, spec in enumerate(_opponent_specs(args))
+    ]
     try:
         _play(env, players, args)
     except (EOFError, KeyboardInterrupt):
@@ -57,15 +67,31 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
     num_players = len(players)
     names = [f"player_{i}" + (" (you)" if i == args.seat else "") for i in range(num_players)]
     deals_played = [0]
+    actions: list[int] = []
+    seed = int(np.random.SeedSequence().entropy % 2**32) if args.seed is None else args.seed  # records need it
+    specs = _opponent_specs(args)
+    path = Path(args.record) / f"play-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}.jsonl"
 
     def show(env: raw_env, seat: int, observation: object, action: int) -> None:
+        actions.append(action)
         if seat != args.seat:
             print(f"{names[seat]}: {action_to_str(action)}")
         if env.game.deals_played > deals_played[0]:
             deals_played[0] = env.game.deals_played
             _print_result(env, names, args.game)
+            deals = records.record_match(
+                actions, specs, seed=seed, num_players=num_players, rules=args.rules, episode=env.episode
+            )
+            records.write(path, deals)  # every finished deal so far, atomically
+            print(f"  (recorded in {path}: treppen replay {path} --deal {len(deals)})")
 
-    play_match(env, players, seed=args.seed, on_step=show)
+    play_match(env, players, seed=seed, on_step=show)
+
+
+def _opponent_specs(args: argparse.Namespace) -> list[str]:
+    """The spec of each seat, ``human`` at the person's seat."""
+    opponents = iter(args.opponents)
+    return ["human" if seat == args.seat else next(opponents) for seat in range(len(args.opponents) + 1)]
 
 
 def _print_result(env: raw_env, names: list[str], game: bool) -> None:

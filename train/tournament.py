@@ -44,6 +44,7 @@ from train.results import (
     record_key,
     write_outputs,
 )
+from treppen_env import records as game_records
 from treppen_env.rules import PRESETS, make_rules
 
 BUILTIN_SPECS = ("random", "greedy", "human")
@@ -167,7 +168,7 @@ def schedule(
     return specs
 
 
-def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
+def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = False) -> dict[str, Any]:
     """Play one deal of a schedule and return its record.
 
     Each seat's agent is reset with its seed first (``agent.reset(seed=...)``), so the record
@@ -175,6 +176,8 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
 
     :param spec: the deal
     :param agents: agent by name (must hold every name in ``spec.seats``)
+    :param game_record: also return the deal's game record (DESIGN "Game records", seats named by
+        agent name) under the key ``"game_record"``
     :return: the record (see the module docstring)
     :raises ValueError: when an agent is missing or plays an illegal action
     """
@@ -190,7 +193,7 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
         result = play_match(env, seats, seed=spec.seed, options=options, agent_seeds=spec.agent_seeds)
     except MatchError as err:
         raise ValueError(f"agent {spec.seats[err.seat]!r} in deal {spec.deal_id}: {err}") from None
-    return {
+    result_record: dict[str, Any] = {
         "deal": spec.deal_id,
         "deck_id": spec.deck_id,
         "table": list(spec.table),
@@ -203,6 +206,13 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent]) -> dict[str, Any]:
         "steps": len(result.actions),
         "seed": spec.seed,
     }
+    if game_record:
+        extra = {"deal_id": spec.deal_id, "deck_id": spec.deck_id, "seed": spec.seed}
+        (result_record["game_record"],) = game_records.record_match(
+            result.actions, spec.seats, seed=spec.seed, options=options, extra=extra,
+            num_players=spec.players, rules=spec.rules,
+        )  # fmt: skip
+    return result_record
 
 
 def agent_name(spec: str) -> str:
@@ -273,8 +283,8 @@ def _init_worker(sources: Mapping[str, str | Agent]) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _play_in_worker(spec: DealSpec) -> dict[str, Any]:
-    return play_deal(spec, _WORKER_AGENTS)
+def _play_in_worker(spec: DealSpec, game_record: bool) -> dict[str, Any]:
+    return play_deal(spec, _WORKER_AGENTS, game_record)
 
 
 def run_tournament(
@@ -289,6 +299,7 @@ def run_tournament(
     limit: int | None = None,
     progress: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    record_to: str | os.PathLike | None = None,
 ) -> list[dict[str, Any]]:
     """Play a duplicate tournament (resuming the one in ``out``) and return its records.
 
@@ -304,6 +315,8 @@ def run_tournament(
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
     :param on_record: called with each new record
+    :param record_to: a ``.jsonl`` file to append each new deal's game record to (DESIGN "Game
+        records"; ``treppen replay`` and ``treppen serve`` replay them), or None
     :return: the records of the schedule played so far (including earlier runs), in schedule order
     :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
     """
@@ -335,7 +348,12 @@ def run_tournament(
     fh = None if out is None else open(Path(out) / RESULTS_FILE, "a", encoding="utf-8")
     bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not progress)
     try:
-        for rec in _play_all(todo, built if workers == 1 else agents, workers):
+        recorded = _recorded_deals(record_to)
+        for rec in _play_all(todo, built if workers == 1 else agents, workers, record_to is not None):
+            game_record = rec.pop("game_record", None)
+            if record_to is not None and game_record["deal_id"] not in recorded:  # written before the result
+                game_record["agents"] = [_spec_of(agents, name) for name in game_record["agents"]]
+                game_records.append(record_to, game_record)
             done[record_key(rec)] = rec
             if fh is not None:
                 fh.write(json.dumps(rec) + "\n")
@@ -350,11 +368,24 @@ def run_tournament(
     return [done[s.key] for s in specs if s.key in done]
 
 
-def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int):
+def _spec_of(agents: Mapping[str, Agent | str], name: str) -> str:
+    """The spec an agent was given by (its name when it was given as an object)."""
+    source = agents[name]
+    return source if isinstance(source, str) else name
+
+
+def _recorded_deals(path: str | os.PathLike | None) -> set[str]:
+    """Deal ids already in the game record file ``path`` (a resumed tournament appends the rest)."""
+    if path is None or not Path(path).is_file():
+        return set()
+    return {str(r.get("deal_id")) for r in game_records.read(path)}
+
+
+def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int, game_record: bool = False):
     """Yield the records of ``todo``, in order with one worker, as they finish with more."""
     if workers == 1:
         for spec in todo:
-            yield play_deal(spec, agents)  # type: ignore[arg-type]
+            yield play_deal(spec, agents, game_record)  # type: ignore[arg-type]
         return
     if not todo:
         return
@@ -362,7 +393,7 @@ def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: 
     pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(dict(agents),))
     try:
         queue = iter(todo)
-        pending = {pool.submit(_play_in_worker, s) for s in itertools.islice(queue, 4 * workers)}
+        pending = {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 4 * workers)}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
@@ -372,7 +403,7 @@ def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: 
                     msg = f"a worker process died ({err}); rerun with --workers 1 to see the error"
                     raise RuntimeError(msg) from err
                 yield record
-                pending |= {pool.submit(_play_in_worker, s) for s in itertools.islice(queue, 1)}
+                pending |= {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 1)}
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -397,6 +428,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
     parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument(
+        "--record", default=None, metavar="DIR", help="write every deal's game record to DIR/<out folder name>.jsonl"
+    )
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
     parser.add_argument(
         "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
@@ -428,6 +462,7 @@ def run(args: argparse.Namespace) -> int:
             args.rules,
             args.tables_per_deck,
             progress=True,
+            record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
         )
     except KeyboardInterrupt:
         print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
@@ -436,4 +471,6 @@ def run(args: argparse.Namespace) -> int:
     write_outputs(out, ratings, specs)
     print_table(ratings)
     print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
+    if args.record is not None:
+        print(f"game records in {Path(args.record) / f'{out.name}.jsonl'} (treppen replay FILE --deal N)")
     return 0
