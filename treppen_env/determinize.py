@@ -88,7 +88,7 @@ def sample_state(
         for s in range(1, n):
             hands.append(known[s] | cards_to_bits(pool[start : start + need[s - 1]]))
             start += need[s - 1]
-        if view.must_use is None or view.to_move == 0 or _can_use(rules, view, hands[view.to_move]):
+        if view.must_use is None or view.to_move == 0 or _can_use(rules, view, hands[view.to_move], view.must_use):
             break
     else:
         raise ValueError(f"no deal of the unseen cards in {MAX_TRIES} tries lets the player to move use its taken card")
@@ -130,10 +130,10 @@ def _table_meld(meld: dict) -> TableMeld:
     return TableMeld(meld["owner"], "run", suit_of(cards[0]), rank_of(cards[0]), len(cards), bits)
 
 
-def _can_use(rules: Rules, view: PublicView, hand: int) -> bool:
-    """Whether the player to move can meld or lay off its must-use card with ``hand`` (RULES §4.2)."""
+def _can_use(rules: Rules, view: PublicView, hand: int, card: int) -> bool:
+    """Whether the player to move can meld or lay off its must-use ``card`` with ``hand`` (RULES §4.2)."""
     probe = GameState(rules, view.num_players, np.random.default_rng(0))
     probe.hands = [hand if s == view.to_move else 0 for s in range(view.num_players)]
     probe.melds = [_table_meld(m) for m in view.melds]
     probe._refresh_table()
-    return probe._can_play(view.must_use, hand)
+    return probe._can_play(card, hand)
