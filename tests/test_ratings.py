@@ -1,5 +1,6 @@
 """Tests for train.ratings: known answers, synthetic strengths, bootstrap intervals and bad input."""
 
+import csv
 import json
 import math
 
@@ -7,7 +8,8 @@ import choix
 import numpy as np
 import pytest
 
-from train.ratings import ELO_PER_NAT, fit_ratings
+from train.ratings import ELO_PER_NAT, Ratings, _unbounded, fit_ratings, interval_text
+from train.results import print_table, write_outputs
 
 
 def _elo(r, agent):
@@ -160,9 +162,124 @@ def test_los_is_complementary():
 def test_unbeaten_agent_needs_prior():
     recs = _two_player(10, 0, 0)
     r = fit_ratings(recs, anchor="b", n_boot=30)
-    assert 400 < _elo(r, "a") < math.inf and np.isfinite(r.ci_high).all()
+    assert 400 < _elo(r, "a") < math.inf  # the prior keeps the point estimate finite
     with pytest.raises(ValueError, match=r"infinite.*prior > 0"):
         fit_ratings(recs, prior=0.0)
+
+
+def _decks(records, deals_per_deck=2):
+    for k, rec in enumerate(records):
+        rec["deck_id"] = k // deals_per_deck
+    return records
+
+
+# Score matrices by hand: wins[i, j] = score of agent i against agent j (agents a, b, c, d in order).
+CHAIN = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=float)  # a beat b, b beat c, nothing else
+CHAIN_BC_DRAW = np.array([[0, 1, 0], [0, 0, 0.5], [0, 0.5, 0]])  # a beat b, b and c drew
+TWO_ISLANDS = np.array([[0, 2, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], dtype=float)  # a-b, c-d apart
+
+
+@pytest.mark.parametrize(
+    ("wins", "anchor", "above", "below"),
+    [
+        (CHAIN, 1, [True, False, False], [False, False, True]),  # relative to b: a has no ceiling, c no floor
+        (CHAIN, None, [True, True, False], [False, True, True]),  # relative to the mean: b has neither
+        (CHAIN, 0, [False, False, False], [False, True, True]),
+        (CHAIN_BC_DRAW, 1, [True, False, False], [False, False, False]),
+        (CHAIN_BC_DRAW, 2, [True, False, False], [False, False, False]),
+        (TWO_ISLANDS, 0, [False, False, True, True], [False, False, True, True]),
+        (TWO_ISLANDS, None, [True] * 4, [True] * 4),
+        (np.ones((3, 3)) - np.eye(3), None, [False] * 3, [False] * 3),  # strongly connected: all bounded
+    ],
+)
+def test_which_ratings_the_data_do_not_bound(wins, anchor, above, below):
+    got_above, got_below = _unbounded(wins, anchor)
+    assert got_above.tolist() == above and got_below.tolist() == below
+
+
+def test_agent_that_won_everything_gets_no_interval_from_the_prior():
+    # 4 decks of 2 deals, a wins all 8: every resample is all wins, so no resample bounds a above.
+    recs = _decks(_two_player(8, 0, 0))
+    r = fit_ratings(recs, anchor="b", n_boot=200)
+    assert (r.ci_low[0], r.ci_high[0]) == (math.inf, math.inf) and (r.ci_low[1], r.ci_high[1]) == (0.0, 0.0)
+    assert r.unbounded == ("above", None)
+    assert [row[3] for row in r.table(header=False)] == ["unbounded above", "[+0, +0]"]
+    r = fit_ratings(recs, anchor=None, n_boot=200)  # relative to the mean, b has no floor either
+    assert r.unbounded == ("above", "below")
+    assert [row[3] for row in r.table(header=False)] == ["unbounded above", "unbounded below"]
+    d = json.loads(json.dumps(r.to_dict()))  # strict JSON: no Infinity
+    assert (d["ci_low"], d["ci_high"], d["unbounded"]) == ([None, None], [None, None], ["above", "below"])
+    back = Ratings.from_dict(d)
+    np.testing.assert_array_equal(back.ci_low, [math.inf, -math.inf])
+    np.testing.assert_array_equal(back.ci_high, [math.inf, -math.inf])
+
+
+def test_unbeaten_agent_among_others_leaves_only_its_own_interval_open():
+    # a beats b and c in every deal; b and c share their deals 21:15, so their ratings are bounded.
+    recs = _two_player(6, 0, 0, "a", "b") + _two_player(6, 0, 0, "a", "c") + _two_player(21, 15, 0, "b", "c")
+    for k, rec in enumerate(recs):
+        rec["deal"] = k
+    r = fit_ratings(_decks(recs), anchor="c", n_boot=200)
+    assert r.agents == ("a", "b", "c") and r.unbounded == ("above", None, None)
+    assert r.ci_low[0] == r.ci_high[0] == math.inf
+    assert np.isfinite([r.ci_low[1], r.ci_high[1]]).all() and r.ci_low[1] < r.elo[1] < r.ci_high[1]
+
+
+def test_one_loss_in_forty_leaves_the_upper_end_open():
+    # About 36% of resamples miss the one loss and leave a unbounded above; the lower end stays finite.
+    r = fit_ratings(_two_player(39, 1, 0), anchor="b", n_boot=500, seed=0)
+    assert r.unbounded == ("above", None) and r.ci_high[0] == math.inf
+    assert 200 < r.ci_low[0] < r.elo[0]
+    assert r.table(header=False)[0][3] == f"> {r.ci_low[0]:+.0f}"
+
+
+def test_prior_zero_intervals_stay_finite_on_connected_data():
+    r = fit_ratings(_two_player(30, 10, 0), anchor="b", prior=0.0, n_boot=100, seed=0)
+    assert r.unbounded == (None, None) and np.isfinite(r.ci_low).all() and np.isfinite(r.ci_high).all()
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [
+        (12.4, 80.6, "[+12, +81]"),
+        (-30.0, -5.0, "[-30, -5]"),
+        (12.4, math.inf, "> +12"),
+        (-math.inf, -120.2, "< -120"),
+        (math.inf, math.inf, "unbounded above"),
+        (-math.inf, -math.inf, "unbounded below"),
+        (-math.inf, math.inf, "unbounded"),
+        (math.nan, math.nan, "-"),
+    ],
+)
+def test_interval_text(low, high, text):
+    assert interval_text(low, high) == text
+
+
+def test_tied_elo_values_share_a_rank():
+    r = fit_ratings(_two_player(30, 30, 10), anchor="a", prior=0.0, n_boot=0)
+    assert r.ranks == (1, 1) and [row[0] for row in r.table(header=False)] == ["1", "1"]
+    # c and d are copies that each beat b 3:1 and lost to a 1:3.
+    recs = []
+    for copy in ("c", "d"):
+        recs += _two_player(3, 1, 0, copy, "b") + _two_player(1, 3, 0, copy, "a")
+    for k, rec in enumerate(recs):
+        rec["deal"] = k
+    r = fit_ratings(recs, anchor="b", n_boot=0)
+    assert r.agents == ("a", "c", "d", "b") and r.ranks == (1, 2, 2, 4)
+
+
+def test_outputs_of_unbounded_ratings(tmp_path, capsys):
+    r = fit_ratings(_decks(_two_player(8, 0, 0, "a_rather_long_agent_name_that_a_narrow_table_would_cut", "b")), "b")
+    write_outputs(tmp_path, r)
+    rows = list(csv.DictReader((tmp_path / "ratings.csv").open()))
+    assert [(row["ci_low"], row["ci_high"], row["unbounded"]) for row in rows] == [("", "", "above"), ("0", "0", "")]
+    assert Ratings.from_dict(json.loads((tmp_path / "ratings.json").read_text())).unbounded == ("above", None)
+    assert (tmp_path / "elo.png").read_bytes()[:4] == b"\x89PNG"
+    print_table(r)  # captured, so not a terminal: the table must not cut the name
+    printed = capsys.readouterr().out
+    assert "a_rather_long_agent_name_that_a_narrow_table_would_cut" in printed
+    assert "unbounded above" in printed and "unbounded: the data do not bound that side" in printed
+    assert "score: mean result against each other seat of a deal" in printed
 
 
 def test_prior_zero_bootstrap_skips_infinite_resamples():

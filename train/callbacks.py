@@ -22,7 +22,7 @@ from agents import PolicyAgent
 from train.evaluate import evaluate
 from train.io import append_jsonl, atomic_write
 from train.pool import save_snapshot
-from train.ratings import fit_ratings
+from train.ratings import Ratings, fit_ratings
 from train.tournament import run_tournament
 
 CHECKPOINT_PREFIX = "model_"
@@ -162,7 +162,9 @@ class EloCallback(PeriodicCallback):
     fixed anchors (random = 0 Elo, greedy), as ``treppen tournament`` would.
 
     Logs ``eval/elo`` (the learner's Elo), ``eval/elo_ci_low`` / ``eval/elo_ci_high`` (its 95%
-    bootstrap interval) and ``eval/elo_greedy``, and appends one line per rating to ``elo.jsonl``.
+    bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_greedy``, and appends
+    one line per rating to ``elo.jsonl`` (there an unbounded end is null and ``ci_unbounded`` names
+    the open side). ``ratings`` holds the latest :class:`~train.ratings.Ratings`.
 
     :param every: steps between ratings (0: only when :meth:`run` is called directly).
     :param path: the JSON lines file.
@@ -178,6 +180,7 @@ class EloCallback(PeriodicCallback):
         self.path = path
         self.players, self.rules, self.deals, self.seed, self.n_boot = players, rules, deals, seed, n_boot
         self.latest: dict[str, Any] = {}
+        self.ratings: Ratings | None = None
 
     def run(self, steps: int) -> None:
         entrants: dict[str, Any] = {"learner": PolicyAgent(self.model), "random": "random", "greedy": "greedy"}
@@ -185,6 +188,7 @@ class EloCallback(PeriodicCallback):
             entrants["random-2"] = "random"
         records = run_tournament(entrants, players=self.players, deals=self.deals, seed=self.seed, rules=self.rules)
         ratings = fit_ratings(records, anchor="random", n_boot=self.n_boot, seed=self.seed)
+        self.ratings = ratings
         at = {name: i for i, name in enumerate(ratings.agents)}
         learner = at["learner"]
         self.logger.record("eval/elo", float(ratings.elo[learner]))
@@ -194,11 +198,17 @@ class EloCallback(PeriodicCallback):
         self.latest = {
             "steps": steps,
             "elo": {name: round(float(ratings.elo[i]), 1) for name, i in at.items()},
-            "ci": [round(float(ratings.ci_low[learner]), 1), round(float(ratings.ci_high[learner]), 1)],
+            "ci": [_json_end(ratings.ci_low[learner]), _json_end(ratings.ci_high[learner])],
+            "ci_unbounded": ratings.unbounded[learner],
             "los_vs_greedy": round(float(ratings.los[learner, at["greedy"]]), 3),
             "deals": len(records),
         }
         append_jsonl(self.path, self.latest)
+
+
+def _json_end(value: float) -> float | None:
+    """An interval end for a JSON line: rounded to 0.1 Elo, None when unbounded (infinite)."""
+    return round(float(value), 1) if np.isfinite(value) else None
 
 
 class StatsCallback(BaseCallback):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -21,26 +20,6 @@ from matplotlib.figure import Figure
 
 from train.io import atomic_write
 from train.ratings import Ratings, fit_ratings
-
-INT_FIELDS = ("games", "count")
-
-
-def ratings_from_dict(data: dict[str, Any]) -> Ratings:
-    """Rebuild :class:`Ratings` from :meth:`Ratings.to_dict` output (null becomes NaN).
-
-    Keys that are not fields of :class:`Ratings` (e.g. ``specs``) are ignored.
-    """
-    kwargs: dict[str, Any] = {}
-    for field in fields(Ratings):
-        value = data[field.name]
-        if field.name == "agents":
-            value = tuple(value)
-        elif field.name in INT_FIELDS:
-            value = np.asarray(value, dtype=int)
-        elif isinstance(value, list):
-            value = np.asarray(value, dtype=float)  # None -> nan
-        kwargs[field.name] = value
-    return Ratings(**kwargs)
 
 
 def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[dict[str, Any]], Ratings]:
@@ -60,7 +39,7 @@ def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[d
     records = read_results(out)
     path = out / "ratings.json"
     if path.exists():
-        ratings = ratings_from_dict(json.loads(path.read_text()))
+        ratings = Ratings.from_dict(json.loads(path.read_text()))
     else:
         ratings = fit_ratings(records, anchor="random", n_boot=n_boot)
     return records, ratings
@@ -74,7 +53,8 @@ def _root_figure(ax: Axes) -> Figure:
 
 
 def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
-    """Elo per agent (best at the top) with its confidence interval as error bars.
+    """Elo per agent (best at the top) with its confidence interval as error bars; a side the data
+    do not bound (an infinite end) runs to the edge of the plot and ends in an arrow.
 
     :param ratings: fitted ratings
     :param ax: axes to draw on (default: a new figure)
@@ -85,10 +65,19 @@ def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
         ax = Figure(figsize=(6.5, 1.2 + 0.45 * n), layout="constrained").subplots()
     y = np.arange(n)[::-1]
     has_ci = not np.isnan(ratings.ci_low).all()
+    ends = np.concatenate([ratings.elo, ratings.ci_low, ratings.ci_high])
+    ends = ends[np.isfinite(ends)]
+    pad = max(50.0, 0.15 * float(np.ptp(ends)))
+    left, right = float(ends.min()) - pad, float(ends.max()) + pad
+    low, high = np.clip(ratings.ci_low, left, right), np.clip(ratings.ci_high, left, right)
     # a percentile interval need not contain the point estimate (e.g. when one agent won everything)
-    spread = np.vstack([ratings.elo - ratings.ci_low, ratings.ci_high - ratings.elo])
+    spread = np.vstack([ratings.elo - low, high - ratings.elo])
     xerr = np.clip(np.nan_to_num(spread), 0.0, None) if has_ci else None
     ax.errorbar(ratings.elo, y, xerr=xerr, fmt="o", capsize=4, color="tab:blue")
+    for is_open, edge, marker in ((np.isneginf, left, "<"), (np.isposinf, right, ">")):
+        rows = is_open(ratings.ci_low) | is_open(ratings.ci_high)
+        ax.plot(np.full(rows.sum(), edge), y[rows], ls="", marker=marker, color="tab:blue")
+    ax.set_xlim(left - 0.05 * pad, right + 0.05 * pad)
     ax.axvline(0.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, ratings.agents)
     ax.set_ylim(-0.7, n - 0.3)

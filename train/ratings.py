@@ -17,6 +17,14 @@ The model is Bradley-Terry (Hunter 2004): ``P(i beats j) = 1 / (1 + exp(theta_j 
 ``elo = 400 / ln(10) * theta``. The maximum-likelihood estimate exists only when the directed graph
 "i scored against j" is strongly connected (Hunter 2004, Assumption 1); ``prior > 0`` adds the penalty
 ``prior * sum(theta**2)`` (choix's ``alpha``) so that agents that won or lost everything stay finite.
+
+Where the data do not bound a rating, the prior alone sets its value, so no interval is derived from
+it: a rating is unbounded above when the maximum-likelihood estimate lets it grow without limit
+relative to the reference (the anchor, or the other agents when the mean is 0). That is when a
+reference agent cannot reach it in the graph "i scored against j": nobody in the reference's part of
+the results ever scored against it, even through intermediaries. Unbounded below is the mirror
+image. In each bootstrap resample such a rating counts as +inf (or -inf), so an interval end that
+more than the tail's share of resamples leave open is infinite, and reported as unbounded.
 """
 
 from __future__ import annotations
@@ -28,7 +36,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -42,8 +49,11 @@ class Ratings:
     :param agents: agent names, by Elo descending (ties by name)
     :param elo: Elo per agent; the anchor agent has 0, or the mean is 0 when ``anchor`` is None
     :param ci_low: lower end of the bootstrap percentile interval (NaN without bootstrap); intervals
-        are relative to the anchor, whose own interval is [0, 0]
-    :param ci_high: upper end of that interval
+        are relative to the anchor, whose own interval is [0, 0]. ``-inf`` where the data do not bound
+        the rating below (see the module docstring); ``+inf`` where most resamples leave it unbounded
+        above, so that neither end is finite.
+    :param ci_high: upper end of that interval; ``+inf`` where the data do not bound it above
+        (``-inf`` in the mirror case of ``ci_low = +inf``)
     :param games: number of deals each agent took part in
     :param score: ``score[i, j]`` = mean score of agent i against agent j (win 1, draw 0.5) over
         every pair of seats they held in one deal; NaN where they never met
@@ -74,39 +84,120 @@ class Ratings:
     n_boot: int
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("rank", "agent", "elo", "ci", "games", "score")
+    #: What the ``score`` column of :meth:`table` means.
+    SCORE_NOTE: ClassVar[str] = "score: mean result against each other seat of a deal (more points 1, equal 0.5)"
+    #: What an open interval in :meth:`table` means.
+    UNBOUNDED_NOTE: ClassVar[str] = (
+        "> x, < x, unbounded: the data do not bound that side (in too many deck resamples the agent "
+        "won, or lost, every comparison linking it to the rest)"
+    )
+
+    @property
+    def unbounded(self) -> tuple[str | None, ...]:
+        """Per agent, which side of its interval the data leave open: ``"above"`` (``ci_high`` is
+        +inf), ``"below"`` (``ci_low`` is -inf), ``"both"``, or None (a finite interval, or none)."""
+        sides = []
+        for low, high in zip(self.ci_low, self.ci_high, strict=True):
+            above = high == math.inf or low == math.inf
+            below = low == -math.inf or high == -math.inf
+            sides.append("both" if above and below else "above" if above else "below" if below else None)
+        return tuple(sides)
+
+    @property
+    def mean_score(self) -> np.ndarray:
+        """Per agent, the mean score over all its comparisons (NaN without any), float (n,)."""
+        n = self.count.sum(axis=1)
+        with np.errstate(invalid="ignore"):
+            return np.where(n > 0, np.nansum(self.score * self.count, axis=1) / np.maximum(n, 1), math.nan)
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Competition ranks ("1224"): agents whose Elo ties (within 1e-6) share the better rank."""
+        ranks: list[int] = []
+        for i, elo in enumerate(self.elo):
+            tied = i > 0 and math.isclose(elo, self.elo[i - 1], rel_tol=0.0, abs_tol=1e-6)
+            ranks.append(ranks[-1] if tied else i + 1)
+        return tuple(ranks)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the ratings as plain JSON-ready values (lists; NaN becomes None).
+        """Return the ratings as plain JSON-ready values (lists; NaN and infinite ends become None).
 
-        :return: dict with one key per field
+        An interval end the data do not bound is None, and ``unbounded`` (see :attr:`unbounded`) says
+        which side is open; :func:`ratings_from_dict` reads it back.
+
+        :return: dict with one key per field, plus ``unbounded``
         """
 
         def plain(a: np.ndarray) -> list[Any]:
-            return [plain(x) if isinstance(x, np.ndarray) else (None if np.isnan(x) else x.item()) for x in a]
+            return [plain(x) if isinstance(x, np.ndarray) else (x.item() if np.isfinite(x) else None) for x in a]
 
         out: dict[str, Any] = {}
         for field in fields(self):
             value = getattr(self, field.name)
             out[field.name] = plain(value) if isinstance(value, np.ndarray) else value
         out["agents"] = list(self.agents)
+        out["unbounded"] = list(self.unbounded)
         return out
 
     def table(self, header: bool = True) -> list[tuple[str, ...]]:
         """Return rows of text for a terminal table, best agent first.
 
-        The ``score`` column is the agent's mean score over all its comparisons.
+        ``rank`` is shared by tied Elo values; ``ci`` is ``[low, high]``, ``> low`` or ``< high`` when
+        one side is unbounded, ``unbounded`` when neither end is finite, ``-`` without bootstrap;
+        ``score`` is the agent's mean score over all its comparisons (:attr:`SCORE_NOTE`).
 
         :param header: start with a row of column names (``TABLE_COLUMNS``)
         :return: list of rows, each a tuple of strings
         """
         rows = [self.TABLE_COLUMNS] if header else []
-        overall = self.score * self.count
-        for i, agent in enumerate(self.agents):
-            n = self.count[i].sum()
-            mean = np.nansum(overall[i]) / n if n else math.nan
-            ci = "-" if np.isnan(self.ci_low[i]) else f"[{self.ci_low[i]:+.0f}, {self.ci_high[i]:+.0f}]"
-            rows.append((str(i + 1), agent, f"{self.elo[i]:+.0f}", ci, str(self.games[i]), f"{mean:.3f}"))
+        columns = (self.ranks, self.agents, self.elo, self.ci_low, self.ci_high, self.games, self.mean_score)
+        for rank, agent, elo, low, high, games, score in zip(*columns, strict=True):
+            rows.append((str(rank), agent, f"{elo:+.0f}", interval_text(low, high), str(games), f"{score:.3f}"))
         return rows
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Ratings:
+        """Rebuild ratings from :meth:`to_dict` output (null becomes NaN, or an infinite end where
+        ``unbounded`` says that side is open). Keys that are not fields (e.g. ``specs``) are ignored.
+
+        :raises KeyError: when a field is missing.
+        """
+        kwargs: dict[str, Any] = {}
+        for field in fields(cls):
+            value = data[field.name]
+            if field.name == "agents":
+                value = tuple(value)
+            elif field.name in ("games", "count"):
+                value = np.asarray(value, dtype=int)
+            elif isinstance(value, list):
+                value = np.asarray(value, dtype=float)  # None -> nan
+            kwargs[field.name] = value
+        low, high = kwargs["ci_low"], kwargs["ci_high"]
+        for k, side in enumerate(data.get("unbounded") or ()):
+            if side is not None:  # a null end on an open side is infinite (see ``unbounded``)
+                fill_low, fill_high = _OPEN_ENDS[side]
+                low[k] = fill_low if np.isnan(low[k]) else low[k]
+                high[k] = fill_high if np.isnan(high[k]) else high[k]
+        return cls(**kwargs)
+
+
+#: The value of a missing (null) interval end for each open side: ``above`` with both ends at +inf
+#: when no resample bounds the rating, likewise ``below``.
+_OPEN_ENDS = {"above": (math.inf, math.inf), "below": (-math.inf, -math.inf), "both": (-math.inf, math.inf)}
+
+
+def interval_text(low: float, high: float) -> str:
+    """Text of one Elo interval: ``[+1, +2]``; with one side open ``> +1`` or ``< +2``; with no finite end
+    ``unbounded above`` / ``unbounded below`` / ``unbounded``; ``-`` for none (NaN)."""
+    if math.isnan(low):
+        return "-"
+    if math.isfinite(low) and math.isfinite(high):
+        return f"[{low:+.0f}, {high:+.0f}]"
+    if math.isfinite(low):
+        return f"> {low:+.0f}"
+    if math.isfinite(high):
+        return f"< {high:+.0f}"
+    return "unbounded above" if low == math.inf else "unbounded below" if high == -math.inf else "unbounded"
 
 
 def fit_ratings(
@@ -156,17 +247,24 @@ def fit_ratings(
     elo = _anchored(theta, anchor_idx)
 
     rng = np.random.default_rng(seed)
-    boots = []
+    boots, lows, highs = [], [], []
     for _ in range(n_boot):
         weights = np.bincount(rng.integers(0, len(group_keys), len(group_keys)), minlength=len(group_keys))
         w = np.tensordot(weights.astype(float), group_wins, axes=1)
         if prior > 0 or _strongly_connected(w):
-            boots.append(_anchored(_fit_theta(w, prior, start=theta), anchor_idx))
+            elo_b = _anchored(_fit_theta(w, prior, start=theta), anchor_idx)
+            above, below = _unbounded(w, anchor_idx)
+            boots.append(elo_b)
+            # an open side is the maximum-likelihood value; open on both sides counts against both ends
+            lows.append(np.where(below, -math.inf, np.where(above, math.inf, elo_b)))
+            highs.append(np.where(above, math.inf, np.where(below, -math.inf, elo_b)))
     n = len(names)
     if boots:
         b = np.array(boots)
         tail = 100 * (1 - ci_level) / 2
-        ci_low, ci_high = np.percentile(b, [tail, 100 - tail], axis=0)
+        # nearest ranks outward rather than interpolation: they stay defined next to infinite values
+        ci_low = np.percentile(np.array(lows), tail, axis=0, method="lower")
+        ci_high = np.percentile(np.array(highs), 100 - tail, axis=0, method="higher")
         diff = b[:, :, None] - b[:, None, :]
         los = (diff > 0).mean(axis=0) + 0.5 * (diff == 0).mean(axis=0)
         np.fill_diagonal(los, np.nan)
@@ -253,10 +351,35 @@ def _group_key(rec: dict[str, Any]) -> str:
     return f"{'deal' if deck is None else 'deck'}:{type(value).__name__}:{value!r}"
 
 
+def _reach(wins: np.ndarray) -> np.ndarray:
+    """``reach[i, j]``: whether j is reachable from i in the graph with an edge i -> j when i scored
+    against j (every agent reaches itself), bool (n, n)."""
+    reach = (wins > 0) | np.eye(len(wins), dtype=bool)
+    for _ in range(max(1, (len(wins) - 1).bit_length())):  # paths of length 2, 4, ... >= n - 1
+        reach = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+    return reach
+
+
 def _strongly_connected(wins: np.ndarray) -> bool:
     """Whether the graph with an edge i -> j when i scored against j is strongly connected."""
-    n_comp, _ = connected_components(wins > 0, directed=True, connection="strong")
-    return bool(n_comp == 1)
+    return bool(_reach(wins).all())
+
+
+def _unbounded(wins: np.ndarray, anchor_idx: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Which Elo ratings the data leave unbounded above and below, bool (n,) each.
+
+    Relative to the anchor, i is unbounded above exactly when the anchor cannot reach i: raising i
+    together with every agent that reaches i then never lowers the likelihood (nobody outside that
+    group ever scored against it), while along a path anchor -> ... -> i each step bounds the rise.
+    With the mean as reference, i is unbounded above when some agent cannot reach it, and below when
+    it cannot reach some agent.
+    """
+    reach = _reach(wins)
+    if anchor_idx is None:
+        reached_by_all, reaches_all = reach.all(axis=0), reach.all(axis=1)
+    else:
+        reached_by_all, reaches_all = reach[anchor_idx, :], reach[:, anchor_idx]
+    return np.logical_not(reached_by_all), np.logical_not(reaches_all)
 
 
 def _fit_theta(wins: np.ndarray, prior: float, start: np.ndarray | None = None) -> np.ndarray:

@@ -26,8 +26,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from train.io import atomic_write_text
 from train.ratings import Ratings
 
@@ -107,9 +105,12 @@ def write_outputs(out_dir: str | os.PathLike, ratings: Ratings, specs: Mapping[s
     """Write ``ratings.json``, ``ratings.csv``, ``elo.png`` and ``pairwise.png`` atomically.
 
     ``ratings.json`` holds :meth:`Ratings.to_dict` (agents best first; ``elo``, ``ci_low``,
-    ``ci_high``, ``games``, ``score``/``count``/``los`` matrices in that order, NaN as null) plus
-    ``specs`` (spec by name). ``ratings.csv`` has one row per agent: rank, agent, spec, elo,
-    ci_low, ci_high, games, score (mean score over all comparisons).
+    ``ci_high``, ``games``, ``score``/``count``/``los`` matrices in that order, NaN as null; an
+    interval end the data do not bound is null too, and ``unbounded`` names the open side: "above",
+    "below", "both" or null) plus ``specs`` (spec by name). ``ratings.csv`` has one row per agent:
+    rank (shared by tied Elo values), agent, spec, elo, ci_low, ci_high (empty when unbounded or
+    without bootstrap), unbounded (above, below, both or empty), games, score (mean score over all
+    comparisons: more points 1, equal 0.5, fewer 0).
     """
     from train import plots
 
@@ -118,31 +119,40 @@ def write_outputs(out_dir: str | os.PathLike, ratings: Ratings, specs: Mapping[s
     atomic_write_text(out / "ratings.json", json.dumps({**ratings.to_dict(), "specs": specs}, indent=1) + "\n")
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["rank", "agent", "spec", "elo", "ci_low", "ci_high", "games", "score"])
-    for i, name in enumerate(ratings.agents):
-        n = ratings.count[i].sum()
-        mean = float(np.nansum(ratings.score[i] * ratings.count[i]) / n) if n else math.nan
-        values = [ratings.elo[i], ratings.ci_low[i], ratings.ci_high[i]]
-        cells = [i + 1, name, specs.get(name, ""), *map(_number, values), int(ratings.games[i]), _number(mean)]
-        writer.writerow(cells)
+    writer.writerow(["rank", "agent", "spec", "elo", "ci_low", "ci_high", "unbounded", "games", "score"])
+    columns = (ratings.ranks, ratings.agents, ratings.elo, ratings.ci_low, ratings.ci_high, ratings.unbounded)
+    for i, (rank, name, elo, low, high, side) in enumerate(zip(*columns, strict=True)):
+        numbers = map(_number, (elo, low, high))
+        writer.writerow(
+            [rank, name, specs.get(name, ""), *numbers, side or "", ratings.games[i], _number(ratings.mean_score[i])]
+        )
     atomic_write_text(out / "ratings.csv", text.getvalue())
     plots.save_figure(plots.plot_elo(ratings), out / "elo.png")
     plots.save_figure(plots.plot_pairwise(ratings), out / "pairwise.png")
 
 
 def _number(value: float) -> str:
-    """A CSV cell for a float: empty for NaN, else six significant digits."""
-    return "" if math.isnan(value) else f"{value:.6g}"
+    """A CSV cell for a float: empty for NaN or an infinite (unbounded) end, else six significant digits."""
+    return f"{value:.6g}" if math.isfinite(value) else ""
 
 
 def print_table(ratings: Ratings) -> None:
-    """Print the ratings as a rich table: rank, agent, Elo, CI, games, score."""
+    """Print the ratings as a rich table: rank, agent, Elo, CI, games, score, with notes on the
+    score column and on unbounded intervals. Names are never cut, also when the output is piped."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, anchor {ratings.anchor})")
+    notes = [Ratings.SCORE_NOTE] + ([Ratings.UNBOUNDED_NOTE] if any(ratings.unbounded) else [])
+    table = Table(
+        title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, anchor {ratings.anchor})",
+        caption="\n".join(notes),
+        caption_justify="left",
+    )
     for col in ("rank", "agent", "Elo", f"{ratings.ci_level:.0%} CI", "games", "score"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
+        table.add_column(col, justify="left" if col == "agent" else "right", no_wrap=True)
     for row in ratings.table(header=False):
         table.add_row(*row)
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # piped: as wide as the table needs, instead of 80 columns
+        console = Console(width=max(console.width, Console(width=10_000).measure(table).maximum))
+    console.print(table)

@@ -55,6 +55,7 @@ from train.config import TrainConfig, load_config, resolve_name, save_config
 from train.io import atomic_write_text
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
+from train.ratings import interval_text
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import make_rules
 
@@ -223,12 +224,13 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         model.logger.dump(steps)
     print(f"final model: {final}")
     print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
-    if elo.latest:
-        low, high = elo.latest["ci"]
+    if elo.ratings is not None:
+        k = elo.ratings.agents.index("learner")
+        ci = interval_text(elo.ratings.ci_low[k], elo.ratings.ci_high[k])
         learner = elo.latest["elo"]["learner"]
         los = elo.latest["los_vs_greedy"]
         print(
-            f"Elo (random = 0): {learner:+.0f} [{low:+.0f}, {high:+.0f}], greedy {elo.latest['elo']['greedy']:+.0f}; "
+            f"Elo (random = 0): {learner:+.0f} {ci}, greedy {elo.latest['elo']['greedy']:+.0f}; "
             f"likelihood of superiority over greedy {los:.2f}   ({run_dir / 'elo.jsonl'})"
         )
     if stats.illegal_actions:
