@@ -77,7 +77,6 @@ SLICES = _offsets()
 #: Length of the observation vector.
 OBS_SIZE = max(s.stop for s in SLICES.values())
 _DEPTHS = np.arange(NUM_CARDS + 1, dtype=np.float32) / NUM_CARDS
-_TAIL = slice(SLICES["hand_sizes"].start, OBS_SIZE)
 #: Bounds of every entry (the totals are the only entries that may be negative or exceed 1).
 OBS_LOW = -TOTALS_CLIP
 OBS_HIGH = TOTALS_CLIP
@@ -117,16 +116,94 @@ def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return cards_on_table, owner[cards_on_table], features
 
 
-class Encoder:
-    """Writes observations of one game; the table's per-card view is computed once per lay.
+# Offsets of the pieces the encoder writes entry by entry.
+_HAND = SLICES["hand"].start
+_STAIRS = SLICES["staircase"]
+_OWNER = SLICES["meld_owner"]
+_TABLE = SLICES["table"]
+_KNOWN = SLICES["known"].start
+_MUST_USE = SLICES["must_use"].start
+_BANNED = SLICES["banned"].start
+_HAND_SIZES = SLICES["hand_sizes"].start
+_STOCK = SLICES["stock_size"].start
+_PHASE = SLICES["phase"].start
+_POINTS = SLICES["points"].start
+_TOTALS = SLICES["totals"].start
+_DEALER = SLICES["dealer"].start
+_TO_MOVE = SLICES["to_move"].start
+_SEATS = SLICES["seats"].start
+_LAID = SLICES["laid_before"].start
+_TURN = SLICES["turn"].start
 
-    The view is cached on the state object and its ``table_version``, which the engine bumps at
+
+class _SeatView:
+    """One seat's observation buffer and the state values it was last written from (the values
+    of an all-zero buffer at first, so the first encoding writes everything from scratch)."""
+
+    __slots__ = (
+        "banned",
+        "dealer",
+        "hand",
+        "known",
+        "laid_before",
+        "must_use",
+        "obs",
+        "phase",
+        "points",
+        "stairs",
+        "table",
+        "to_move",
+        "totals",
+    )
+
+    def __init__(self, num_players: int) -> None:
+        self.obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self.obs[_SEATS : _SEATS + num_players] = 1.0
+        self.hand = 0
+        self.known = [0] * num_players  # by relative seat; entry 0 unused
+        self.stairs: list[int] = []
+        self.table: tuple[GameState, int] | None = None
+        self.must_use = self.banned = self.phase = self.dealer = self.to_move = -1
+        self.points = [0] * num_players  # by absolute seat, as in the state
+        self.totals = [0] * num_players
+        self.laid_before = [False] * num_players
+
+
+def _write_bits(obs: np.ndarray, start: int, old: int, new: int) -> None:
+    """Write the entries ``start + card`` of the cards whose bit differs between ``old`` and ``new``."""
+    changed = old ^ new
+    while changed:
+        low = changed & -changed
+        card = low.bit_length() - 1
+        obs[start + card] = 1.0 if new & low else 0.0
+        changed ^= low
+
+
+def _move_one_hot(obs: np.ndarray, start: int, old: int, new: int) -> None:
+    """Move a one-hot entry of the piece at ``start`` from index ``old`` to ``new`` (-1: none)."""
+    if old >= 0:
+        obs[start + old] = 0.0
+    if new >= 0:
+        obs[start + new] = 1.0
+
+
+class Encoder:
+    """Writes the observations of one game, each seat's from what changed since its last one.
+
+    Every seat keeps a buffer and the state values it was written from; :meth:`encode` compares
+    the state with them (card bitsets by XOR, lists by equality) and rewrites only the entries
+    that differ, so a step costs what the moves since that seat's last observation changed
+    (DESIGN "Performance notes"). The table's per-card view (:func:`table_view`) is computed once
+    per lay: it is cached on the state object and its ``table_version``, which the engine bumps at
     every deal, meld and lay-off, so a copied or replaced state is never served a stale table.
+    The encoder holds no state of its own that the observation depends on: any state may be
+    encoded at any time, and a fresh encoder writes from scratch.
     """
 
     def __init__(self) -> None:
         self._table_key: tuple[GameState, int] | None = None
         self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._seats: dict[tuple[int, int], _SeatView] = {}
 
     def table(self, state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:func:`table_view` of ``state``, recomputed only after a lay (or for another state)."""
@@ -142,48 +219,75 @@ class Encoder:
         Depends only on the state and ``seat`` (DESIGN "Environment"); opponents' hands enter only
         as sizes and as the cards they took from the staircase (``known``).
         """
-        obs = np.zeros(OBS_SIZE, dtype=np.float32)
         n = state.num_players
-        rel = [(seat + k) % n for k in range(n)]  # relative seat k -> absolute seat
-        o = SLICES
-        rows = _bits_rows(state.hands[seat], *(state.known[s] for s in rel[1:]))
-        obs[o["hand"]] = rows[0]
-        obs[o["known"].start : o["known"].start + (n - 1) * NUM_CARDS] = rows[1:].ravel()
+        view = self._seats.get((n, seat))
+        if view is None:
+            view = self._seats[(n, seat)] = _SeatView(n)
+        obs = view.obs
+        hands = state.hands
+        if hands[seat] != view.hand:
+            _write_bits(obs, _HAND, view.hand, hands[seat])
+            view.hand = hands[seat]
+        known = state.known
+        for k in range(1, n):
+            bits = known[(seat + k) % n]
+            if bits != view.known[k]:
+                _write_bits(obs, _KNOWN + (k - 1) * NUM_CARDS, view.known[k], bits)
+                view.known[k] = bits
         stairs = state.staircase
-        obs[o["staircase"].start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
+        if stairs != view.stairs:
+            obs[_STAIRS] = 0.0
+            obs[_STAIRS.start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
+            view.stairs = list(stairs)
+        self._write_table(view, state, seat)
+        if state.must_use != view.must_use:
+            _move_one_hot(obs, _MUST_USE, view.must_use, state.must_use)
+            view.must_use = state.must_use
+        if state.banned != view.banned:
+            _move_one_hot(obs, _BANNED, view.banned, state.banned)
+            view.banned = state.banned
+        for k in range(n):
+            obs[_HAND_SIZES + k] = hands[(seat + k) % n].bit_count() / HAND_SCALE
+        obs[_STOCK] = len(state.stock) / NUM_CARDS
+        if state.phase != view.phase:
+            _move_one_hot(obs, _PHASE, view.phase, state.phase)
+            view.phase = int(state.phase)
+        dealer = (state.dealer - seat) % n
+        if dealer != view.dealer:
+            _move_one_hot(obs, _DEALER, view.dealer, dealer)
+            view.dealer = dealer
+        to_move = (state.current - seat) % n
+        if to_move != view.to_move:
+            _move_one_hot(obs, _TO_MOVE, view.to_move, to_move)
+            view.to_move = to_move
+        if state.points != view.points:
+            view.points = list(state.points)
+            obs[_POINTS : _POINTS + n] = [state.points[(seat + k) % n] / POINTS_SCALE for k in range(n)]
+        if state.totals != view.totals:
+            view.totals = list(state.totals)
+            obs[_TOTALS : _TOTALS + n] = [
+                min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[(seat + k) % n] / TOTALS_SCALE)) for k in range(n)
+            ]
+        if state.laid_before != view.laid_before:
+            view.laid_before = list(state.laid_before)
+            obs[_LAID : _LAID + n] = [state.laid_before[(seat + k) % n] for k in range(n)]
+        obs[_TURN] = state.turn / state.rules.max_turns
+        return obs.copy()
+
+    def _write_table(self, view: _SeatView, state: GameState, seat: int) -> None:
+        """The ``meld_owner`` and ``table`` pieces, rewritten when the table changed (RULES §4.3)."""
+        key = (state, state.table_version)
+        if view.table is not None and view.table[0] is state and view.table[1] == key[1]:
+            return
+        obs = view.obs
+        obs[_OWNER] = 0.0
         if state.melds:
             on_table, owners, features = self.table(state)
-            obs[o["meld_owner"].start + on_table * MAX_SEATS + (owners - seat) % n] = 1
-            obs[o["table"]] = features.ravel()
-        if state.must_use >= 0:
-            obs[o["must_use"].start + state.must_use] = 1
-        if state.banned >= 0:
-            obs[o["banned"].start + state.banned] = 1
-        pad = [0.0] * (MAX_SEATS - n)
-        dealer = [0.0] * MAX_SEATS
-        dealer[(state.dealer - seat) % n] = 1.0
-        to_move = [0.0] * MAX_SEATS
-        to_move[(state.current - seat) % n] = 1.0
-        phase = [0.0] * len(Phase)
-        phase[state.phase] = 1.0
-        obs[_TAIL] = [  # the scalar pieces, in LAYOUT order from hand_sizes on
-            *(state.hands[s].bit_count() / HAND_SCALE for s in rel),
-            *pad,
-            len(state.stock) / NUM_CARDS,
-            *phase,
-            *(state.points[s] / POINTS_SCALE for s in rel),
-            *pad,
-            *(min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[s] / TOTALS_SCALE)) for s in rel),
-            *pad,
-            *dealer,
-            *to_move,
-            *([1.0] * n),
-            *pad,
-            *(float(state.laid_before[s]) for s in rel),
-            *pad,
-            state.turn / state.rules.max_turns,
-        ]
-        return obs
+            obs[_OWNER.start + on_table * MAX_SEATS + (owners - seat) % state.num_players] = 1.0
+            obs[_TABLE] = features.ravel()
+        else:
+            obs[_TABLE] = 0.0
+        view.table = key
 
 
 def encode(state: GameState, seat: int) -> np.ndarray:
