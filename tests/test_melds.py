@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from treppen_env.actions import MELD_BASE, parse_action
-from treppen_env.cards import parse_card
+from treppen_env.cards import FULL_DECK, cards_to_bits, parse_card
 from treppen_env.melds import (
     MELD_BITS,
     MELDS,
@@ -15,6 +16,7 @@ from treppen_env.melds import (
     allowed_melds,
     layoff_value,
     meld_values,
+    melds_within,
     run_allowed,
     run_index,
     set_index,
@@ -148,3 +150,24 @@ def test_corner_runs_allowed_only_in_treppenromme_rules_3_2() -> None:
 def test_layoff_values_rules_5_2(preset: str, card: str, target: int, points: int) -> None:
     """RULES §5.2: a laid-off ace books by the place it takes; other cards their face value."""
     assert layoff_value(make_rules(preset), parse_card(card), target) == points
+
+
+@pytest.mark.parametrize("rules", [TREPPEN, RUM500], ids=["corner", "no_corner"])
+def test_melds_within_equals_the_vectorised_test_rules_3_1_3_2(rules):
+    """The table lookup finds exactly the allowed candidates inside a card set, for random hands of
+    every size, whole suits (13-card runs, wrapping runs) and four-of-a-kind ranks."""
+    rng = np.random.default_rng(0)
+    allowed = allowed_melds(rules)
+    hands = [cards_to_bits(rng.choice(52, size=int(rng.integers(0, 30)), replace=False)) for _ in range(3000)]
+    hands += [0, FULL_DECK, (1 << 13) - 1, cards_to_bits(range(13, 26)) | cards_to_bits([0, 26, 39])]
+    counts = []
+    for cards in hands:
+        expected = np.flatnonzero(((MELD_BITS & np.uint64(FULL_DECK ^ cards)) == 0) & allowed).tolist()
+        found = melds_within(cards, rules.corner_runs)
+        assert sorted(found) == expected and len(set(found)) == len(found), hex(cards)
+        counts.append(len(found))
+    assert max(counts) == int(allowed.sum()) and sum(c > 0 for c in counts) > 1000
+    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), True)) == sorted(
+        [meld_of("QH KH AH"), meld_of("KH AH 2H"), meld_of("QH KH AH 2H")]
+    )
+    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), False)) == [meld_of("QH KH AH")]

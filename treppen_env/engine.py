@@ -18,7 +18,6 @@ import numpy as np
 
 from treppen_env import actions as A
 from treppen_env.cards import (
-    FULL_DECK,
     NUM_CARDS,
     NUM_RANKS,
     bits_to_cards,
@@ -29,11 +28,10 @@ from treppen_env.cards import (
 )
 from treppen_env.melds import (
     MAX_RUN,
-    MELD_BITS,
     MELDS,
-    allowed_melds,
     layoff_value,
     meld_values,
+    melds_within,
 )
 from treppen_env.rules import Rules
 
@@ -94,7 +92,6 @@ class GameState:
         self.rng = rng
         self.totals = [0] * num_players
         self.deals_played = 0
-        self._allowed = allowed_melds(rules)
         self._values = meld_values(rules)
         self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False
@@ -231,19 +228,17 @@ class GameState:
         """Whether ``card`` can be melded with ``cards`` or laid off at once (RULES §4.2)."""
         if (1 << card) & self._slots_any:
             return True
-        fits = ((MELD_BITS & np.uint64(FULL_DECK ^ cards)) == 0) & self._allowed
-        fits &= (MELD_BITS & np.uint64(1 << card)) != 0
-        return bool(fits.any())
+        return any(MELDS[m].bits >> card & 1 for m in melds_within(cards, self.rules.corner_runs))
 
     def _legal_meld(self, mask: np.ndarray) -> None:
         """RULES §4.3-4.5: melds, lay-offs and the discard, with the must-use and dead-end rules."""
         hand = self.hands[self.current]
-        melds = ((MELD_BITS & np.uint64(FULL_DECK ^ hand)) == 0) & self._allowed
         layable = hand
         if self.must_use >= 0:
-            melds &= (MELD_BITS & np.uint64(1 << self.must_use)) != 0
             layable = 1 << self.must_use
-        mask[A.MELD_BASE : A.LAYOFF_BASE] = melds
+        for m in melds_within(hand, self.rules.corner_runs):
+            if MELDS[m].bits & layable:
+                mask[A.MELD_BASE + m] = 1
         for target, slots in enumerate(self.layoff_slots):
             for card in bits_to_cards(layable & slots):
                 mask[A.LAYOFF_BASE + 3 * card + target] = 1
@@ -281,13 +276,12 @@ class GameState:
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))
         self._mask_valid = False
-        act = A.decode(action)
-        if act.kind in ("draw", "take"):
+        if action < A.MELD_BASE:
             self._apply_draw(action)
-        elif act.kind == "discard":
-            self._apply_discard(act.card)
+        elif action >= A.DISCARD_BASE:
+            self._apply_discard(action - A.DISCARD_BASE)
         else:
-            self._lay(act)
+            self._lay(A.decode(action))
             if self.hands[self.current] == 0:
                 self._end_deal("went_out")
 
