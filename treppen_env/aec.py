@@ -290,6 +290,17 @@ def _check_action(agent: str, action: object) -> int:
         raise ValueError(f"{agent}: {err}") from None
 
 
+def _forwarded(name: str) -> property:
+    """A read-only attribute of the wrapped ``raw_env``; ``AttributeError`` before ``reset()``."""
+
+    def get(self: ClassicWrapper) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    return property(get)
+
+
 class ClassicWrapper(OrderEnforcingWrapper):
     """PettingZoo's classic wrapper chain in one thin layer (DESIGN "Performance notes").
 
@@ -302,18 +313,33 @@ class ClassicWrapper(OrderEnforcingWrapper):
     until ``agents`` is empty. A step once ``agents`` is empty only warns; so does PettingZoo.
     """
 
+    env: raw_env
+    # The attributes agent_iter() and last() read at every step, forwarded without the two
+    # __getattr__ levels of PettingZoo's wrappers (and, as there, an AttributeError before reset()).
+    agents = _forwarded("agents")
+    agent_selection = _forwarded("agent_selection")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+
     def step(self, action: int | None) -> None:
+        """As ``OrderEnforcingWrapper.step`` with the checks above, calling ``raw_env.step`` directly."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
         raw = self.env
-        if self._has_reset and raw.agents:
-            agent = raw.agent_selection
-            if not (raw.terminations[agent] or raw.truncations[agent]):
-                if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-                    action = _check_action(agent, action)
-                if not raw.legal_mask()[action]:
-                    self._terminate_illegal(raw, action)
-                    self._has_updated = True  # the step happened: agent_iter() goes on
-                    return
-        super().step(action)
+        self._has_updated = True  # agent_iter() goes on, after an illegal move too
+        if not raw.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        agent = raw.agent_selection
+        if not (raw.terminations[agent] or raw.truncations[agent]):
+            if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+                action = _check_action(agent, action)
+            if not raw.legal_mask()[action]:
+                self._terminate_illegal(raw, action)
+                return
+        raw.step(action)
 
     def last(self, observe: bool = True) -> tuple:
         if not self._has_reset:
