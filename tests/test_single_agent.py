@@ -120,27 +120,41 @@ def test_deal_over_before_the_learner_moves_other_actions():
     assert env.step(1)[1:] == (-1.0, True, False, {"illegal_action": True})
 
 
+class ScenarioR(SingleAgentEnv):
+    """Every episode is scenario R, with the learner at seat 1: over before the learner moves."""
+
+    def __init__(self) -> None:
+        super().__init__(RandomAgent(seed=0), seat=1)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        self.set_opponents(scripted(*R_SCRIPT))
+        return super().reset(seed=seed, options={"deck": R_DECK, "dealer": 0})
+
+
 def test_deal_over_before_the_learner_moves_reaches_sb3_as_a_one_step_episode():
     # SB3's loop: get_action_masks on the VecEnv, step, Monitor's episode record in the infos
     from sb3_contrib.common.maskable.utils import get_action_masks
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    def make():
-        env = SingleAgentEnv(scripted(*R_SCRIPT, *R_SCRIPT), seat=1)
-        env.reset = lambda seed=None, options=None, reset=env.reset: reset(
-            seed=seed, options={"deck": R_DECK, "dealer": 0}
-        )
-        return Monitor(env)
-
-    vec = DummyVecEnv([make])
+    vec = DummyVecEnv([lambda: Monitor(ScenarioR())])
     vec.reset()
-    masks = get_action_masks(vec)
-    assert np.flatnonzero(masks[0]).tolist() == [ACKNOWLEDGE]
-    _, rewards, dones, infos = vec.step(np.array([ACKNOWLEDGE]))
-    assert rewards.tolist() == [pytest.approx(-1.36)] and dones.tolist() == [True]
-    assert infos[0]["episode"]["r"] == pytest.approx(-1.36) and infos[0]["episode"]["l"] == 1
-    assert {k: infos[0][k] for k in R_INFO} == R_INFO
+    for _ in range(2):  # the VecEnv resets by itself and deals scenario R again
+        masks = get_action_masks(vec)
+        assert np.flatnonzero(masks[0]).tolist() == [ACKNOWLEDGE]
+        _, rewards, dones, infos = vec.step(np.array([ACKNOWLEDGE]))
+        assert rewards.tolist() == [pytest.approx(-1.36)] and dones.tolist() == [True]
+        assert infos[0]["episode"]["r"] == pytest.approx(-1.36) and infos[0]["episode"]["l"] == 1
+        assert {k: infos[0][k] for k in R_INFO} == R_INFO
+
+
+def test_maskable_ppo_learns_on_one_step_episodes():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", ScenarioR(), n_steps=16, batch_size=16, n_epochs=1, seed=0)
+    model.learn(32)
+    episodes = list(model.ep_info_buffer)
+    assert len(episodes) == 32
+    assert all(e["l"] == 1 and e["r"] == pytest.approx(-1.36) for e in episodes)
 
 
 def test_evaluation_counts_a_deal_over_before_the_learner_moves():
