@@ -19,11 +19,12 @@ from agents.greedy import GreedyAgent
 from agents.human import HumanAgent
 from agents.policy import PolicyAgent
 from agents.search import ISMCTSAgent, RolloutAgent
-from agents.spec import check_settings, parse_spec
+from agents.spec import check_settings, parse_spec, settings_of
 
 __all__ = [
     "SPECS",
     "Agent",
+    "ExternalAgent",
     "GreedyAgent",
     "HumanAgent",
     "ISMCTSAgent",
@@ -49,16 +50,19 @@ MODEL_FILES = ("final_model.zip", "model.zip")
 def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
     """Build an agent from ``spec``.
 
-    :param spec: ``BASE[,key=value]...`` (see :mod:`agents.spec`): the base is ``"random"``,
-        ``"greedy"``, ``"human"``, a path to a MaskablePPO ``.zip`` model, or a run folder holding
-        ``final_model.zip`` or ``model.zip``; the settings are constructor keywords, e.g.
-        ``"greedy,epsilon=0.1"``. An :class:`Agent` is returned as it is.
+    :param spec: ``BASE[,key=value]...`` (see :mod:`agents.spec`): the base is a built-in name
+        (:data:`SPECS`), the name of an installed agent (entry point group ``treppen.agents``), a
+        third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model, or a run
+        folder holding ``final_model.zip`` or ``model.zip``; the settings are constructor keywords,
+        e.g. ``"greedy,epsilon=0.1"``. An :class:`Agent` is returned as it is; a third-party
+        object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
     :param seed: seeds the agent's generator (a ``seed`` setting in the spec wins).
     :param kwargs: further constructor arguments (e.g. ``rules="rum500"`` for ``"greedy"``,
         ``deterministic=False`` for a model); the spec's settings override them.
     :return: the agent.
     :raises ValueError: for an unknown spec (listing the valid ones), an unknown setting (listing
-        the agent's settings), a bad setting value or a run folder without a model.
+        the agent's settings), a bad setting value, a run folder without a model, or a third-party
+        spec that does not import or does not build an object with ``act``.
     :raises FileNotFoundError: for a model path that does not exist.
     """
     if isinstance(spec, Agent):
@@ -67,10 +71,74 @@ def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs
     if base.lower() in SPECS:
         factory: Any = SPECS[base.lower()]
         name = base.lower()
+    elif _is_import_path(base) or base in _entry_points():
+        return _load_external(base, seed, {**kwargs, **settings})
     else:
         factory, name = _model_factory(Path(base)), base
     options = check_settings(name, factory, {"seed": seed, **kwargs, **settings})
     return factory(**options)
+
+
+#: Entry-point group under which installed packages offer agents by name (DESIGN "Agents").
+ENTRY_POINT_GROUP = "treppen.agents"
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _is_import_path(base: str) -> bool:
+    """``package.module:ClassName`` (a Windows drive like ``C:\\`` is a path)."""
+    module, colon, attr = base.partition(":")
+    return bool(colon) and all(p.isidentifier() for p in [*module.split("."), *attr.split(".")])
+
+
+def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Agent:
+    """A third-party agent: ``package.module:ClassName`` or an entry point of ``treppen.agents``."""
+    import importlib
+
+    points = _entry_points()
+    target = points[base].value if base in points else base
+    module_name, _, attr = target.partition(":")
+    try:
+        factory: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            factory = getattr(factory, part)
+    except ImportError as err:
+        raise ValueError(f"agent spec {base!r}: cannot import {module_name!r} ({err})") from None
+    except AttributeError:
+        raise ValueError(f"agent spec {base!r}: module {module_name!r} has no {attr!r}") from None
+    if not callable(factory):
+        raise ValueError(f"agent spec {base!r}: {target} is not a class or a function that builds an agent")
+    accepted = settings_of(factory)
+    options = check_settings(base, factory, {**({"seed": seed} if "seed" in accepted else {}), **settings})
+    agent = factory(**options)
+    if not callable(getattr(agent, "act", None)):
+        raise ValueError(f"agent spec {base!r}: {target} built {agent!r}, which has no act(observation) method")
+    return agent if isinstance(agent, Agent) else ExternalAgent(agent, seed)
+
+
+class ExternalAgent(Agent):
+    """Wraps a third-party object with ``act(observation) -> int`` (and optionally
+    ``reset(seed=None)``) that does not subclass :class:`Agent`."""
+
+    def __init__(self, agent: Any, seed: int | None = None):
+        super().__init__(seed)
+        self.agent = agent
+        self.name = getattr(agent, "name", type(agent).__name__)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        return int(self.agent.act(observation))
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if callable(getattr(self.agent, "reset", None)):
+            self.agent.reset(seed=seed)
+
+    def __repr__(self) -> str:
+        return f"ExternalAgent({self.agent!r})"
 
 
 def _model_factory(path: Path) -> Any:
@@ -85,7 +153,8 @@ def _model_factory(path: Path) -> Any:
             raise FileNotFoundError(f"no model file at {str(path)!r}")
         return functools.partial(PolicyAgent, path)
     raise ValueError(
-        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, a path to a MaskablePPO "
-        f".zip model, or a run folder holding one of {list(MODEL_FILES)}; settings follow the name "
-        "as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
+        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, installed agents "
+        f"{sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to "
+        f"a MaskablePPO .zip model, or a run folder holding one of {list(MODEL_FILES)}; settings follow "
+        "the name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
     )
