@@ -232,3 +232,27 @@ def test_the_server_refuses_bad_opponents():
         create_app(["greedy", "human"])
     with pytest.raises(ValueError, match="unknown agent spec 'nobody'"):
         create_app(["nobody"])
+
+
+def test_concurrent_clicks_play_one_move(client):
+    """Eight requests for the same table at once (a double click, two scripts): one move is played,
+    the others are stale; nothing fails on the server."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    view = new(client, (0, 1), mode="watch")
+    sid = view["session"]
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(
+            pool.map(lambda _: client.post(f"/api/sessions/{sid}/advance", json={"version": 0}).status_code, range(8))
+        )
+    assert sorted(codes) == [200] + [409] * 7
+    assert client.get(f"/api/sessions/{sid}").json()["version"] == 1
+
+
+def test_serve_command_refuses_bad_settings(capsys):
+    from train.cli import main
+
+    assert main(["serve", "--opponents", "greedy", "human"]) == 2
+    assert "'human' cannot be a server opponent" in capsys.readouterr().err
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "--port 70000 is not a port" in capsys.readouterr().err

@@ -386,8 +386,9 @@ class App:
         return lambda record: records.append(path, record)
 
     @staticmethod
-    def move(session: Session, data: dict[str, Any]) -> None:
-        """The person's move: their turn, the current version, a legal action (400/409 otherwise)."""
+    def move(session: Session, data: dict[str, Any]) -> dict[str, Any]:
+        """The person's move: their turn, the current version, a legal action (400/409 otherwise);
+        returns the table after it."""
         action = _int(data, "action", 0, 10**6)
         version = _int(data, "version", 0, 10**9)
         with session.lock:
@@ -409,10 +410,11 @@ class App:
                     raise BadRequest(f"illegal move: {err}") from None
                 raise AssertionError("the mask and the engine disagree")  # pragma: no cover
             session.play(action)
+            return session.view()
 
     @staticmethod
-    def advance(session: Session, data: dict[str, Any]) -> None:
-        """One agent move (the seat to move must be an agent's)."""
+    def advance(session: Session, data: dict[str, Any]) -> dict[str, Any]:
+        """One agent move (the seat to move must be an agent's); returns the table after it."""
         version = _int(data, "version", 0, 10**9)
         with session.lock:
             if session.over:
@@ -425,6 +427,13 @@ class App:
                 raise BadRequest("it is your turn, not an agent's", 409)
             name = session.env.agent_selection
             session.play(player.act(session.env.observe(name)))
+            return session.view()
+
+    @staticmethod
+    def view(session: Session) -> dict[str, Any]:
+        """The table, read under the session's lock (a move may be under way in another request)."""
+        with session.lock:
+            return session.view()
 
 
 def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
@@ -486,24 +495,24 @@ def create_app(
         return JSONResponse(session.view())
 
     async def get_session(request: Request) -> Response:
-        return JSONResponse(app_state.sessions.get(request.path_params["sid"]).view())
+        session = app_state.sessions.get(request.path_params["sid"])
+        return JSONResponse(await run_in_threadpool(App.view, session))
 
     async def delete_session(request: Request) -> Response:
         app_state.sessions.remove(request.path_params["sid"])
         return JSONResponse({"deleted": True})
 
-    def acting(method: Callable[[Session, dict[str, Any]], None]) -> Callable[[Request], Any]:
+    def acting(method: Callable[[Session, dict[str, Any]], dict[str, Any]]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             session = app_state.sessions.get(request.path_params["sid"])
             data = await _json(request)
-            await run_in_threadpool(method, session, data)
-            return JSONResponse(session.view())
+            return JSONResponse(await run_in_threadpool(method, session, data))
 
         return endpoint
 
     async def session_record(request: Request) -> Response:
         session = app_state.sessions.get(request.path_params["sid"])
-        text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in session.recorder.records)
+        text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in list(session.recorder.records))
         headers = {"Content-Disposition": f'attachment; filename="treppen-{session.id[:8]}.jsonl"'}
         return Response(text, media_type="application/jsonl", headers=headers)
 
