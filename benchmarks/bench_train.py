@@ -91,7 +91,7 @@ def steps_per_second(model, steps: int, callback=None) -> float:
 
 def bench_trainer(config: TrainConfig, steps: int) -> float:
     """Steps/s of the trainer's env + learner, with one snapshot in the opponent pool."""
-    vec_env = make_vec_env(config, config.seed)
+    vec_env = make_vec_env(config, config.make_rules(), config.seed)
     model = make_model(config, vec_env, None, config.seed)
     with tempfile.TemporaryDirectory() as tmp:
         snapshot = save_snapshot(model.policy, Path(tmp) / "snapshot.npz")

@@ -16,6 +16,7 @@ from train.plots import load_results
 from train.ratings import fit_ratings
 from train.results import RESULTS_FILE, read_results, record_key
 from train.tournament import resolve_specs, run_tournament, schedule
+from treppen_env.rules import make_rules
 
 
 def _canon(records):
@@ -140,6 +141,18 @@ def test_more_deals_extend_but_other_settings_fail(tmp_path):
         run_tournament(_pair_random("ax"), deals=3, seed=0, out=tmp_path)
     with pytest.raises(ValueError, match="deals may only grow"):
         run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path)
+
+
+def test_the_rules_object_reaches_every_deal_and_tournament_json(tmp_path):
+    """One rules object: max_turns=5 cuts every deal off (RULES §6.5); tournament.json records the
+    preset and the options that differ from it, and other rules do not resume."""
+    rules = make_rules("rum500", max_turns=5)
+    records = run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path, rules=rules)
+    assert [r["outcome"] for r in records] == ["max_turns"] * 4
+    header = json.loads((tmp_path / "tournament.json").read_text())
+    assert header["rules"] == {"preset": "rum500", "options": {"max_turns": 5}}
+    with pytest.raises(ValueError, match="rules="):
+        run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path, rules="rum500")
 
 
 def test_malformed_line_in_the_middle_is_an_error(tmp_path):

@@ -18,7 +18,7 @@ import agents
 from agents.base import RandomAgent
 from agents.match import play_match
 from train import cli, selfplay
-from train.callbacks import latest_checkpoint
+from train.callbacks import EloCallback, latest_checkpoint
 from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
 from train.io import atomic_write_text
@@ -26,6 +26,7 @@ from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
 from treppen_env import raw_env
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
+from treppen_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -177,12 +178,26 @@ def test_masked_distribution_keeps_argument_validation(recwarn):
 
 def test_evaluate_is_repeatable():
     model, _ = _model()
-    short = {"max_turns": 40}  # an untrained argmax policy may dither until the turn limit
-    runs = [evaluate(model, lambda s: RandomAgent(seed=s), rules_options=short, deals=6, batch=4) for _ in range(2)]
+    short = make_rules(max_turns=40)  # an untrained argmax policy may dither until the turn limit
+    runs = [evaluate(model, lambda s: RandomAgent(seed=s), rules=short, deals=6, batch=4) for _ in range(2)]
     assert runs[0] == runs[1] and runs[0]["deals"] == 6 and runs[0]["illegal_actions"] == 0
     assert set(runs[0]) == {"winrate", "points", "deal_points", "deals", "illegal_actions"}
     assert deal_result({"deal_points": {"player_0": 10, "player_1": 10}}, "player_0") == (0.5, 0.0)
     assert deal_result({"deal_points": {"player_0": 30, "player_1": 0, "player_2": 10}}, "player_0") == (1.0, 25.0)
+
+
+def test_elo_rating_plays_the_runs_rules(tmp_path):
+    """Item "one rules object": the Elo tournament plays the run's rules, options included; with
+    max_turns=5 every deal is cut off at the turn limit (RULES §6.5)."""
+    from stable_baselines3.common.logger import Logger
+
+    model, _ = _model()
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    elo = EloCallback(0, tmp_path / "elo.jsonl", 2, make_rules(max_turns=5), deals=2)
+    elo.init_callback(model)
+    elo.run(0)
+    assert elo.latest["outcomes"] == {"max_turns": 2 * 3 * 2}  # decks x pairings x seatings
+    assert json.loads((tmp_path / "elo.jsonl").read_text())["outcomes"] == elo.latest["outcomes"]
 
 
 def test_latest_checkpoint_by_steps(tmp_path):

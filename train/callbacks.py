@@ -10,7 +10,7 @@ these callbacks add ``selfplay/*`` and ``eval/*``.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from train.io import append_jsonl, atomic_write
 from train.pool import save_snapshot
 from train.ratings import Ratings, fit_ratings
 from train.tournament import run_tournament
+from treppen_env.rules import Rules
 
 CHECKPOINT_PREFIX = "model_"
 
@@ -164,18 +165,21 @@ class EloCallback(PeriodicCallback):
     Logs ``eval/elo`` (the learner's Elo), ``eval/elo_ci_low`` / ``eval/elo_ci_high`` (its 95%
     bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_greedy``, and appends
     one line per rating to ``elo.jsonl`` (there an unbounded end is null and ``ci_unbounded`` names
-    the open side). ``ratings`` holds the latest :class:`~train.ratings.Ratings`.
+    the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
+    :class:`~train.ratings.Ratings`.
 
     :param every: steps between ratings (0: only when :meth:`run` is called directly).
     :param path: the JSON lines file.
     :param players: seats per table (a 4-player table adds a second random agent).
-    :param rules: rules preset of the deals.
+    :param rules: the rules of the deals (the run's, options included).
     :param deals: decks; each is replayed for every table and seat rotation.
     :param seed: tournament seed (the same decks at every rating).
     :param n_boot: bootstrap resamples for the interval.
     """
 
-    def __init__(self, every: int, path: Path, players: int, rules: str, deals: int, seed: int = 0, n_boot: int = 200):
+    def __init__(
+        self, every: int, path: Path, players: int, rules: Rules, deals: int, seed: int = 0, n_boot: int = 200
+    ):
         super().__init__(every)
         self.path = path
         self.players, self.rules, self.deals, self.seed, self.n_boot = players, rules, deals, seed, n_boot
@@ -202,6 +206,7 @@ class EloCallback(PeriodicCallback):
             "ci_unbounded": ratings.unbounded[learner],
             "los_vs_greedy": round(float(ratings.los[learner, at["greedy"]]), 3),
             "deals": len(records),
+            "outcomes": dict(Counter(r["outcome"] for r in records)),
         }
         append_jsonl(self.path, self.latest)
 

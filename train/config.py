@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from treppen_env.rules import make_rules
+from treppen_env.rules import Rules, make_rules
 
 ACTIVATIONS = ("tanh", "relu")
 POLICIES = ("mlp", "action_features")
@@ -131,6 +131,14 @@ class TrainConfig:
         if self.name is None:
             raise ValueError("run name not resolved yet; call resolve_name(config) first")
         return Path(self.runs_dir) / self.name
+
+    def make_rules(self) -> Rules:
+        """The rules of the run: preset ``rules`` with ``rules_options`` (RULES §8); the trainer
+        builds them once and hands the object to the envs, evaluations and Elo ratings.
+
+        :raises ValueError: for an unknown preset or option, or an impossible value.
+        """
+        return make_rules(self.rules, **self.rules_options)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of all fields (YAML-safe)."""
@@ -248,8 +256,7 @@ def validate(config: TrainConfig) -> None:
     :raises ValueError: on the first problem found.
     """
     c = config
-    rules = make_rules(c.rules, **c.rules_options)  # raises for a bad preset or option
-    rules.check_players(c.num_players)  # raises for a bad player count
+    c.make_rules().check_players(c.num_players)  # raises for a bad preset, option or player count
     for key in (
         "total_timesteps",
         "n_envs",

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from treppen_env.rules import Rules
 from treppen_env.single_agent import SingleAgentEnv
 
 EVAL_SEED = 10_000_019
@@ -37,8 +38,7 @@ def evaluate(
     model: Any,
     make_opponent: Callable[[int], Any],
     num_players: int = 2,
-    rules: str = "treppenromme",
-    rules_options: dict[str, Any] | None = None,
+    rules: Rules | str = "treppenromme",
     deals: int = 200,
     seed: int = EVAL_SEED,
     batch: int = 16,
@@ -48,18 +48,14 @@ def evaluate(
     :param model: anything with SB3's ``predict(obs, action_masks=..., deterministic=True)``.
     :param make_opponent: ``seed -> agent`` building the opponent of one env.
     :param num_players: players per deal; the learner's seat rotates.
-    :param rules: rules preset.
-    :param rules_options: rules options.
+    :param rules: the rules (a :class:`~treppen_env.rules.Rules` object, or a preset name).
     :param deals: deals to play.
     :param seed: base seed of the deals.
     :param batch: deals played side by side.
     :return: ``winrate``, ``points`` (mean margin per deal, points), ``deal_points`` (the learner's
         mean deal points), ``deals`` and ``illegal_actions``.
     """
-    envs = [
-        SingleAgentEnv(make_opponent(seed + k), num_players, rules, **(rules_options or {}))
-        for k in range(min(batch, deals))
-    ]
+    envs = [SingleAgentEnv(make_opponent(seed + k), num_players, rules) for k in range(min(batch, deals))]
     queue = list(range(deals))[::-1]
     obs: list[np.ndarray | None] = [None] * len(envs)
 

@@ -269,8 +269,7 @@ class SelfPlayEnv(SingleAgentEnv):
     ``info["opponents"]`` at the end of an episode lists the kinds that played it.
 
     :param num_players: 2 to 4.
-    :param rules: rules preset.
-    :param rules_options: rules options overriding the preset.
+    :param rules: the rules (a :class:`~treppen_env.rules.Rules` object, or a preset name).
     :param probs: probabilities of ``"random"``, ``"greedy"`` and ``"snapshot"`` opponents.
     :param deterministic: snapshots play their argmax action.
     :param seed: seeds the opponent seats (the deals are seeded through ``reset``).
@@ -279,8 +278,7 @@ class SelfPlayEnv(SingleAgentEnv):
     def __init__(
         self,
         num_players: int = 2,
-        rules: str = "treppenromme",
-        rules_options: dict[str, Any] | None = None,
+        rules: Rules | str = "treppenromme",
         probs: dict[str, float] | None = None,
         deterministic: bool = False,
         seed: int | None = None,
@@ -289,9 +287,9 @@ class SelfPlayEnv(SingleAgentEnv):
         self.pool = OpponentPool(probs, deterministic)
         seeds = np.random.SeedSequence(seed).spawn(num_players - 1)
         use_greedy = probs.get("greedy", 0.0) > 0
-        game_rules = make_rules(rules, **(rules_options or {}))
-        opponents = [PoolOpponent(self.pool, int(s.generate_state(1)[0]), use_greedy, game_rules) for s in seeds]
-        super().__init__(opponents, num_players=num_players, rules=rules, seat="random", **(rules_options or {}))
+        rules = make_rules(rules)
+        opponents = [PoolOpponent(self.pool, int(s.generate_state(1)[0]), use_greedy, rules) for s in seeds]
+        super().__init__(opponents, num_players=num_players, rules=rules, seat="random")
 
     def set_pool(self, paths: Sequence[str]) -> int:
         """Replace the snapshots the opponents may draw; returns how many are loaded."""

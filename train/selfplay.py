@@ -57,7 +57,7 @@ from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
 from train.ratings import interval_text
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.rules import make_rules
+from treppen_env.rules import Rules
 
 EVAL_OPPONENTS = ("random", "greedy")
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
@@ -156,7 +156,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     check_distribution_validation()
 
     # --- envs: every opponent seat drawn per episode from random / greedy / snapshots
-    vec_env = make_vec_env(config, seed)
+    rules = config.make_rules()  # built once, handed to every layer
+    vec_env = make_vec_env(config, rules, seed)
 
     # --- the learner
     if checkpoint is not None:
@@ -169,16 +170,15 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         model = make_model(config, vec_env, run_dir / "tb", seed)
 
     # --- callbacks
-    rules = make_rules(config.rules, **config.rules_options)
-    env_args = {"num_players": config.num_players, "rules": config.rules, "rules_options": config.rules_options}
     evals = EvalCallback(
         config.eval_every,
         {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
         run_dir / "evals.jsonl",
+        num_players=config.num_players,
+        rules=rules,
         deals=config.eval_deals,
-        **env_args,
     )
-    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, config.rules, config.elo_deals)
+    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_deals)
     stats = StatsCallback()
     progress = ProgressCallback(config.total_timesteps, evals) if config.progress else None
     callbacks = [
@@ -303,29 +303,26 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     }
 
 
-def _make_env(config: dict[str, Any], rank: int, seed: int) -> Monitor:
+def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monitor:
     """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``)."""
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
-    probs = {k: config[f"opponent_{k}"] for k in ("random", "greedy", "snapshot")}
-    env = SelfPlayEnv(
-        config["num_players"],
-        config["rules"],
-        config["rules_options"],
-        probs,
-        config["snapshot_deterministic"],
-        seed=seed * 1000 + rank,
-    )
+    probs = {"random": config.opponent_random, "greedy": config.opponent_greedy, "snapshot": config.opponent_snapshot}
+    env = SelfPlayEnv(config.num_players, rules, probs, config.snapshot_deterministic, seed=seed * 1000 + rank)
     return Monitor(env)
 
 
-def make_vec_env(config: TrainConfig, seed: int) -> VecEnv:
+def make_vec_env(config: TrainConfig, rules: Rules, seed: int) -> VecEnv:
     """``n_envs`` SelfPlayEnvs: in subprocesses (``SubprocVecEnv``) or in-process (``DummyVecEnv``,
     always for one env).
+
+    :param config: the run's config.
+    :param rules: the run's rules, built once from ``config.rules`` and ``config.rules_options``.
+    :param seed: seeds the envs (env ``rank`` gets ``seed * 1000 + rank``).
 
     ``action_masks`` is a method of the env class itself, which subprocess envs need (sb3-contrib #49).
     """
     fns: list[Callable[[], gym.Env]] = [
-        functools.partial(_make_env, config.to_dict(), rank, seed) for rank in range(config.n_envs)
+        functools.partial(_make_env, config, rules, rank, seed) for rank in range(config.n_envs)
     ]
     return SubprocVecEnv(fns) if config.n_envs > 1 and config.vec_env == "subproc" else DummyVecEnv(fns)
 

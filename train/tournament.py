@@ -45,7 +45,7 @@ from train.results import (
     write_outputs,
 )
 from treppen_env import records as game_records
-from treppen_env.rules import PRESETS, make_rules
+from treppen_env.rules import PRESETS, Rules, make_rules
 
 BUILTIN_SPECS = ("random", "greedy", "human")
 RUN_MODEL_STEMS = ("final_model", "model")
@@ -66,7 +66,7 @@ class DealSpec:
     :param agent_seeds: the seed each seat's agent is reset with; it depends on the deck and seat only,
         so the agents' own randomness is duplicated too (two copies of one agent mirror each other)
     :param players: number of seats
-    :param rules: rules preset name
+    :param rules: the rules of the deal (RULES §8)
     """
 
     deck_id: int
@@ -78,7 +78,7 @@ class DealSpec:
     seed: int
     agent_seeds: tuple[int, ...]
     players: int
-    rules: str = "treppenromme"
+    rules: Rules
 
     @property
     def key(self) -> Key:
@@ -127,7 +127,7 @@ def schedule(
     players: int,
     deals: int,
     seed: int,
-    rules: str = "treppenromme",
+    rules: Rules | str = "treppenromme",
     tables_per_deck: int | None = None,
 ) -> list[DealSpec]:
     """The duplicate schedule: every deck at every table with all cyclic seat rotations.
@@ -141,13 +141,14 @@ def schedule(
     :param players: seats per table, 2..4
     :param deals: number of decks
     :param seed: tournament seed (non-negative)
-    :param rules: rules preset name
+    :param rules: the rules (or a preset name), handed to every deal as they are
     :param tables_per_deck: tables per deck, default all combinations
     :return: deal specs, deck-major
-    :raises ValueError: for bad settings (see :func:`check_settings`)
+    :raises ValueError: for bad settings (see :func:`check_settings`) or rules
     """
     check_settings(agent_names, players, deals, seed)
-    make_rules(rules)
+    rules = make_rules(rules)
+    rules.check_players(players)
     combos = list(itertools.combinations(agent_names, players))
     k = len(combos) if tables_per_deck is None else tables_per_deck
     if not 1 <= k <= len(combos):
@@ -294,7 +295,7 @@ def run_tournament(
     seed: int = 0,
     workers: int = 1,
     out: str | os.PathLike | None = None,
-    rules: str = "treppenromme",
+    rules: Rules | str = "treppenromme",
     tables_per_deck: int | None = None,
     limit: int | None = None,
     progress: bool = False,
@@ -310,7 +311,8 @@ def run_tournament(
     :param seed: tournament seed
     :param workers: worker processes (spawned); 1 plays in this process
     :param out: folder for ``tournament.json`` and ``results.jsonl`` (None: keep nothing on disk)
-    :param rules: rules preset name
+    :param rules: the rules of every deal (or a preset name); ``tournament.json`` records the
+        preset and the options that differ from it
     :param tables_per_deck: see :func:`schedule`
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
@@ -324,13 +326,14 @@ def run_tournament(
     check_settings(names, players, deals, seed, workers)
     if limit is not None and limit < 0:
         raise ValueError(f"limit={limit}; need None (no limit) or >= 0")
+    rules = make_rules(rules)
     specs = schedule(names, players, deals, seed, rules, tables_per_deck)
     built = build_agents(agents)
     header = {
         "version": FORMAT_VERSION,
         "agents": {n: a if isinstance(a, str) else repr(a) for n, a in agents.items()},
         "players": players,
-        "rules": rules,
+        "rules": {"preset": rules.name, "options": game_records.rules_options(rules)},
         "seed": seed,
         "deals": deals,
         "tables_per_deck": tables_per_deck,
@@ -459,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
             args.seed,
             args.workers,
             out,
-            args.rules,
+            make_rules(args.rules),
             args.tables_per_deck,
             progress=True,
             record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",

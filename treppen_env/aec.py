@@ -49,7 +49,7 @@ from treppen_env import observation as O
 from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
 from treppen_env.engine import GameState, IllegalActionError
 from treppen_env.render import render_text
-from treppen_env.rules import make_rules
+from treppen_env.rules import Rules, make_rules
 
 EPISODES = ("deal", "game")
 REWARDS = ("zero_sum", "points")
@@ -60,7 +60,8 @@ class raw_env(AECEnv, EzPickle):
     """The bare AEC environment; an illegal action raises ``ValueError``.
 
     :param num_players: 2 to 4 (RULES §1.2).
-    :param rules: preset name, ``"treppenromme"`` or ``"rum500"`` (RULES §8).
+    :param rules: preset name, ``"treppenromme"`` or ``"rum500"``, or a :class:`~treppen_env.rules.Rules`
+        object (RULES §8).
     :param render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints).
     :param episode: ``"deal"`` (one deal per episode) or ``"game"`` (deals until the target, §7).
     :param reward: ``"zero_sum"`` (default) or ``"points"`` (own deal points / 100).
@@ -73,7 +74,7 @@ class raw_env(AECEnv, EzPickle):
     def __init__(
         self,
         num_players: int = 2,
-        rules: str = "treppenromme",
+        rules: str | Rules = "treppenromme",
         render_mode: str | None = None,
         episode: str = "deal",
         reward: str = "zero_sum",

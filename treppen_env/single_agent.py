@@ -17,6 +17,7 @@ import numpy as np
 from treppen_env import observation as O
 from treppen_env.actions import DRAW, NUM_ACTIONS, check_action
 from treppen_env.aec import raw_env
+from treppen_env.rules import Rules
 
 Opponent = Callable[[dict[str, np.ndarray]], int]
 ILLEGAL_REWARD = -1.0
@@ -44,7 +45,7 @@ class SingleAgentEnv(gym.Env):
         seed) or a callable ``obs -> int``, for every other seat; or a sequence of
         ``num_players - 1`` of them, in seat order after the learner.
     :param num_players: 2 to 4.
-    :param rules: rules preset (RULES §8).
+    :param rules: rules preset or :class:`~treppen_env.rules.Rules` object (RULES §8).
     :param seat: the learner's seat, or ``"random"`` to draw it each episode from the env's generator.
     :param env_kwargs: further arguments of :class:`treppen_env.raw_env` (``episode``, ``reward``,
         rules options).
@@ -57,7 +58,7 @@ class SingleAgentEnv(gym.Env):
         self,
         opponents: Opponent | Sequence[Opponent],
         num_players: int = 2,
-        rules: str = "treppenromme",
+        rules: str | Rules = "treppenromme",
         seat: int | str = "random",
         render_mode: str | None = None,
         **env_kwargs: Any,
