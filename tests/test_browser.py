@@ -133,7 +133,7 @@ def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
 
     (deal,) = [r for p in record_dir.iterdir() for r in records.read(p)]  # the server recorded the deal
     records.check(deal)
-    assert deal["agents"] == ["you", "greedy"] and moves == sum(1 for _ in deal["actions"]) - _agent_moves(deal)
+    assert deal["agents"] == ["human", "greedy"] and moves == sum(1 for _ in deal["actions"]) - _agent_moves(deal)
 
 
 def _agent_moves(record) -> int:

@@ -84,7 +84,7 @@ def test_a_whole_deal_through_the_api(client, tmp_path):
     (path,) = (tmp_path / "rec").iterdir()
     (record,) = records.read(path)
     records.check(record)
-    assert record["agents"] == ["you", "greedy", "random"] and record["source"] == "serve"
+    assert record["agents"] == ["human", "greedy", "random"] and record["source"] == "serve"
     assert record["deal_points"] == end["summary"]["deal_points"]
     assert len(record["actions"]) == len(views) - 1
     download = client.get(f"/api/sessions/{end['session']}/record")

@@ -372,7 +372,8 @@ class App:
         env.reset(seed=seed, options={"dealer": seed % len(specs)})
         players = [None if s == YOU else agents.load(s, seed=seed + i) for i, s in enumerate(specs)]
         sid = secrets.token_urlsafe(18)
-        recorder = records.Recorder(env, specs, extra={"source": "serve"}, on_record=self._save(sid))
+        recorded_specs = ["human" if s == YOU else s for s in specs]  # the person is "human", as in treppen play
+        recorder = records.Recorder(env, recorded_specs, extra={"source": "serve"}, on_record=self._save(sid))
         you = specs.index(YOU) if YOU in specs else None
         session = Session(sid, mode, specs, env, players, recorder, you)
         self.sessions.add(session)
