@@ -171,7 +171,7 @@ function renderStatus(view) {
   let text;
   if (view.over) text = "The game is over.";
   else if (view.your_turn) text = t.phase === "draw" ? "Your turn: draw from the stock or take from the staircase." : "Your turn: meld, lay off, then discard a card.";
-  else text = `${seatName(view, t.to_move)} is thinking…`;
+  else text = view.mode === "watch" && !state.watching ? `${seatName(view, t.to_move)} to move (paused)` : `${seatName(view, t.to_move)} is thinking…`;
   $("status").textContent = `Deal ${t.deal}, turn ${t.turn + 1} · ${text}`;
 }
 
@@ -372,6 +372,7 @@ function renderActions(legal) {
 // ------------------------------------------------------------------ watch controls
 function updateWatchButton() {
   $("watch-play").textContent = state.watching ? "Pause" : "Play";
+  if (state.view) renderStatus(state.view);
 }
 
 // ------------------------------------------------------------------ replay
