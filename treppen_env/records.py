@@ -33,7 +33,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -123,7 +123,13 @@ class Recorder:
     :raises ValueError: when ``agents`` does not name every seat or the env is not at a deal's start.
     """
 
-    def __init__(self, env: Any, agents: Sequence[str], extra: Mapping[str, Any] | None = None, on_record: Any = None):
+    def __init__(
+        self,
+        env: Any,
+        agents: Sequence[str],
+        extra: Mapping[str, Any] | None = None,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+    ):
         state: GameState = env.game
         if len(agents) != state.num_players:
             raise ValueError(f"{len(agents)} agent specs for {state.num_players} seats")
