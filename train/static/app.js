@@ -324,6 +324,7 @@ function renderTable(table, opts) {
           state.selected.has(card) ? state.selected.delete(card) : state.selected.add(card);
           renderTable(table, opts);
         };
+        if (legal.discards[card] !== undefined) c.ondblclick = () => move(legal.discards[card]);
       }
       hand.append(c);
     }
@@ -363,7 +364,7 @@ function renderActions(legal) {
   discardButton.onclick = discard !== undefined ? () => move(discard) : null;
   let hint = "";
   if (legal && legal.draw === null && Object.keys(legal.take).length === 0) {
-    hint = "Click cards to select them: a legal meld enables Meld; one card enables Discard and shows where it can be laid off.";
+    hint = "Click cards to select them: a legal meld enables Meld; one card enables Discard (or double-click it) and shows where it can be laid off.";
     if (one && legal.layoffs.some((l) => l.card === one)) hint = `Click a +${one} at a meld to lay it off.`;
   }
   $("hint").textContent = hint;
