@@ -46,6 +46,11 @@ class Phase(IntEnum):
     DEAL_OVER = 2  #: the deal has ended (§6)
 
 
+# The members as module globals: the hot path compares phases several times a step, and a class
+# attribute of an Enum costs several times a global's lookup on Python 3.11.
+_DRAW, _MELD, _DEAL_OVER = Phase.DRAW, Phase.MELD, Phase.DEAL_OVER
+
+
 class IllegalActionError(ValueError):
     """An action that the rules forbid in the current position; the message says why."""
 
@@ -126,7 +131,7 @@ class GameState:
         self.must_use = -1
         self.turn = 0
         self.current = self.dealer if self.rules.dealer_plays_first else (self.dealer + 1) % n
-        self.phase = Phase.DRAW
+        self.phase = _DRAW
         self.outcome: str | None = None
         self.went_out: int | None = None
         self.deal_points: list[int] | None = None
@@ -141,7 +146,7 @@ class GameState:
     @property
     def deal_over(self) -> bool:
         """Whether the current deal has ended (RULES §6)."""
-        return self.phase == Phase.DEAL_OVER
+        return self.phase == _DEAL_OVER
 
     def game_over(self) -> bool:
         """Whether the game has ended: a total reached the target with one highest (RULES §7.1)."""
@@ -171,9 +176,9 @@ class GameState:
         """
         if not self._mask_valid:
             self._mask[:] = 0
-            if self.phase == Phase.DRAW:
+            if self.phase == _DRAW:
                 self._legal_draw(self._mask)
-            elif self.phase == Phase.MELD:
+            elif self.phase == _MELD:
                 self._legal_meld(self._mask)
             self._mask_valid = True
         return self._mask
@@ -236,9 +241,9 @@ class GameState:
         layable = hand
         if self.must_use >= 0:
             layable = 1 << self.must_use
-        for m in melds_within(hand, self.rules.corner_runs):
-            if MELDS[m].bits & layable:
-                mask[A.MELD_BASE + m] = 1
+        melds = [m for m in melds_within(hand, self.rules.corner_runs) if MELDS[m].bits & layable]
+        for m in melds:
+            mask[A.MELD_BASE + m] = 1
         for target, slots in enumerate(self.layoff_slots):
             for card in bits_to_cards(layable & slots):
                 mask[A.LAYOFF_BASE + 3 * card + target] = 1
@@ -246,19 +251,22 @@ class GameState:
             for card in bits_to_cards(hand & ~(1 << self.banned) if self.banned >= 0 else hand):
                 mask[A.DISCARD_BASE + card] = 1
         if self.banned >= 0 and hand >> self.banned & 1:
-            self._mask_dead_ends(mask, hand)
+            self._mask_dead_ends(mask, hand, melds)
 
-    def _mask_dead_ends(self, mask: np.ndarray, hand: int) -> None:
+    def _mask_dead_ends(self, mask: np.ndarray, hand: int, melds: list[int]) -> None:
         """RULES §4.5: clear melds and lay-offs that would leave only the banned card, unless that
-        card could then be laid off."""
+        card could then be laid off. ``melds`` are the legal meld candidates."""
         rest = hand ^ (1 << self.banned)
-        for a in np.flatnonzero(mask[A.MELD_BASE : A.DISCARD_BASE]) + A.MELD_BASE:
-            act = A.decode(int(a))
-            if sum(1 << c for c in act.cards) == rest:
-                trial = self.clone()
-                trial._lay(act)
-                if not (1 << self.banned) & trial._slots_any:
-                    mask[a] = 0
+        if rest.bit_count() == 1:  # laying off the one other card
+            card = rest.bit_length() - 1
+            actions = [A.LAYOFF_BASE + 3 * card + t for t in range(3) if mask[A.LAYOFF_BASE + 3 * card + t]]
+        else:
+            actions = [A.MELD_BASE + m for m in melds if MELDS[m].bits == rest]
+        for a in actions:
+            trial = self.clone(rng=self.rng)  # the trial only lays: it never draws on the generator
+            trial._lay(A.decode(a))
+            if not (1 << self.banned) & trial._slots_any:
+                mask[a] = 0
 
     # ------------------------------------------------------------------ actions
     def apply(self, action: int) -> None:
@@ -301,7 +309,7 @@ class GameState:
                 self.banned = taken[0]
             if self.rules.must_use_taken:
                 self.must_use = taken[0]
-        self.phase = Phase.MELD
+        self.phase = _MELD
 
     def _lay(self, act: A.Action) -> None:
         """RULES §4.3, §5: lay a meld or lay off a card, booking its value at once."""
@@ -351,7 +359,7 @@ class GameState:
             self._end_deal("max_turns")
             return
         self.current = (seat + 1) % self.num_players
-        self.phase = Phase.DRAW
+        self.phase = _DRAW
         self.banned = -1
         self.laid_this_turn = False
 
@@ -376,7 +384,7 @@ class GameState:
         self.deal_points = result
         self.totals = [t + r for t, r in zip(self.totals, result, strict=True)]
         self.deals_played += 1
-        self.phase = Phase.DEAL_OVER
+        self.phase = _DEAL_OVER
         self.banned = -1
         self.must_use = -1
 

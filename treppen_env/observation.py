@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treppen_env.cards import NUM_CARDS
+from treppen_env.cards import NUM_CARDS, NUM_RANKS, make_card
 from treppen_env.engine import GameState, Phase
 
 LAYOUT_VERSION = 1
@@ -76,7 +76,7 @@ def _offsets() -> dict[str, slice]:
 SLICES = _offsets()
 #: Length of the observation vector.
 OBS_SIZE = max(s.stop for s in SLICES.values())
-_DEPTHS = np.arange(NUM_CARDS + 1, dtype=np.float32) / NUM_CARDS
+_DEPTHS = (np.arange(NUM_CARDS + 1, dtype=np.float32) / NUM_CARDS).tolist()  # float32 values
 #: Bounds of every entry (the totals are the only entries that may be negative or exceed 1).
 OBS_LOW = -TOTALS_CLIP
 OBS_HIGH = TOTALS_CLIP
@@ -93,32 +93,31 @@ def _bits_rows(*bitsets: int) -> np.ndarray:
     return np.unpackbits(raw.reshape(len(bitsets), 8), axis=1, bitorder="little")[:, :NUM_CARDS]
 
 
-def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The table's per-card view, computed from the melds and the lay-off slots (RULES §3, §4.3).
+def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray]:
+    """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3).
 
-    :returns: ``cards`` (intp, (k,)) the cards on the table, ``owners`` (intp, (k,)) the seat that
-        laid the meld holding each of them, and ``features`` (float32, (52, 7)) the ``table``
-        piece (columns :data:`TABLE_COLUMNS`).
+    :returns: ``owned`` (uint8, (num_players, 52)), row ``s`` marking the cards in melds that
+        seat ``s`` laid first, and ``features`` (float32, (364,)) the flat ``table`` piece (52 x 7,
+        columns :data:`TABLE_COLUMNS`).
     """
-    features = np.zeros((NUM_CARDS, len(TABLE_COLUMNS)), dtype=np.float32)
-    owner = np.full(NUM_CARDS, -1, dtype=np.intp)
+    owned = [0] * state.num_players
+    in_set = in_run = low_end = high_end = 0
     for meld in state.melds:
-        cards = list(meld.cards)
-        owner[cards] = meld.owner
+        owned[meld.owner] |= meld.bits
         if meld.kind == "set":
-            features[cards, 0] = 1
+            in_set |= meld.bits
         else:
-            features[cards, 1] = 1
-            features[cards[0], 2] = 1
-            features[cards[-1], 3] = 1
-    features[:, 4:] = _bits_rows(*state.layoff_slots).T
-    cards_on_table = np.flatnonzero(owner >= 0)
-    return cards_on_table, owner[cards_on_table], features
+            in_run |= meld.bits
+            low_end |= 1 << make_card(meld.suit, meld.low)
+            high_end |= 1 << make_card(meld.suit, (meld.low + meld.length - 1) % NUM_RANKS)
+    rows = _bits_rows(*owned, in_set, in_run, low_end, high_end, *state.layoff_slots)
+    n = state.num_players
+    return rows[:n], rows[n:].T.astype(np.float32).ravel()
 
 
 # Offsets of the pieces the encoder writes entry by entry.
 _HAND = SLICES["hand"].start
-_STAIRS = SLICES["staircase"]
+_STAIRS = SLICES["staircase"].start
 _OWNER = SLICES["meld_owner"]
 _TABLE = SLICES["table"]
 _KNOWN = SLICES["known"].start
@@ -202,10 +201,10 @@ class Encoder:
 
     def __init__(self) -> None:
         self._table_key: tuple[GameState, int] | None = None
-        self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._table: tuple[np.ndarray, np.ndarray] | None = None
         self._seats: dict[tuple[int, int], _SeatView] = {}
 
-    def table(self, state: GameState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def table(self, state: GameState) -> tuple[np.ndarray, np.ndarray]:
         """:func:`table_view` of ``state``, recomputed only after a lay (or for another state)."""
         key = self._table_key
         if key is None or key[0] is not state or key[1] != state.table_version or self._table is None:
@@ -236,8 +235,11 @@ class Encoder:
                 view.known[k] = bits
         stairs = state.staircase
         if stairs != view.stairs:
-            obs[_STAIRS] = 0.0
-            obs[_STAIRS.start + np.array(stairs, dtype=np.intp)] = _DEPTHS[len(stairs) : 0 : -1]
+            obs[_STAIRS : _STAIRS + NUM_CARDS] = 0.0
+            depth = len(stairs)
+            for card in stairs:  # bottom to top; entry by entry beats building an index array here
+                obs[_STAIRS + card] = _DEPTHS[depth]
+                depth -= 1
             view.stairs = list(stairs)
         self._write_table(view, state, seat)
         if state.must_use != view.must_use:
@@ -279,14 +281,11 @@ class Encoder:
         key = (state, state.table_version)
         if view.table is not None and view.table[0] is state and view.table[1] == key[1]:
             return
-        obs = view.obs
-        obs[_OWNER] = 0.0
-        if state.melds:
-            on_table, owners, features = self.table(state)
-            obs[_OWNER.start + on_table * MAX_SEATS + (owners - seat) % state.num_players] = 1.0
-            obs[_TABLE] = features.ravel()
-        else:
-            obs[_TABLE] = 0.0
+        n = state.num_players
+        owned, features = self.table(state)
+        # meld_owner (52 x 4): column k marks the cards of relative seat k's melds
+        view.obs[_OWNER].reshape(NUM_CARDS, MAX_SEATS)[:, :n] = owned[[(seat + k) % n for k in range(n)]].T
+        view.obs[_TABLE] = features
         view.table = key
 
 
