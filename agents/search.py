@@ -382,5 +382,5 @@ def public_view(state: GameState, seat: int, encoder: Encoder) -> tuple[PublicVi
         banned=None if state.banned < 0 else state.banned,
         laid_before=tuple(state.laid_before[s] for s in rel),
     )
-    table = encoder.table(state)[2] if state.melds else _NO_TABLE
+    table = encoder.table(state).features if state.melds else _NO_TABLE
     return view, table

@@ -28,6 +28,7 @@ Layout (:data:`LAYOUT`, ``name: shape`` - meaning):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -93,13 +94,20 @@ def _bits_rows(*bitsets: int) -> np.ndarray:
     return np.unpackbits(raw.reshape(len(bitsets), 8), axis=1, bitorder="little")[:, :NUM_CARDS]
 
 
-def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray]:
-    """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3).
+class TableView(NamedTuple):
+    """The table's per-card view (RULES §3, §4.3), as :func:`table_view` computes it.
 
-    :returns: ``owned`` (uint8, (num_players, 52)), row ``s`` marking the cards in melds that
-        seat ``s`` laid first, and ``features`` (float32, (364,)) the flat ``table`` piece (52 x 7,
-        columns :data:`TABLE_COLUMNS`).
+    :param owned: uint8 (num_players, 52): row ``s`` marks the cards in melds that seat ``s`` laid
+        first.
+    :param features: float32 (52, 7): the ``table`` piece, columns :data:`TABLE_COLUMNS`.
     """
+
+    owned: np.ndarray
+    features: np.ndarray
+
+
+def table_view(state: GameState) -> TableView:
+    """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3)."""
     owned = [0] * state.num_players
     in_set = in_run = low_end = high_end = 0
     for meld in state.melds:
@@ -112,7 +120,7 @@ def table_view(state: GameState) -> tuple[np.ndarray, np.ndarray]:
             high_end |= 1 << make_card(meld.suit, (meld.low + meld.length - 1) % NUM_RANKS)
     rows = _bits_rows(*owned, in_set, in_run, low_end, high_end, *state.layoff_slots)
     n = state.num_players
-    return rows[:n], rows[n:].T.astype(np.float32).ravel()
+    return TableView(rows[:n], np.ascontiguousarray(rows[n:].T, dtype=np.float32))
 
 
 # Offsets of the pieces the encoder writes entry by entry.
@@ -201,10 +209,10 @@ class Encoder:
 
     def __init__(self) -> None:
         self._table_key: tuple[GameState, int] | None = None
-        self._table: tuple[np.ndarray, np.ndarray] | None = None
+        self._table: TableView | None = None
         self._seats: dict[tuple[int, int], _SeatView] = {}
 
-    def table(self, state: GameState) -> tuple[np.ndarray, np.ndarray]:
+    def table(self, state: GameState) -> TableView:
         """:func:`table_view` of ``state``, recomputed only after a lay (or for another state)."""
         key = self._table_key
         if key is None or key[0] is not state or key[1] != state.table_version or self._table is None:
@@ -242,38 +250,7 @@ class Encoder:
                 depth -= 1
             view.stairs = list(stairs)
         self._write_table(view, state, seat)
-        if state.must_use != view.must_use:
-            _move_one_hot(obs, _MUST_USE, view.must_use, state.must_use)
-            view.must_use = state.must_use
-        if state.banned != view.banned:
-            _move_one_hot(obs, _BANNED, view.banned, state.banned)
-            view.banned = state.banned
-        for k in range(n):
-            obs[_HAND_SIZES + k] = hands[(seat + k) % n].bit_count() / HAND_SCALE
-        obs[_STOCK] = len(state.stock) / NUM_CARDS
-        if state.phase != view.phase:
-            _move_one_hot(obs, _PHASE, view.phase, state.phase)
-            view.phase = int(state.phase)
-        dealer = (state.dealer - seat) % n
-        if dealer != view.dealer:
-            _move_one_hot(obs, _DEALER, view.dealer, dealer)
-            view.dealer = dealer
-        to_move = (state.current - seat) % n
-        if to_move != view.to_move:
-            _move_one_hot(obs, _TO_MOVE, view.to_move, to_move)
-            view.to_move = to_move
-        if state.points != view.points:
-            view.points = list(state.points)
-            obs[_POINTS : _POINTS + n] = [state.points[(seat + k) % n] / POINTS_SCALE for k in range(n)]
-        if state.totals != view.totals:
-            view.totals = list(state.totals)
-            obs[_TOTALS : _TOTALS + n] = [
-                min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[(seat + k) % n] / TOTALS_SCALE)) for k in range(n)
-            ]
-        if state.laid_before != view.laid_before:
-            view.laid_before = list(state.laid_before)
-            obs[_LAID : _LAID + n] = [state.laid_before[(seat + k) % n] for k in range(n)]
-        obs[_TURN] = state.turn / state.rules.max_turns
+        _write_scalars(view, state, seat)
         return obs.copy()
 
     def _write_table(self, view: _SeatView, state: GameState, seat: int) -> None:
@@ -285,7 +262,7 @@ class Encoder:
         owned, features = self.table(state)
         # meld_owner (52 x 4): column k marks the cards of relative seat k's melds
         view.obs[_OWNER].reshape(NUM_CARDS, MAX_SEATS)[:, :n] = owned[[(seat + k) % n for k in range(n)]].T
-        view.obs[_TABLE] = features
+        view.obs[_TABLE] = features.ravel()
         view.table = key
 
 
@@ -293,6 +270,45 @@ def encode(state: GameState, seat: int) -> np.ndarray:
     """The observation of ``seat`` in ``state``, written from scratch: float32 array of shape
     (OBS_SIZE,). See :meth:`Encoder.encode`; an env keeps one :class:`Encoder` to reuse work."""
     return Encoder().encode(state, seat)
+
+
+def _write_scalars(view: _SeatView, state: GameState, seat: int) -> None:
+    """Write the pieces from ``must_use`` on (one-card, per-seat and scalar) into ``view``'s buffer."""
+    obs = view.obs
+    n = state.num_players
+    hands = state.hands
+    if state.must_use != view.must_use:
+        _move_one_hot(obs, _MUST_USE, view.must_use, state.must_use)
+        view.must_use = state.must_use
+    if state.banned != view.banned:
+        _move_one_hot(obs, _BANNED, view.banned, state.banned)
+        view.banned = state.banned
+    for k in range(n):
+        obs[_HAND_SIZES + k] = hands[(seat + k) % n].bit_count() / HAND_SCALE
+    obs[_STOCK] = len(state.stock) / NUM_CARDS
+    if state.phase != view.phase:
+        _move_one_hot(obs, _PHASE, view.phase, state.phase)
+        view.phase = int(state.phase)
+    dealer = (state.dealer - seat) % n
+    if dealer != view.dealer:
+        _move_one_hot(obs, _DEALER, view.dealer, dealer)
+        view.dealer = dealer
+    to_move = (state.current - seat) % n
+    if to_move != view.to_move:
+        _move_one_hot(obs, _TO_MOVE, view.to_move, to_move)
+        view.to_move = to_move
+    if state.points != view.points:
+        view.points = list(state.points)
+        obs[_POINTS : _POINTS + n] = [state.points[(seat + k) % n] / POINTS_SCALE for k in range(n)]
+    if state.totals != view.totals:
+        view.totals = list(state.totals)
+        obs[_TOTALS : _TOTALS + n] = [
+            min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[(seat + k) % n] / TOTALS_SCALE)) for k in range(n)
+        ]
+    if state.laid_before != view.laid_before:
+        view.laid_before = list(state.laid_before)
+        obs[_LAID : _LAID + n] = [state.laid_before[(seat + k) % n] for k in range(n)]
+    obs[_TURN] = state.turn / state.rules.max_turns
 
 
 @dataclass(frozen=True)
