@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from train.web import MAX_JSON_BYTES, create_app
+from train.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
 from treppen_env import records
 from treppen_env.actions import parse_action
 
@@ -223,6 +223,12 @@ def test_replay_a_record_file(client):
     assert r.status_code == 400 and r.json()["error"].startswith("deal 1, step 5 (player")
     r = client.post("/api/replay", content=gzip.compress(b"x")[:-3])
     assert r.status_code == 400 and "does not unpack" in r.json()["error"]
+    endless = {**recs[0], "actions": [0] * (MAX_REPLAY_STEPS + 1)}
+    r = client.post("/api/replay", content=json.dumps(endless).encode())
+    assert (
+        r.status_code == 413
+        and r.json()["error"] == f"deal 1 has 5001 moves; the page shows at most {MAX_REPLAY_STEPS}"
+    )
     r = client.post("/api/replay", content=b'{"format": "treppen-record/1"}')
     assert r.status_code == 400 and r.json()["error"].startswith("the file, line 1: missing keys")
 

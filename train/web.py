@@ -62,6 +62,7 @@ EPISODES = ("deal", "game")
 MAX_JSON_BYTES = 16 * 1024
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 LOG_LENGTH = 14
+MAX_REPLAY_STEPS = 5000
 
 
 class BadRequest(HTTPException):
@@ -461,6 +462,10 @@ def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
     if not 1 <= deal <= len(deals):
         raise BadRequest(f"deal {deal}: the file holds deals 1..{len(deals)}")
     record = deals[deal - 1]
+    if len(record["actions"]) > MAX_REPLAY_STEPS:
+        raise BadRequest(
+            f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
+        )
     frames = []
     try:
         for step in records.replay(record, where=f"deal {deal}"):
