@@ -3,7 +3,8 @@
 :class:`HumanAgent` prints the table as the observation shows it (:func:`render_view`), lists
 the legal moves in columns and reads a move: its text (``"take 2"``, ``"meld 7S 7H 7D"``,
 ``"layoff 8H high"``, ``"discard KC"``; see :func:`treppen_env.actions.parse_action`) or its
-number in the list. Bad or illegal input is answered with the reason and asked again.
+number in the list. Bad or illegal input is answered with the reason and asked again; an empty
+line just asks again, ``?`` or ``help`` shows the table and the move syntax, ``quit`` leaves.
 """
 
 from __future__ import annotations
@@ -14,29 +15,38 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, legal_actions
-from treppen_env.actions import NUM_ACTIONS, action_to_str, decode, parse_action
+from treppen_env.actions import DRAW, NUM_ACTIONS, action_to_str, decode, parse_action
 from treppen_env.cards import card_to_str, cards_to_str
 from treppen_env.observation import PublicView
 from treppen_env.observation import decode as decode_observation
 
 HELP = (
     "type a move as listed (e.g. 'draw', 'take 2', 'meld 7S 7H 7D', 'layoff 8H high', "
-    "'discard KC') or its number; '?' shows the table again, 'quit' leaves"
+    "'discard KC') or its number; '?' or 'help' shows the table again, 'quit' leaves"
 )
+PROMPT = "your move (? for help): "
 
 
-def _seat_name(seat: int) -> str:
+def seat_name(seat: int) -> str:
+    """Name of a seat relative to the viewer: ``you`` (0), then ``P+1`` (your left neighbour, next to
+    play after you), ``P+2``, ... The table, the move log and the results of ``treppen play`` use it."""
     return "you" if seat == 0 else f"P+{seat}"
 
 
-def render_view(view: PublicView) -> str:
+def render_view(view: PublicView, moves: Sequence[int] | None = None) -> str:
     """The table as one player sees it: stock, staircase, melds, opponents, points and the hand.
 
     Seats are relative: ``you``, then ``P+1`` (your left neighbour, next to play after you), ...
+
+    :param moves: the legal actions, when known: a turn's second phase then reads ``discard``
+        rather than ``meld`` when discarding is all that is left (RULES §4.3-4.4).
     """
     depth = len(view.staircase)
+    phase = view.phase
+    if phase == "meld" and moves and all(decode(a).kind == "discard" for a in moves):
+        phase = "discard"
     lines = [
-        f"to move: {_seat_name(view.to_move)} ({view.phase})   dealer: {_seat_name(view.dealer)}   "
+        f"to move: {seat_name(view.to_move)} ({phase})   dealer: {seat_name(view.dealer)}   "
         f"stock: {view.stock_size} cards",
         f"staircase ({depth}, top last; 'take d' takes the top d):",
     ]
@@ -44,13 +54,13 @@ def render_view(view: PublicView) -> str:
         lines.append(f"  {'  ' * i}{card_to_str(card)}   (take {depth - i})")
     lines.append("melds:" if view.melds else "melds: none")
     for meld in view.melds:
-        lines.append(f"  {_seat_name(meld['owner']):>4} {meld['kind']:3}  {cards_to_str(meld['cards'])}")
+        lines.append(f"  {seat_name(meld['owner']):>4} {meld['kind']:3}  {cards_to_str(meld['cards'])}")
     for seat in range(1, view.num_players):
         known = view.known[seat - 1]
         extra = f", known: {cards_to_str(known)}" if known else ""
-        lines.append(f"{_seat_name(seat)}: {view.hand_sizes[seat]} cards{extra}")
-    points = ", ".join(f"{_seat_name(s)} {view.points[s]} (total {view.totals[s]})" for s in range(view.num_players))
-    lines.append(f"booked this deal: {points}")
+        lines.append(f"{seat_name(seat)}: {view.hand_sizes[seat]} cards{extra}")
+    points = ", ".join(f"{seat_name(s)} {view.points[s]} (total {view.totals[s]})" for s in range(view.num_players))
+    lines.append(f"booked this deal (meld and lay-off points, RULES §5): {points}")
     lines.append(f"your hand: {cards_to_str(view.hand)}")
     if view.must_use is not None:
         lines.append(f"you must meld or lay off {card_to_str(view.must_use)} now (RULES §4.2)")
@@ -126,6 +136,7 @@ class HumanAgent(Agent):
         self.output_fn = output_fn
         self.width = width
         self.show_table = show_table
+        self._hand_before_draw: list[int] | None = None
 
     def act(self, observation: dict[str, Any]) -> int:
         """Show the position and read a legal move (re-asking on bad or illegal input).
@@ -137,28 +148,49 @@ class HumanAgent(Agent):
         mask = np.asarray(observation["action_mask"])
         view = decode_observation(observation)
         moves = [int(a) for a in legal]
+        drawn = self._drawn_card(view)
         if self.show_table:
-            self.output_fn(render_view(view))
+            self.output_fn(render_view(view, moves))
+        if drawn is not None:
+            self.output_fn(f"you drew {card_to_str(drawn)} from the stock")
         self.output_fn(f"legal moves ({len(moves)}):\n{format_moves(moves, self.width)}")
         while True:
-            line = self.input_fn("your move: ").strip()
-            if line.lower() in ("quit", "exit"):
-                raise EOFError("the player quit")
-            if line in ("?", "help"):
-                self.output_fn(render_view(view))
-                self.output_fn(f"{HELP}\nlegal moves:\n{format_moves(moves, self.width)}")
-                continue
-            if line.isdigit():
-                index = int(line)
-                if index < len(moves):
-                    return moves[index]
-                self.output_fn(f"there is no move {index}: choose 0..{len(moves) - 1}; {HELP}")
-                continue
-            try:
-                action = parse_action(line)
-            except ValueError as err:
-                self.output_fn(f"{err}\n{HELP}")
-                continue
-            if 0 <= action < NUM_ACTIONS and mask[action]:
+            action = self._read(moves, mask, view)
+            if action is not None:
+                self._hand_before_draw = list(view.hand) if action == DRAW else None
                 return action
-            self.output_fn(f"not legal now: {illegal_reason(action, view)}")
+
+    def _read(self, moves: list[int], mask: np.ndarray, view: PublicView) -> int | None:
+        """One line of input: a legal action, or None after answering it (empty, help, bad, illegal)."""
+        line = self.input_fn(PROMPT).strip()
+        if not line:
+            return None
+        if line.lower() in ("quit", "exit"):
+            raise EOFError("the player quit")
+        if line.lower() in ("?", "help"):
+            self.output_fn(render_view(view, moves))
+            self.output_fn(f"{HELP}\nlegal moves:\n{format_moves(moves, self.width)}")
+            return None
+        if line.isdigit():
+            index = int(line)
+            if index < len(moves):
+                return moves[index]
+            self.output_fn(f"there is no move {index}: choose 0..{len(moves) - 1}; {HELP}")
+            return None
+        try:
+            action = parse_action(line)
+        except ValueError as err:
+            self.output_fn(f"{err}\n{HELP}")
+            return None
+        if 0 <= action < NUM_ACTIONS and mask[action]:
+            return action
+        self.output_fn(f"not legal now: {illegal_reason(action, view)}")
+        return None
+
+    def _drawn_card(self, view: PublicView) -> int | None:
+        """The card this agent just drew from the stock (its hand now less its hand before the draw)."""
+        before, self._hand_before_draw = self._hand_before_draw, None
+        if before is None or view.phase != "meld":
+            return None
+        new = set(view.hand) - set(before)
+        return new.pop() if len(new) == 1 else None

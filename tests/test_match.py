@@ -115,7 +115,7 @@ def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, caps
     args = ["play", "--opponents", "random", "--seed", "0", "--record", str(tmp_path), *(["--game"] if game else [])]
     assert cli.main(args) == 0
     out = capsys.readouterr().out
-    assert "player_1: " in out
+    assert "P+1: " in out  # the table's name for the opponent
     deals = out.count("Deal over:")
     assert deals >= 1 if game else deals == 1
     assert (" points, total " in out) == game

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
+from agents.human import seat_name
 from agents.match import play_match
 from treppen_env import records
 from treppen_env.actions import action_to_str
@@ -65,7 +66,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -> None:
     num_players = len(players)
-    names = [f"player_{i}" + (" (you)" if i == args.seat else "") for i in range(num_players)]
+    # the table's names everywhere: you, then P+1 (next to play after you), P+2, ...
+    names = [seat_name((seat - args.seat) % num_players) for seat in range(num_players)]
+    opponents = ", ".join(
+        f"{names[seat]} = {spec}" for seat, spec in enumerate(_opponent_specs(args)) if seat != args.seat
+    )
+    print(f"You sit at seat {args.seat}; {opponents}. Type a move or its number; ? or help explains, quit leaves.")
     deals_played = [0]
     actions: list[int] = []
     seed = int(np.random.SeedSequence().entropy % 2**32) if args.seed is None else args.seed  # records need it
