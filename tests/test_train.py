@@ -74,6 +74,30 @@ def test_unknown_key_lists_valid_keys(tmp_path):
         load_config(None, ["total_steps=5"])
 
 
+def test_a_key_typo_suggests_the_near_key():
+    with pytest.raises(
+        ValueError, match=r"^unknown config key\(s\) \['total_timestep'\] \(did you mean total_timesteps\?\); "
+    ):
+        load_config(None, ["total_timestep=5"])
+    with pytest.raises(ValueError, match=r"\['max_turn'\] \(did you mean max_turns\?\); valid options"):
+        load_config(None, ["rules_options.max_turn=5"])
+    with pytest.raises(ValueError) as err:
+        load_config(None, ["zzzz=5"])
+    assert "did you mean" not in str(err.value)
+
+
+def test_whole_numbers_written_as_floats_are_ints(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("total_timesteps: 1e5\nn_steps: 2.048e3\n")  # YAML 1.1: a string and a float
+    config = load_config(path, ["eval_every=5e4", "n_epochs=10.0"])
+    assert (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs) == (100_000, 2048, 50_000, 10)
+    assert all(type(v) is int for v in (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs))
+    with pytest.raises(ValueError, match=r"total_timesteps=1.5 has the wrong type; expected int"):
+        load_config(None, ["total_timesteps=1.5"])
+    with pytest.raises(ValueError, match=r"total_timesteps=True has the wrong type"):
+        load_config(None, ["total_timesteps=true"])
+
+
 @pytest.mark.parametrize(
     ("overrides", "words"),
     [

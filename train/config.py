@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from treppen_env.rules import Rules, make_rules
+from treppen_env.rules import Rules, did_you_mean, make_rules
 
 ACTIVATIONS = ("tanh", "relu")
 POLICIES = ("mlp", "action_features")
@@ -213,15 +213,27 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
     """
     unknown = sorted(set(data) - set(FIELDS))
     if unknown:
-        raise ValueError(f"unknown config key(s) {unknown}; valid keys: {sorted(FIELDS)}")
+        raise ValueError(
+            f"unknown config key(s) {unknown}{did_you_mean(unknown, FIELDS)}; valid keys: {sorted(FIELDS)}"
+        )
     values = {key: _coerce(key, value) for key, value in data.items()}
     config = TrainConfig(**values)
     validate(config)
     return config
 
 
+def _whole_number(value: Any) -> int | None:
+    """``value`` as an int when it is a whole number written as a float (``1e5``, ``100000.0``)."""
+    try:
+        number = float(value)  # YAML 1.1 reads 1e5 (no dot) as the string "1e5"
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None
+
+
 def _coerce(key: str, value: Any) -> Any:
-    """Check ``value`` against the type of field ``key``; ints are accepted for floats."""
+    """Check ``value`` against the type of field ``key``; ints are accepted for floats, and whole
+    numbers written as floats (``total_timesteps=1e5``) for ints."""
     hint = _HINTS[key]
     options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     if value is None and type(None) in options:
@@ -237,6 +249,8 @@ def _coerce(key: str, value: Any) -> Any:
             return float(value)
         if origin is int and isinstance(value, int) and not isinstance(value, bool):
             return value
+        if origin is int and isinstance(value, (float, str)) and _whole_number(value) is not None:
+            return _whole_number(value)
         if origin in (str, bool, dict) and isinstance(value, origin):
             return dict(value) if origin is dict else value
         if origin is list and isinstance(value, list):

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +111,14 @@ PRESETS: dict[str, Rules] = {
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(Rules) if f.name != "name")
 
 
+def did_you_mean(unknown: Iterable[str], known: Iterable[str]) -> str:
+    """``" (did you mean max_turns?)"`` naming the known name closest to each unknown one
+    (:func:`difflib.get_close_matches`), or ``""`` when none is close (for option and key errors)."""
+    names = list(known)
+    guesses = [match for name in unknown for match in difflib.get_close_matches(name, names, n=1)]
+    return f" (did you mean {' / '.join(guesses)}?)" if guesses else ""
+
+
 def make_rules(rules: str | Rules = "treppenromme", **options: Any) -> Rules:
     """Rules of preset ``rules`` with ``options`` overridden (RULES §8).
 
@@ -126,7 +136,8 @@ def make_rules(rules: str | Rules = "treppenromme", **options: Any) -> Rules:
         raise ValueError(f"unknown rules preset {rules!r}; choose one of {sorted(PRESETS)}")
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
-        raise ValueError(f"unknown rules option(s) {unknown}; valid options: {list(OPTION_NAMES)}")
+        hint = did_you_mean(unknown, OPTION_NAMES)
+        raise ValueError(f"unknown rules option(s) {unknown}{hint}; valid options: {list(OPTION_NAMES)}")
     result = dataclasses.replace(base, **options)
     _validate(result)
     return result
