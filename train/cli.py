@@ -2,6 +2,7 @@
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
+``treppen`` alone prints the help; ``treppen --version`` the installed version.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib import metadata
 
 SUBCOMMANDS = {
     "train": ("train.selfplay", "self-play training of a MaskablePPO agent from a YAML config"),
@@ -23,6 +25,7 @@ SUBCOMMANDS = {
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     """The argument parser; only the subcommand named in ``argv`` gets its module imported."""
     parser = argparse.ArgumentParser(prog="treppen", description="Treppenrommé RL suite")
+    parser.add_argument("--version", action="version", version=f"treppen {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
     for name, (module, help_text) in SUBCOMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
@@ -35,12 +38,24 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``treppen``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    if not argv:
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except (ValueError, FileNotFoundError) as err:
         print(f"treppen {args.command}: error: {err}", file=sys.stderr)
         return 2
+
+
+def _version() -> str:
+    """The installed distribution's version (``unknown`` when run from a source tree not installed)."""
+    try:
+        return metadata.version("treppen")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

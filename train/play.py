@@ -21,14 +21,33 @@ from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env
 from treppen_env.rules import PRESETS
 
+MOVES_HELP = """\
+moves (type the text or the move's number in the list shown):
+  draw                  draw the top card of the stock
+  take 2                take the top 2 cards of the staircase (the deepest one must be played at once)
+  meld 7S 7H 7D         lay a set or a run from your hand (cards in any order)
+  layoff 8H high        lay a card off onto a table meld: low or high end of a run, or set
+  discard KC            discard a card onto the staircase, ending your turn
+  ? or help             show the table and this syntax again; an empty line asks again
+  quit                  leave (Ctrl-D too)
+seats: you, then P+1 (next to play after you), P+2, ...
+
+examples:
+  treppen play                                    one deal against greedy
+  treppen play --opponents runs/treppenromme_2p_0_20261130-120000   against a training run folder
+  treppen play --opponents greedy random --game   a whole game at a 3-player table"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = MOVES_HELP
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--opponents",
         nargs="+",
         default=["greedy"],
         metavar="SPEC",
-        help="one agent spec per opponent: random, greedy or a model .zip (default: greedy)",
+        help="one agent spec per opponent: random, greedy, a model .zip or a training run folder "
+        "(its final_model.zip) (default: greedy)",
     )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")

@@ -91,7 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="RUN_DIR",
-        help="continue an interrupted run from its newest checkpoint, with its saved config",
+        help="continue a run from its newest checkpoint, with its saved config: an interrupted run to its "
+        "total_timesteps, or a finished one further with a larger total_timesteps=N",
     )
     parser.add_argument(
         "overrides",
@@ -106,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if args.config is not None:
             raise ValueError("--resume uses the run's saved config.yaml; drop --config (overrides still apply)")
+        if not args.resume.exists():
+            raise FileNotFoundError(f"--resume {str(args.resume)!r}: the path does not exist")
         if not (args.resume / "config.yaml").is_file():
-            raise FileNotFoundError(f"{str(args.resume)!r} is not a run folder (no config.yaml)")
+            raise FileNotFoundError(f"--resume {str(args.resume)!r} is not a run folder (no config.yaml)")
         fixed = sorted({o.partition("=")[0].strip().partition(".")[0] for o in args.overrides} - RESUME_OVERRIDES)
         if fixed:
             raise ValueError(
