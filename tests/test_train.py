@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import agents
 from agents.base import RandomAgent
 from agents.match import play_match
 from train import cli, selfplay
-from train.callbacks import EloCallback, latest_checkpoint
+from train.callbacks import EloCallback, ProgressCallback, latest_checkpoint
 from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
 from train.io import atomic_write_text
@@ -252,10 +253,30 @@ TINY = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("start", "total", "end"), [(0, 1500, 2048), (0, 2048, 2048), (1024, 1025, 2048), (2048, 2048, 2048)]
+)
+def test_progress_bar_total_is_the_rollout_boundary_the_run_ends_at(start, total, end):
+    """SB3 collects whole rollouts (here 512 steps x 2 envs): the bar counts to the step the run
+    really ends at, so it keeps its total (tqdm drops a total that the count has passed)."""
+    progress = ProgressCallback(total)
+    progress.model = argparse.Namespace(num_timesteps=start, n_steps=512, n_envs=2)
+    progress._on_training_start()
+    try:
+        assert (progress.bar.n, progress.bar.total) == (start, end)
+        progress.model.num_timesteps = end
+        progress._on_step()
+        assert f"{end}/{end}" in str(progress.bar)
+    finally:
+        progress.close()
+
+
 def test_train_cli_smoke_and_resume(tmp_path, capsys):
     assert cli.main(["train", *TINY, f"runs_dir={tmp_path}", "name=smoke"]) == 0
     run = tmp_path / "smoke"
-    assert "final model" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "final model" in printed
+    assert re.search(r"^total time: \d+ min \d+ s for 512 steps \(training and evaluations\)$", printed, re.M)
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.zip"):
         assert (run / name).is_file(), name
     assert any((run / "tb").rglob("events.out.tfevents.*"))

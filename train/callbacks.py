@@ -9,6 +9,7 @@ these callbacks add ``selfplay/*`` and ``eval/*``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -253,6 +254,9 @@ class StatsCallback(BaseCallback):
 class ProgressCallback(BaseCallback):
     """A tqdm progress bar over the total steps with steps/s and the latest evaluation.
 
+    SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
+    boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
+
     :param total: the run's total timesteps.
     :param evals: the EvalCallback whose ``latest`` record is shown.
     """
@@ -267,9 +271,10 @@ class ProgressCallback(BaseCallback):
     def _on_training_start(self) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(
-            total=self.total, initial=self.model.num_timesteps, unit="step", dynamic_ncols=True, mininterval=1.0
-        )
+        start = self.model.num_timesteps
+        rollout = self.model.n_steps * self.model.n_envs
+        end = start + math.ceil(max(0, self.total - start) / rollout) * rollout
+        self.bar = tqdm(total=end, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
         self._last = (time.perf_counter(), self.model.num_timesteps)
 
     def _on_step(self) -> bool:

@@ -141,6 +141,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     # --- config and run folder
+    started = time.perf_counter()
     run_dir = resolve_name(config).run_dir
     checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
     if not resume and (run_dir / "config.yaml").exists():
@@ -236,6 +237,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
             f"Elo (random = 0): {learner:+.0f} {ci}, greedy {elo.latest['elo']['greedy']:+.0f}; "
             f"likelihood of superiority over greedy {los:.2f}   ({run_dir / 'elo.jsonl'})"
         )
+    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
+    print(f"total time: {minutes} min {seconds} s for {steps - start_steps} steps (training and evaluations)")
     if stats.illegal_actions:
         warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
