@@ -259,8 +259,8 @@ TINY = [
 def test_progress_bar_total_is_the_rollout_boundary_the_run_ends_at(start, total, end):
     """SB3 collects whole rollouts (here 512 steps x 2 envs): the bar counts to the step the run
     really ends at, so it keeps its total (tqdm drops a total that the count has passed)."""
-    progress = ProgressCallback(total)
-    progress.model = argparse.Namespace(num_timesteps=start, n_steps=512, n_envs=2)
+    progress = ProgressCallback(total, rollout=512 * 2)
+    progress.model = argparse.Namespace(num_timesteps=start)
     progress._on_training_start()
     try:
         assert (progress.bar.n, progress.bar.total) == (start, end)

@@ -212,7 +212,7 @@ class NumpyActionFeatureNet:
 
     def __init__(self, arrays: dict[str, np.ndarray]):
         a = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
-        self.card_in = (
+        self.card_in: tuple[np.ndarray, np.ndarray] = (
             a["card_in.weight"].T.copy(),
             a["card_in.bias"] + card_static_features() @ a["card_id.weight"].T,
         )

@@ -258,12 +258,14 @@ class ProgressCallback(BaseCallback):
     boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
 
     :param total: the run's total timesteps.
+    :param rollout: steps per rollout, ``n_steps * n_envs``.
     :param evals: the EvalCallback whose ``latest`` record is shown.
     """
 
-    def __init__(self, total: int, evals: EvalCallback | None = None):
+    def __init__(self, total: int, rollout: int, evals: EvalCallback | None = None):
         super().__init__()
         self.total = total
+        self.rollout = rollout
         self.evals = evals
         self.bar: Any = None
         self._last = (0.0, 0)
@@ -272,8 +274,7 @@ class ProgressCallback(BaseCallback):
         from tqdm.auto import tqdm
 
         start = self.model.num_timesteps
-        rollout = self.model.n_steps * self.model.n_envs
-        end = start + math.ceil(max(0, self.total - start) / rollout) * rollout
+        end = start + math.ceil(max(0, self.total - start) / self.rollout) * self.rollout
         self.bar = tqdm(total=end, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
         self._last = (time.perf_counter(), self.model.num_timesteps)
 

@@ -93,7 +93,7 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
     print(f"You sit at seat {args.seat}; {opponents}. Type a move or its number; ? or help explains, quit leaves.")
     deals_played = [0]
     actions: list[int] = []
-    seed = int(np.random.SeedSequence().entropy % 2**32) if args.seed is None else args.seed  # records need it
+    seed = int(np.random.default_rng().integers(2**32)) if args.seed is None else args.seed  # records need it
     specs = _opponent_specs(args)
     path = Path(args.record) / f"play-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}.jsonl"
 

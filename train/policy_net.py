@@ -61,6 +61,13 @@ class ActionFeatureNet(nn.Module):
     :raises ValueError: for an unknown preset or option.
     """
 
+    # buffers (register_buffer), declared for type checkers
+    action_table: torch.Tensor
+    card_index: torch.Tensor
+    card_static: torch.Tensor
+    card_channels: torch.Tensor
+    depths: torch.Tensor
+
     def __init__(
         self,
         rules: str = "treppenromme",
@@ -173,7 +180,7 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
         action_dim: int = 64,
         **kwargs: Any,
     ):
-        self.net_kwargs = {
+        self.net_kwargs: dict[str, Any] = {
             "rules": rules,
             "rules_options": dict(rules_options or {}),
             "card_dim": card_dim,
@@ -186,15 +193,19 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
     @property
     def net(self) -> ActionFeatureNet:
         """The wrapped :class:`ActionFeatureNet`."""
-        return self.mlp_extractor.net
+        head = self.mlp_extractor
+        assert isinstance(head, _Head)
+        return head.net
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = _Head(ActionFeatureNet(**self.net_kwargs))
+        # SB3 uses the extractor through its interface only (latent_dim_pi/vf, forward_actor/critic)
+        self.mlp_extractor = _Head(ActionFeatureNet(**self.net_kwargs))  # type: ignore[assignment]
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = nn.Identity()  # the latent already is the logits
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        # as SB3's own _build: every torch optimizer takes lr, which the base class signature lacks
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), **self.net_kwargs}

@@ -184,7 +184,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     )
     elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_deals)
     stats = StatsCallback()
-    progress = ProgressCallback(config.total_timesteps, evals) if config.progress else None
+    rollout = config.n_steps * config.n_envs
+    progress = ProgressCallback(config.total_timesteps, rollout, evals) if config.progress else None
     callbacks = [
         stats,
         CheckpointCallback(config.checkpoint_every, checkpoints),
