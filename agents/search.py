@@ -78,7 +78,7 @@ class SearchAgent(Agent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        iterations: int = 100,
+        iterations: int = 40,
         seconds: float | None = None,
     ):
         super().__init__(seed)
@@ -212,9 +212,12 @@ class SearchAgent(Agent):
 class RolloutAgent(SearchAgent):
     """Flat Monte Carlo over the searched moves (see the module docstring).
 
-    :param k: determinizations per decision; each candidate is played out on every one of them.
-        The budget ``iterations`` (default ``k`` times the candidates: unlimited) and ``seconds``
-        cap the simulations; candidates then share the determinizations played so far.
+    :param k: determinizations per decision; each candidate is played out on every one of them
+        (common random numbers: the candidates are compared on the same hidden cards).
+        The budget ``iterations`` (default: ``k`` times the candidates) and ``seconds`` cap the
+        simulations; candidates then share the determinizations played so far.
+    :param margin: how much better (in hundreds of points per deal) a candidate's mean result
+        must be than that of greedy's choice on the same determinizations to be played instead.
     """
 
     name = "rollout"
@@ -225,17 +228,19 @@ class RolloutAgent(SearchAgent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        k: int = 8,
+        k: int = 4,
         iterations: int = 1_000_000,
         seconds: float | None = None,
+        margin: float = 0.03,
     ):
         super().__init__(seed, rules, playout, moves, iterations, seconds)
         if k < 1:
             raise ValueError(f"k={k!r} must be at least 1")
         self.k = k
+        self.margin = margin
 
     def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", k={self.k})"
+        return super().__repr__()[:-1] + f", k={self.k}, margin={self.margin})"
 
     def _search(self, observation: dict[str, Any], choices: list[int], own_known: int) -> int:
         start = time.perf_counter()
@@ -243,17 +248,19 @@ class RolloutAgent(SearchAgent):
         counts = np.zeros(len(choices))
         for _ in range(self.k):
             base = self._sample(observation, own_known)
+            seed = int(self.rng.integers(2**63))
             for i, action in enumerate(choices):
                 if not self._budget_left(start, self.simulations):
                     break
-                state = base.clone(np.random.default_rng(self.rng.integers(2**63)))
+                state = base.clone(np.random.default_rng(seed))
                 state.apply(action)
                 self._auto(state)
                 totals[i] += self._play_out(state)[0]  # the observer is seat 0 of a sample
                 counts[i] += 1
                 self.simulations += 1
         means = np.where(counts > 0, totals / np.maximum(counts, 1), -np.inf)
-        return choices[int(np.argmax(means))]
+        best = int(np.argmax(means))
+        return choices[best] if means[best] > means[0] + self.margin else choices[0]
 
 
 class _Node:
@@ -286,7 +293,7 @@ class ISMCTSAgent(SearchAgent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        iterations: int = 100,
+        iterations: int = 40,
         seconds: float | None = None,
         c: float = 0.7,
     ):

@@ -170,3 +170,12 @@ def test_specs_build_search_agents_with_their_budgets() -> None:
         agents.load("rollout,iterations=0")
     with pytest.raises(ValueError, match="seconds=0 must be positive"):
         agents.load("ismcts,seconds=0")
+
+
+def test_rollout_keeps_greedys_choice_unless_a_candidate_beats_it_by_the_margin() -> None:
+    state = discard_position()
+    obs = observe(state)
+    greedy = GreedyAgent(rules="treppenromme").act(obs)
+    cautious = RolloutAgent(seed=0, k=2, margin=1e9)
+    assert cautious.act(obs) == greedy
+    assert cautious.simulations > 0
