@@ -118,7 +118,8 @@ class SearchAgent(Agent):
     def act(self, observation: dict[str, Any]) -> int:
         """The searched action for ``observation`` (a legal action of its mask).
 
-        :raises ValueError: when the mask has no legal action (this agent is not to move).
+        :raises ValueError: when the mask has no legal action (this agent is not to move), or when
+            the mask is not the one the agent's rules give (the game has other rules).
         """
         legal = legal_actions(observation)
         view = decode(observation)
@@ -133,6 +134,11 @@ class SearchAgent(Agent):
             action = int(legal[0])
         else:
             root = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
+            if not np.array_equal(root.legal_mask(), np.asarray(observation["action_mask"]) != 0):
+                raise ValueError(
+                    f"the observation's action mask does not follow the rules {self.rules.name!r} this agent "
+                    f"simulates; give it the game's rules in its spec, e.g. {self.name},rules=rum500"
+                )
             choices = self._choices(root, observation)
             action = choices[0] if len(choices) == 1 else self._search(observation, choices, own_known)
         if DRAW < action < MELD_BASE:

@@ -84,11 +84,13 @@ def measure(rules_name: str, players: int, count: int, repeats: int, seed: int) 
         add("determinize", lambda o=obs: sample_state(o, rules_name, rng))
         samples = [sample_state(obs, rules_name, rng) for _ in range(repeats)]
         agent.playout = "greedy"
-        add("playout_greedy", lambda it=iter(samples): agent._play_out(next(it)))
+        greedy_samples = iter(samples)
+        add("playout_greedy", lambda it=greedy_samples: agent._play_out(next(it)))
         steps.append(np.mean([s.turn for s in samples]) - state.turn)
         fresh = [sample_state(obs, rules_name, rng) for _ in range(repeats)]
         agent.playout = "random"
-        add("playout_random", lambda it=iter(fresh): agent._play_out(next(it)))
+        random_samples = iter(fresh)
+        add("playout_random", lambda it=random_samples: agent._play_out(next(it)))
         agent.playout = "greedy"
         agent.iterations = 8
         cpu = time.process_time()

@@ -179,3 +179,15 @@ def test_rollout_keeps_greedys_choice_unless_a_candidate_beats_it_by_the_margin(
     cautious = RolloutAgent(seed=0, k=2, margin=1e9)
     assert cautious.act(obs) == greedy
     assert cautious.simulations > 0
+
+
+def test_search_under_other_rules_than_the_game_is_a_clear_error() -> None:
+    """The root sample reproduces the mask exactly under the right rules; other rules are caught."""
+    state = next(  # a draw where rum500 forbids a take that treppenromme allows (RULES §4.2)
+        s
+        for n in range(80)
+        if 1 <= sum((s := greedy_position("rum500", 2, 1, n)).legal_mask()[1:53]) < len(s.staircase)
+    )
+    with pytest.raises(ValueError, match=r"does not follow the rules 'treppenromme'.*ismcts,rules=rum500"):
+        ISMCTSAgent(seed=0).act(observe(state))
+    assert ISMCTSAgent(seed=0, rules="rum500", iterations=2).act(observe(state)) in state.legal_actions()
