@@ -18,9 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from agents.base import Agent
+
+class Player(Protocol):
+    """What sits at a seat: ``act(observation) -> int`` (a legal action); ``reset(seed=None)`` is
+    optional and called before the episode when present."""
+
+    def act(self, observation: dict[str, Any]) -> int: ...
+
 
 OnStep = Callable[[Any, int, dict[str, Any], int], None]
 """``on_step(env, seat, observation, action)``, called after each ``env.step(action)``."""
@@ -59,7 +65,7 @@ class MatchResult:
 
 def play_match(
     env: Any,
-    seats: Sequence[Agent],
+    seats: Sequence[Player],
     *,
     seed: int | None = None,
     options: dict[str, Any] | None = None,
@@ -70,8 +76,9 @@ def play_match(
 
     :param env: a ``treppen_env.raw_env`` or ``treppen_env.env()`` (any PettingZoo AEC env with
         ``possible_agents``, ``observe``, ``rewards``, ``terminations``, ``truncations``, ``infos``)
-    :param seats: the agent of each seat, ``len(env.possible_agents)`` of them; one object may
-        sit at several seats
+    :param seats: the agent of each seat, ``len(env.possible_agents)`` of them: anything with
+        ``act(observation) -> int`` and optionally ``reset(seed=None)``; one object may sit at
+        several seats
     :param seed: ``env.reset`` seed (deals and reshuffles)
     :param options: ``env.reset`` options, e.g. ``{"deck": [...], "dealer": 1}``
     :param agent_seeds: seed of each seat's agent (``agent.reset(seed=...)``); None keeps the
@@ -87,7 +94,9 @@ def play_match(
         raise ValueError(f"{len(seats)} agents given for {len(names)} seats; give one agent per seat")
     env.reset(seed=seed, options=options)
     for agent, agent_seed in zip(seats, agent_seeds or [None] * len(seats), strict=True):
-        agent.reset(seed=agent_seed)
+        reset = getattr(agent, "reset", None)  # optional for an agent (README "Your own agent")
+        if reset is not None:
+            reset(seed=agent_seed)
     seat_of = {name: i for i, name in enumerate(names)}
     returns = dict.fromkeys(names, 0.0)
     actions: list[int] = []

@@ -99,6 +99,17 @@ def test_illegal_action_raises_on_raw_env_and_ends_the_wrapped_env(caplog):
     assert result.rewards == [-1.0, 0.0]
 
 
+def test_an_agent_needs_only_act():
+    """README "Your own agent": ``reset`` is optional."""
+
+    class First:
+        def act(self, observation):
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    result = play_match(treppen_env.raw_env(num_players=2), [First(), RandomAgent(seed=0)], seed=1)
+    assert result.outcome in ("went_out", "romme", "stock_exhausted", "max_turns")
+
+
 def test_one_agent_per_seat():
     with pytest.raises(ValueError, match="3 agents given for 2 seats"):
         play_match(treppen_env.raw_env(num_players=2), [RandomAgent()] * 3)
