@@ -148,7 +148,7 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
 
     url, _ = server
     path = tmp_path / "tournament.jsonl"  # as treppen tournament --record writes it
-    run_tournament({"random": "random", "greedy": "greedy"}, deals=2, record_to=path)
+    run_tournament({"random": "random", "greedy": "greedy"}, decks=2, record_to=path)
     recs = records.read(path)
     browser.get(f"{url}/")
     wait(browser, lambda d: body(d, "ready") == "1")

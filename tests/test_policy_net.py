@@ -138,7 +138,7 @@ def test_save_load_round_trip_and_agents_load_plays(tmp_path):
             policy_logits(model.policy, observations).numpy(), policy_logits(loaded.policy, observations).numpy()
         )
     agent = agents.load(str(path))  # plays whole deals with legal actions only
-    records = run_tournament({"model": agent, "random": "random"}, players=2, deals=2, rules="rum500")
+    records = run_tournament({"model": agent, "random": "random"}, players=2, decks=2, rules="rum500")
     assert len(records) == 4 and all(r["steps"] > 0 for r in records)
 
 

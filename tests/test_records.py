@@ -238,7 +238,7 @@ def test_tournament_records_every_deal_once(tmp_path):
 
     path = tmp_path / "rec" / "t.jsonl"
     agents = {"random": "random", "greedy": "greedy"}
-    results = run_tournament(agents, deals=2, out=tmp_path / "out", record_to=path)
+    results = run_tournament(agents, decks=2, out=tmp_path / "out", record_to=path)
     recs = records.read(path)
     assert [r["deal_id"] for r in recs] == [r["deal"] for r in results] and len(recs) == 4
     for rec, result in zip(recs, results, strict=True):
@@ -246,6 +246,6 @@ def test_tournament_records_every_deal_once(tmp_path):
         assert rec["agents"] == result["agents"] and rec["deal_points"] == result["points"]
         assert rec["dealer"] == result["dealer"] and "game_record" not in result
     assert recs[0]["deck"] == recs[1]["deck"] and recs[0]["agents"] == recs[1]["agents"][::-1]  # duplicate deals
-    run_tournament(agents, deals=3, out=tmp_path / "out", record_to=path)
+    run_tournament(agents, decks=3, out=tmp_path / "out", record_to=path)
     again = records.read(path)
     assert again[:4] == recs and len(again) == 6 and len({r["deal_id"] for r in again}) == 6

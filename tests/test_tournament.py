@@ -4,7 +4,6 @@ results of identical agents, resuming, parallel workers, output files and bad in
 import csv
 import json
 from collections import Counter
-from itertools import combinations
 
 import numpy as np
 import pytest
@@ -12,10 +11,9 @@ import pytest
 import agents
 from agents.base import RandomAgent
 from train import cli
-from train.plots import load_results
 from train.ratings import fit_ratings
-from train.results import RESULTS_FILE, read_results, record_key
-from train.tournament import resolve_specs, run_tournament, schedule
+from train.results import RESULTS_FILE, load_results, read_results, record_key
+from train.tournament import resolve_specs, run_tournament
 from treppen_env.rules import make_rules
 
 
@@ -27,46 +25,8 @@ def _pair_random(names=("a", "b")):
     return {n: RandomAgent() for n in names}
 
 
-@pytest.mark.parametrize(
-    ("names", "players", "tables_per_deck"),
-    [
-        (["a", "b"], 2, None),
-        (["a", "b", "c", "d"], 2, None),
-        (["a", "b", "c"], 3, None),
-        (["a", "b", "c", "d"], 3, None),
-        (["a", "b", "c", "d", "e"], 4, 1),
-    ],
-)
-def test_schedule_is_duplicate(names, players, tables_per_deck):
-    deals = 5
-    specs = schedule(names, players, deals, seed=3, tables_per_deck=tables_per_deck)
-    n_tables = len(list(combinations(names, players))) if tables_per_deck is None else tables_per_deck
-    assert len(specs) == deals * n_tables * players
-    assert len({s.key for s in specs}) == len(specs)
-    by_table = {}
-    for s in specs:
-        assert sorted(s.deck) == list(range(52))
-        assert s.seats == tuple(s.table[(i + s.rotation) % players] for i in range(players))
-        by_table.setdefault((s.deck_id, s.table), []).append(s)
-    for group in by_table.values():
-        # every deck is replayed with all rotations, same deck, dealer and seeds
-        assert sorted(s.rotation for s in group) == list(range(players))
-        assert len({(s.deck, s.dealer, s.seed, s.agent_seeds) for s in group}) == 1
-        assert Counter((a, i) for s in group for i, a in enumerate(s.seats)) == Counter(
-            (a, i) for a in group[0].table for i in range(players)
-        )
-    seat_counts = Counter((a, i) for s in specs for i, a in enumerate(s.seats))
-    assert len(set(seat_counts.values())) == 1 and len(seat_counts) == len(names) * players
-    assert len({s.deck for s in specs}) == deals
-    # pure, and deck i does not depend on the number of decks
-    assert schedule(names, players, deals, seed=3, tables_per_deck=tables_per_deck) == specs
-    longer = schedule(names, players, deals + 2, seed=3, tables_per_deck=tables_per_deck)
-    assert longer[: len(specs)] == specs
-    assert schedule(names, players, deals, seed=4, tables_per_deck=tables_per_deck)[0].deck != specs[0].deck
-
-
 def test_identical_random_agents_mirror_each_other():
-    records = run_tournament(_pair_random(), players=2, deals=8, seed=1)
+    records = run_tournament(_pair_random(), players=2, decks=8, seed=1)
     assert len(records) == 16
     for first, second in zip(records[::2], records[1::2], strict=True):
         assert first["deck_id"] == second["deck_id"] and (first["rotation"], second["rotation"]) == (0, 1)
@@ -82,7 +42,7 @@ def test_identical_random_agents_mirror_each_other():
 
 def test_greedy_rates_clearly_above_random():
     players = {"random": agents.load("random"), "greedy": agents.load("greedy")}
-    records = run_tournament(players, players=2, deals=10, seed=0)
+    records = run_tournament(players, players=2, decks=10, seed=0)
     ratings = fit_ratings(records, anchor="random", n_boot=200, seed=0)
     greedy = ratings.agents.index("greedy")
     assert ratings.agents[0] == "greedy"
@@ -90,7 +50,7 @@ def test_greedy_rates_clearly_above_random():
 
 
 def test_three_players_balance_seats_and_outcomes():
-    records = run_tournament(_pair_random("abc"), players=3, deals=2, seed=5)
+    records = run_tournament(_pair_random("abc"), players=3, decks=2, seed=5)
     assert len(records) == 6
     assert Counter((a, i) for r in records for i, a in enumerate(r["agents"])) == Counter(
         {(a, i): 2 for a in "abc" for i in range(3)}
@@ -100,63 +60,63 @@ def test_three_players_balance_seats_and_outcomes():
 
 
 def test_resume_after_limit_neither_duplicates_nor_loses_deals(tmp_path):
-    full = run_tournament(_pair_random("abc"), deals=3, seed=2)
+    full = run_tournament(_pair_random("abc"), decks=3, seed=2)
     keys = {record_key(r) for r in full}
     new = []
-    first = run_tournament(_pair_random("abc"), deals=3, seed=2, out=tmp_path, limit=7, on_record=new.append)
+    first = run_tournament(_pair_random("abc"), decks=3, seed=2, out=tmp_path, limit=7, on_record=new.append)
     assert len(first) == len(new) == 7
     assert len((tmp_path / RESULTS_FILE).read_text().splitlines()) == 7
     new.clear()
-    second = run_tournament(_pair_random("abc"), deals=3, seed=2, out=tmp_path, on_record=new.append)
+    second = run_tournament(_pair_random("abc"), decks=3, seed=2, out=tmp_path, on_record=new.append)
     assert len(new) == len(full) - 7
     lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
     assert len(lines) == len(full) == 18
     assert {record_key(json.loads(line)) for line in lines} == keys
     assert _canon(second) == _canon(full)
     # nothing left to play
-    assert run_tournament(_pair_random("abc"), deals=3, seed=2, out=tmp_path, on_record=new.append) == second
+    assert run_tournament(_pair_random("abc"), decks=3, seed=2, out=tmp_path, on_record=new.append) == second
     assert len(new) == len(full) - 7
 
 
 def test_resume_after_cut_off_file(tmp_path):
-    full = run_tournament(_pair_random(), deals=4, seed=0, out=tmp_path)
+    full = run_tournament(_pair_random(), decks=4, seed=0, out=tmp_path)
     path = tmp_path / RESULTS_FILE
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:3]) + lines[3][:25])  # killed while writing line 4
     assert len(read_results(tmp_path)) == 3
-    resumed = run_tournament(_pair_random(), deals=4, seed=0, out=tmp_path)
+    resumed = run_tournament(_pair_random(), decks=4, seed=0, out=tmp_path)
     assert _canon(resumed) == _canon(full)
     assert _canon(read_results(tmp_path)) == _canon(full)
     assert len(path.read_text().splitlines()) == len(full)
 
 
 def test_more_deals_extend_but_other_settings_fail(tmp_path):
-    run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path)
+    run_tournament(_pair_random(), decks=2, seed=0, out=tmp_path)
     new = []
-    records = run_tournament(_pair_random(), deals=3, seed=0, out=tmp_path, on_record=new.append)
+    records = run_tournament(_pair_random(), decks=3, seed=0, out=tmp_path, on_record=new.append)
     assert len(records) == 6 and {r["deck_id"] for r in new} == {2}
     with pytest.raises(ValueError, match="seed=0"):
-        run_tournament(_pair_random(), deals=3, seed=1, out=tmp_path)
+        run_tournament(_pair_random(), decks=3, seed=1, out=tmp_path)
     with pytest.raises(ValueError, match="agents="):
-        run_tournament(_pair_random("ax"), deals=3, seed=0, out=tmp_path)
-    with pytest.raises(ValueError, match="deals may only grow"):
-        run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path)
+        run_tournament(_pair_random("ax"), decks=3, seed=0, out=tmp_path)
+    with pytest.raises(ValueError, match="decks may only grow"):
+        run_tournament(_pair_random(), decks=2, seed=0, out=tmp_path)
 
 
 def test_the_rules_object_reaches_every_deal_and_tournament_json(tmp_path):
     """One rules object: max_turns=5 cuts every deal off (RULES §6.5); tournament.json records the
     preset and the options that differ from it, and other rules do not resume."""
     rules = make_rules("rum500", max_turns=5)
-    records = run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path, rules=rules)
+    records = run_tournament(_pair_random(), decks=2, seed=0, out=tmp_path, rules=rules)
     assert [r["outcome"] for r in records] == ["max_turns"] * 4
     header = json.loads((tmp_path / "tournament.json").read_text())
     assert header["rules"] == {"preset": "rum500", "options": {"max_turns": 5}}
     with pytest.raises(ValueError, match="rules="):
-        run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path, rules="rum500")
+        run_tournament(_pair_random(), decks=2, seed=0, out=tmp_path, rules="rum500")
 
 
 def test_malformed_line_in_the_middle_is_an_error(tmp_path):
-    run_tournament(_pair_random(), deals=2, seed=0, out=tmp_path)
+    run_tournament(_pair_random(), decks=2, seed=0, out=tmp_path)
     path = tmp_path / RESULTS_FILE
     lines = path.read_text().splitlines()
     path.write_text("\n".join([lines[0], "{oops", *lines[1:]]) + "\n")
@@ -166,8 +126,8 @@ def test_malformed_line_in_the_middle_is_an_error(tmp_path):
 
 def test_two_workers_give_the_same_records_as_one(tmp_path):
     specs = {"random": "random", "greedy": "greedy", "random-2": "random"}
-    one = run_tournament(specs, deals=2, seed=7)
-    two = run_tournament(specs, deals=2, seed=7, workers=2, out=tmp_path)
+    one = run_tournament(specs, decks=2, seed=7)
+    two = run_tournament(specs, decks=2, seed=7, workers=2, out=tmp_path)
     assert len(one) == 12
     assert _canon(two) == _canon(one)
     assert _canon(read_results(tmp_path)) == _canon(one)
@@ -175,12 +135,12 @@ def test_two_workers_give_the_same_records_as_one(tmp_path):
 
 def test_cli_writes_files_that_parse(tmp_path, capsys):
     out = tmp_path / "t"
-    argv = ["tournament", "--agents", "random", "greedy", "--deals", "3", "--out", str(out), "--boot", "50"]
+    argv = ["tournament", "--agents", "random", "greedy", "--decks", "3", "--out", str(out), "--boot", "50"]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert "greedy" in printed and "95% CI" in printed
     header = json.loads((out / "tournament.json").read_text())
-    assert header["agents"] == {"random": "random", "greedy": "greedy"} and header["deals"] == 3
+    assert header["agents"] == {"random": "random", "greedy": "greedy"} and header["decks"] == 3
     data = json.loads((out / "ratings.json").read_text())
     assert data["agents"] == ["greedy", "random"] and data["anchor"] == "random"
     for key in ("score", "count", "los"):
@@ -198,6 +158,32 @@ def test_cli_writes_files_that_parse(tmp_path, capsys):
     assert len(read_results(out)) == 6
 
 
+def test_deals_is_a_deprecated_alias_of_decks(tmp_path, capsys):
+    """``--deals`` counted decks; it still works, with a visible warning, and must agree with
+    ``--decks`` when both are given."""
+    out = tmp_path / "t"
+    argv = ["tournament", "--agents", "random", "random", "--out", str(out), "--boot", "0"]
+    with pytest.warns(DeprecationWarning, match="--deals is deprecated"):
+        assert cli.main([*argv, "--deals", "2"]) == 0
+    assert "warning: --deals is deprecated and counts decks; use --decks" in capsys.readouterr().err
+    assert json.loads((out / "tournament.json").read_text())["decks"] == 2
+    assert len(read_results(out)) == 2 * 2
+    with pytest.warns(DeprecationWarning):
+        assert cli.main([*argv, "--deals", "2", "--decks", "3"]) == 2
+    assert "--decks 3 and --deals 2 disagree" in capsys.readouterr().err
+
+
+def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
+    """Format 1 seated 3 and 4 players in cyclic orders only and counted 'deals'."""
+    run_tournament(_pair_random(), decks=1, seed=0, out=tmp_path)
+    header = json.loads((tmp_path / "tournament.json").read_text())
+    assert header["version"] == 2
+    header["version"] = 1
+    (tmp_path / "tournament.json").write_text(json.dumps(header))
+    with pytest.raises(ValueError, match=r"format version 1 \(now 2.*pass a new --out"):
+        run_tournament(_pair_random(), decks=1, seed=0, out=tmp_path)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -205,7 +191,7 @@ def test_cli_writes_files_that_parse(tmp_path, capsys):
         (["--agents", "random"], "at least 2 agents"),
         (["--agents", "random", "greedy", "--players", "5"], "players=5"),
         (["--agents", "random", "greedy", "--players", "3"], "3-player table needs at least 3 agents"),
-        (["--agents", "random", "greedy", "--deals", "0"], "deals=0"),
+        (["--agents", "random", "greedy", "--decks", "0"], "decks=0"),
         (["--agents", "random", "human"], "human"),
     ],
 )

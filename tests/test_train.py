@@ -19,10 +19,10 @@ import agents
 from agents.base import RandomAgent
 from agents.match import play_match
 from train import cli, selfplay
-from train.callbacks import EloCallback, ProgressCallback, latest_checkpoint
+from train.callbacks import EloCallback, ProgressCallback
 from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
-from train.io import atomic_write_text
+from train.io import atomic_write_text, latest_checkpoint
 from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
 from treppen_env import raw_env
 from treppen_env.actions import NUM_ACTIONS
@@ -211,6 +211,13 @@ def test_evaluate_is_repeatable():
     assert deal_result({"deal_points": {"player_0": 30, "player_1": 0, "player_2": 10}}, "player_0") == (1.0, 25.0)
 
 
+def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
+    with pytest.warns(DeprecationWarning, match="elo_deals is deprecated; use elo_decks"):
+        assert load_config(None, ["elo_deals=7"]).elo_decks == 7
+    with pytest.raises(ValueError, match="disagree; give elo_decks only"), pytest.warns(DeprecationWarning):
+        load_config(None, ["elo_deals=7", "elo_decks=8"])
+
+
 def test_elo_rating_plays_the_runs_rules(tmp_path):
     """Item "one rules object": the Elo tournament plays the run's rules, options included; with
     max_turns=5 every deal is cut off at the turn limit (RULES §6.5)."""
@@ -218,7 +225,7 @@ def test_elo_rating_plays_the_runs_rules(tmp_path):
 
     model, _ = _model()
     model.set_logger(Logger(folder=None, output_formats=[]))
-    elo = EloCallback(0, tmp_path / "elo.jsonl", 2, make_rules(max_turns=5), deals=2)
+    elo = EloCallback(0, tmp_path / "elo.jsonl", 2, make_rules(max_turns=5), decks=2)
     elo.init_callback(model)
     elo.run(0)
     assert elo.latest["outcomes"] == {"max_turns": 2 * 3 * 2}  # decks x pairings x seatings
@@ -245,7 +252,7 @@ TINY = [
     "eval_deals=4",
     "eval_every=256",
     "elo_every=512",
-    "elo_deals=2",
+    "elo_decks=2",
     "checkpoint_every=256",
     "snapshot_every=256",
     "pool_size=1",

@@ -21,33 +21,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents import PolicyAgent
 from train.evaluate import evaluate
-from train.io import append_jsonl, atomic_write
+from train.io import append_jsonl, checkpoint_path, save_model
 from train.pool import save_snapshot
 from train.ratings import Ratings, fit_ratings
 from train.tournament import run_tournament
 from treppen_env.rules import Rules
-
-CHECKPOINT_PREFIX = "model_"
-
-
-def checkpoint_path(folder: Path, steps: int) -> Path:
-    """``<folder>/model_<steps>_steps.zip`` (SB3's CheckpointCallback naming)."""
-    return folder / f"{CHECKPOINT_PREFIX}{steps}_steps.zip"
-
-
-def latest_checkpoint(folder: Path) -> Path | None:
-    """The checkpoint in ``folder`` with the most steps, or None."""
-    found = []
-    for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps.zip"):
-        middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps.zip")]
-        if middle.isdigit():
-            found.append((int(middle), path))
-    return max(found)[1] if found else None
-
-
-def save_model(model: Any, path: Path) -> Path:
-    """``model.save`` to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
-    return atomic_write(path, model.save, suffix=".zip")
 
 
 class PeriodicCallback(BaseCallback):
@@ -173,17 +151,17 @@ class EloCallback(PeriodicCallback):
     :param path: the JSON lines file.
     :param players: seats per table (a 4-player table adds a second random agent).
     :param rules: the rules of the deals (the run's, options included).
-    :param deals: decks; each is replayed for every table and seat rotation.
+    :param decks: decks; each is replayed for every table and seat rotation.
     :param seed: tournament seed (the same decks at every rating).
     :param n_boot: bootstrap resamples for the interval.
     """
 
     def __init__(
-        self, every: int, path: Path, players: int, rules: Rules, deals: int, seed: int = 0, n_boot: int = 200
+        self, every: int, path: Path, players: int, rules: Rules, decks: int, seed: int = 0, n_boot: int = 200
     ):
         super().__init__(every)
         self.path = path
-        self.players, self.rules, self.deals, self.seed, self.n_boot = players, rules, deals, seed, n_boot
+        self.players, self.rules, self.decks, self.seed, self.n_boot = players, rules, decks, seed, n_boot
         self.latest: dict[str, Any] = {}
         self.ratings: Ratings | None = None
 
@@ -191,7 +169,7 @@ class EloCallback(PeriodicCallback):
         entrants: dict[str, Any] = {"learner": PolicyAgent(self.model), "random": "random", "greedy": "greedy"}
         if self.players == 4:
             entrants["random-2"] = "random"
-        records = run_tournament(entrants, players=self.players, deals=self.deals, seed=self.seed, rules=self.rules)
+        records = run_tournament(entrants, players=self.players, decks=self.decks, seed=self.seed, rules=self.rules)
         ratings = fit_ratings(records, anchor="random", n_boot=self.n_boot, seed=self.seed)
         self.ratings = ratings
         at = {name: i for i, name in enumerate(ratings.agents)}

@@ -14,6 +14,7 @@ import math
 import time
 import types
 import typing
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,9 @@ class TrainConfig:
     elo_every: int = 0
     """steps between Elo ratings: a duplicate tournament of the learner against random (0 Elo) and
     greedy, logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
-    elo_deals: int = 20
-    """decks per Elo rating; each is replayed for every pairing and seating"""
+    elo_decks: int = 20
+    """decks per Elo rating; each is replayed for every pairing and seating (``elo_deals`` is the
+    deprecated old name)"""
     checkpoint_every: int = 25_000
     """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
     runs_dir: str = "runs"
@@ -146,6 +148,8 @@ class TrainConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+#: Old config keys still read, with a DeprecationWarning: old name -> new name.
+RENAMED = {"elo_deals": "elo_decks"}
 _HINTS = typing.get_type_hints(TrainConfig)
 
 
@@ -211,6 +215,13 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
 
     :raises ValueError: for unknown keys, wrong types or impossible values.
     """
+    data = dict(data)
+    for old, new in RENAMED.items():
+        if old in data:
+            warnings.warn(f"config key {old} is deprecated; use {new}", DeprecationWarning, stacklevel=2)
+            if new in data and data[new] != data[old]:
+                raise ValueError(f"config keys {old}={data[old]!r} and {new}={data[new]!r} disagree; give {new} only")
+            data[new] = data.pop(old)
     unknown = sorted(set(data) - set(FIELDS))
     if unknown:
         raise ValueError(
@@ -278,7 +289,7 @@ def validate(config: TrainConfig) -> None:
         "batch_size",
         "n_epochs",
         "eval_deals",
-        "elo_deals",
+        "elo_decks",
         "snapshot_every",
         "pool_size",
         "torch_threads",

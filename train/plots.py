@@ -1,17 +1,14 @@
-"""Plots of tournament ratings and loading of a tournament's result files (for notebooks too).
+"""Plots of tournament ratings (for notebooks too; :func:`train.results.load_results` reads a
+tournament's files).
 
-``load_results(out_dir)`` reads what ``treppen tournament --out DIR`` wrote; ``plot_elo`` and
-``plot_pairwise`` draw a :class:`~train.ratings.Ratings` with matplotlib and ``save_figure`` writes a
+``plot_elo`` and ``plot_pairwise`` draw a :class:`~train.ratings.Ratings` with matplotlib and ``save_figure`` writes a
 PNG atomically. Figures are built without pyplot (so no GUI backend is touched and nothing is left
 open; PNGs render with Agg); pass ``ax`` to draw into a notebook's own axes.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import Any
 
 import matplotlib
 import numpy as np
@@ -19,30 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from train.io import atomic_write
-from train.ratings import Ratings, fit_ratings
-
-
-def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[dict[str, Any]], Ratings]:
-    """Records and ratings of a tournament folder.
-
-    :param out_dir: the folder given to ``treppen tournament --out``
-    :param n_boot: bootstrap resamples when ``ratings.json`` is missing and the ratings are refitted
-    :return: the records of ``results.jsonl`` and the ratings of ``ratings.json`` (or fitted from the
-        records, anchor ``random``, when that file is absent)
-    :raises FileNotFoundError: when the folder has no ``results.jsonl``
-    """
-    from train.results import RESULTS_FILE, read_results
-
-    out = Path(out_dir)
-    if not (out / RESULTS_FILE).exists():
-        raise FileNotFoundError(f"{out / RESULTS_FILE} does not exist; run `treppen tournament --out {out}`")
-    records = read_results(out)
-    path = out / "ratings.json"
-    if path.exists():
-        ratings = Ratings.from_dict(json.loads(path.read_text()))
-    else:
-        ratings = fit_ratings(records, anchor="random", n_boot=n_boot)
-    return records, ratings
+from train.ratings import Ratings
 
 
 def _root_figure(ax: Axes) -> Figure:

@@ -5,14 +5,18 @@ then ``os.replace``) or, for ``results.jsonl``, one flushed line per deal.
 
 Files in the out dir (``treppen tournament --out DIR``):
 
-- ``tournament.json``: the settings (agents with their specs, players, rules, seed, deals, ...).
-  Resuming with other settings is an error; ``deals`` may only grow.
+- ``tournament.json``: the settings (``version``, agents with their specs, players, ``rules`` as
+  ``{"preset", "options"}``, seed, decks, tables_per_deck). Resuming with other settings is an
+  error; ``decks`` may only grow. Version 2 balances the seating orders of 3 and 4 seats
+  (:mod:`train.schedule`) and counts ``decks``; a version 1 folder cannot be resumed.
 - ``results.jsonl``: one line per finished deal, appended and flushed as it ends: ``deal`` (id),
   ``deck_id``, ``table`` (agents of the table), ``rotation``, ``dealer``, ``agents`` (per seat),
   ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``.
   A deal is keyed by ``(deck_id, table, rotation)``; on start the lines already there are read, so
   an interrupted tournament resumes without playing a deal twice.
 - ``ratings.json``, ``ratings.csv``, ``elo.png``, ``pairwise.png``: see :func:`write_outputs`.
+
+:func:`load_results` reads a folder back (records and ratings) for notebooks and scripts.
 """
 
 from __future__ import annotations
@@ -27,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from train.io import atomic_write_text
-from train.ratings import Ratings
+from train.ratings import Ratings, fit_ratings
+from train.schedule import Key
 
 RESULTS_FILE = "results.jsonl"
 HEADER_FILE = "tournament.json"
-FORMAT_VERSION = 1
-
-Key = tuple[int, tuple[str, ...], int]
+FORMAT_VERSION = 2
 
 
 def record_key(record: Mapping[str, Any]) -> Key:
@@ -78,21 +81,47 @@ def read_results(out_dir: str | os.PathLike, repair: bool = False) -> list[dict[
     return list(records.values())
 
 
+def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[dict[str, Any]], Ratings]:
+    """Records and ratings of a tournament folder.
+
+    :param out_dir: the folder given to ``treppen tournament --out``
+    :param n_boot: bootstrap resamples when ``ratings.json`` is missing and the ratings are refitted
+    :return: the records of ``results.jsonl`` and the ratings of ``ratings.json`` (or fitted from the
+        records, anchor ``random``, when that file is absent)
+    :raises FileNotFoundError: when the folder has no ``results.jsonl``
+    """
+    out = Path(out_dir)
+    if not (out / RESULTS_FILE).exists():
+        raise FileNotFoundError(f"{out / RESULTS_FILE} does not exist; run `treppen tournament --out {out}`")
+    records = read_results(out)
+    path = out / "ratings.json"
+    if path.exists():
+        ratings = Ratings.from_dict(json.loads(path.read_text()))
+    else:
+        ratings = fit_ratings(records, anchor="random", n_boot=n_boot)
+    return records, ratings
+
+
 def open_out_dir(out: Path, header: dict[str, Any]) -> dict[Key, dict[str, Any]]:
     """Check or write ``tournament.json`` and read the results already there."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / HEADER_FILE
     if path.exists():
         old = json.loads(path.read_text())
-        diff = [f"{k}={old.get(k)!r} (now {header[k]!r})" for k in header if k != "deals" and old.get(k) != header[k]]
-        if old.get("deals", 0) > header["deals"]:
-            diff.append(f"deals={old['deals']} (now {header['deals']}; deals may only grow)")
+        if old.get("version") != header["version"]:
+            raise ValueError(
+                f"{out} holds a tournament of format version {old.get('version')} (now {header['version']}: "
+                "balanced seating orders, decks counted as 'decks'); it cannot be resumed, pass a new --out"
+            )
+        diff = [f"{k}={old.get(k)!r} (now {header[k]!r})" for k in header if k != "decks" and old.get(k) != header[k]]
+        if old.get("decks", 0) > header["decks"]:
+            diff.append(f"decks={old['decks']} (now {header['decks']}; decks may only grow)")
         if diff:
             raise ValueError(
                 f"{out} holds a tournament with other settings: {'; '.join(diff)}. "
                 "Resume with the same settings or pass a new --out."
             )
-        if old.get("deals") != header["deals"]:
+        if old.get("decks") != header["decks"]:
             atomic_write_text(path, json.dumps(header, indent=2) + "\n")
     elif (out / RESULTS_FILE).exists():
         raise ValueError(f"{out} has {RESULTS_FILE} but no {HEADER_FILE}; pass a new --out")

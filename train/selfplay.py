@@ -47,12 +47,9 @@ from train.callbacks import (
     PoolCallback,
     ProgressCallback,
     StatsCallback,
-    checkpoint_path,
-    latest_checkpoint,
-    save_model,
 )
 from train.config import TrainConfig, load_config, resolve_name, save_config
-from train.io import atomic_write_text
+from train.io import atomic_write_text, checkpoint_path, latest_checkpoint, save_model
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
 from train.ratings import interval_text
@@ -182,7 +179,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         rules=rules,
         deals=config.eval_deals,
     )
-    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_deals)
+    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
     stats = StatsCallback()
     rollout = config.n_steps * config.n_envs
     progress = ProgressCallback(config.total_timesteps, rollout, evals) if config.progress else None

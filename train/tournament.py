@@ -1,17 +1,13 @@
 """Duplicate-deal tournaments between agents, rated by Elo (DESIGN "Command line", STYLE "Tournament").
 
-This module owns the schedule and playing it; rating is :mod:`train.ratings`, plots are
-:mod:`train.plots`.
-
-Duplicate deals: deck ``i`` (and its dealer and reshuffle seed) comes from a generator seeded with
-``(seed, i)``, so it is the same in every run and does not depend on ``deals``. Each deck is replayed
-at every table (all ``players``-agent combinations of the agents, or ``tables_per_deck`` of them taken
-in turn) with all cyclic rotations of the seating, so every agent holds every seat once per table
-and the luck of the cards cancels out. For two players that is a round robin with both seatings.
+This module plays a tournament: the schedule comes from :mod:`train.schedule` (which deck, table
+and seating; duplicate decks with balanced seating orders), each deal is played by
+:func:`agents.match.play_match`, rating is :mod:`train.ratings`, and the files are
+:mod:`train.results`.
 
 The out dir holds ``tournament.json`` (settings), ``results.jsonl`` (one line per deal, so an
 interrupted tournament resumes) and the ratings outputs; :mod:`train.results` reads and writes them
-and describes their formats, and ``train.plots.load_results`` loads them.
+and describes their formats.
 """
 
 from __future__ import annotations
@@ -23,14 +19,12 @@ import multiprocessing
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from agents.base import Agent
 from agents.match import MatchError, play_match
@@ -38,135 +32,18 @@ from train.ratings import fit_ratings
 from train.results import (
     FORMAT_VERSION,
     RESULTS_FILE,
-    Key,
     open_out_dir,
     print_table,
     record_key,
     write_outputs,
 )
+from train.schedule import DealSpec, Key, check_settings, schedule
 from treppen_env import records as game_records
 from treppen_env.rules import PRESETS, Rules, make_rules
 
 BUILTIN_SPECS = ("random", "greedy", "human")
 RUN_MODEL_STEMS = ("final_model", "model")
 """Model files named after their run folder (``agents.load`` picks them for a run folder)."""
-
-
-@dataclass(frozen=True)
-class DealSpec:
-    """One deal of a schedule: a deck replayed with one seating of one table.
-
-    :param deck_id: index of the deck (the duplicate unit)
-    :param table: the agents at the table, in table order
-    :param rotation: seat ``s`` holds ``table[(s + rotation) % players]``
-    :param seats: the agent of each seat
-    :param dealer: the dealing seat
-    :param deck: the 52 card indices, top first
-    :param seed: the environment seed (reshuffles), shared by all deals of the deck
-    :param agent_seeds: the seed each seat's agent is reset with; it depends on the deck and seat only,
-        so the agents' own randomness is duplicated too (two copies of one agent mirror each other)
-    :param players: number of seats
-    :param rules: the rules of the deal (RULES §8)
-    """
-
-    deck_id: int
-    table: tuple[str, ...]
-    rotation: int
-    seats: tuple[str, ...]
-    dealer: int
-    deck: tuple[int, ...]
-    seed: int
-    agent_seeds: tuple[int, ...]
-    players: int
-    rules: Rules
-
-    @property
-    def key(self) -> Key:
-        """``(deck_id, table, rotation)``: what identifies the deal in ``results.jsonl``."""
-        return (self.deck_id, self.table, self.rotation)
-
-    @property
-    def deal_id(self) -> str:
-        """The deal id written to the record (``deal``)."""
-        return f"{self.deck_id}:{','.join(self.table)}:{self.rotation}"
-
-
-def _derive_seed(*entropy: int) -> int:
-    """A 32-bit seed derived from non-negative integers (stable across runs and platforms)."""
-    return int(np.random.SeedSequence(list(entropy)).generate_state(1)[0])
-
-
-def check_settings(agent_names: Sequence[str], players: int, deals: int, seed: int, workers: int = 1) -> None:
-    """Check tournament settings.
-
-    :raises ValueError: naming the problem: fewer than 2 agents, repeated names, players not in
-        2..4, fewer agents than seats, deals < 1, a negative seed or workers < 1
-    """
-    names = list(agent_names)
-    if len(names) < 2:
-        raise ValueError(f"a tournament needs at least 2 agents; got {len(names)}: {names}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"agent names must be distinct; got {names}")
-    if isinstance(players, bool) or players not in (2, 3, 4):
-        raise ValueError(f"players={players!r}; choose 2, 3 or 4")
-    if len(names) < players:
-        raise ValueError(
-            f"a {players}-player table needs at least {players} agents; got {len(names)}: {names}. "
-            f"Give a spec twice (e.g. --agents random random greedy) to seat copies of one agent."
-        )
-    if deals < 1:
-        raise ValueError(f"deals={deals}; need at least 1 deal (deck)")
-    if seed < 0:
-        raise ValueError(f"seed={seed}; need a non-negative integer")
-    if workers < 1:
-        raise ValueError(f"workers={workers}; need at least 1")
-
-
-def schedule(
-    agent_names: Sequence[str],
-    players: int,
-    deals: int,
-    seed: int,
-    rules: Rules | str = "treppenromme",
-    tables_per_deck: int | None = None,
-) -> list[DealSpec]:
-    """The duplicate schedule: every deck at every table with all cyclic seat rotations.
-
-    Pure: the same arguments give the same list, deck by deck, and deck ``i`` does not depend on
-    ``deals``. Tables are the ``players``-combinations of ``agent_names`` (in their order); with
-    ``tables_per_deck = k`` deck ``i`` gets combinations ``i*k .. i*k+k-1`` (cyclically), so over
-    the decks every table comes up equally often.
-
-    :param agent_names: distinct agent names
-    :param players: seats per table, 2..4
-    :param deals: number of decks
-    :param seed: tournament seed (non-negative)
-    :param rules: the rules (or a preset name), handed to every deal as they are
-    :param tables_per_deck: tables per deck, default all combinations
-    :return: deal specs, deck-major
-    :raises ValueError: for bad settings (see :func:`check_settings`) or rules
-    """
-    check_settings(agent_names, players, deals, seed)
-    rules = make_rules(rules)
-    rules.check_players(players)
-    combos = list(itertools.combinations(agent_names, players))
-    k = len(combos) if tables_per_deck is None else tables_per_deck
-    if not 1 <= k <= len(combos):
-        raise ValueError(f"tables_per_deck={tables_per_deck}; choose 1..{len(combos)} (all combinations)")
-    specs = []
-    for deck_id in range(deals):
-        rng = np.random.default_rng([seed, deck_id])
-        deck = tuple(int(c) for c in rng.permutation(52))
-        dealer = int(rng.integers(players))
-        env_seed = int(rng.integers(2**31))
-        agent_seeds = tuple(_derive_seed(seed, deck_id, s) for s in range(players))
-        for j in range(k):
-            t = (deck_id * k + j) % len(combos)
-            table = combos[t]
-            for r in range(players):
-                seats = tuple(table[(s + r) % players] for s in range(players))
-                specs.append(DealSpec(deck_id, table, r, seats, dealer, deck, env_seed, agent_seeds, players, rules))
-    return specs
 
 
 def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = False) -> dict[str, Any]:
@@ -291,7 +168,7 @@ def _play_in_worker(spec: DealSpec, game_record: bool) -> dict[str, Any]:
 def run_tournament(
     agents: Mapping[str, Agent | str],
     players: int = 2,
-    deals: int = 100,
+    decks: int = 100,
     seed: int = 0,
     workers: int = 1,
     out: str | os.PathLike | None = None,
@@ -307,13 +184,13 @@ def run_tournament(
     :param agents: agent by name: an :class:`~agents.base.Agent` or an ``agents.load`` spec; with
         ``workers > 1`` each worker gets a pickled copy (or loads the spec) once
     :param players: seats per table, 2..4
-    :param deals: number of decks
+    :param decks: number of decks; each is played at every table in every seat rotation
     :param seed: tournament seed
     :param workers: worker processes (spawned); 1 plays in this process
     :param out: folder for ``tournament.json`` and ``results.jsonl`` (None: keep nothing on disk)
     :param rules: the rules of every deal (or a preset name); ``tournament.json`` records the
         preset and the options that differ from it
-    :param tables_per_deck: see :func:`schedule`
+    :param tables_per_deck: see :func:`train.schedule.schedule`
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
     :param on_record: called with each new record
@@ -323,11 +200,11 @@ def run_tournament(
     :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
     """
     names = list(agents)
-    check_settings(names, players, deals, seed, workers)
+    check_settings(names, players, decks, seed, workers)
     if limit is not None and limit < 0:
         raise ValueError(f"limit={limit}; need None (no limit) or >= 0")
     rules = make_rules(rules)
-    specs = schedule(names, players, deals, seed, rules, tables_per_deck)
+    specs = schedule(names, players, decks, seed, rules, tables_per_deck)
     built = build_agents(agents)
     header = {
         "version": FORMAT_VERSION,
@@ -335,7 +212,7 @@ def run_tournament(
         "players": players,
         "rules": {"preset": rules.name, "options": game_records.rules_options(rules)},
         "seed": seed,
-        "deals": deals,
+        "decks": decks,
         "tables_per_deck": tables_per_deck,
     }
     done: dict[Key, dict[str, Any]] = {} if out is None else open_out_dir(Path(out), header)
@@ -422,7 +299,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "NAME,key=value,... (e.g. greedy,epsilon=0.1); LABEL=SPEC names one",
     )
     parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
-    parser.add_argument("--deals", type=int, default=100, help="number of decks (default 100)")
+    parser.add_argument(
+        "--decks",
+        type=int,
+        default=None,
+        help="number of decks (default 100); each deck is played at every table in every seat rotation",
+    )
+    parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
         "--out",
@@ -446,11 +329,28 @@ def default_out(names: Sequence[str], players: int, seed: int) -> Path:
     return Path("runs") / "tournaments" / f"{stem}_p{players}_s{seed}"
 
 
+def decks_argument(decks: int | None, deals: int | None) -> int:
+    """The number of decks from ``--decks`` or its deprecated alias ``--deals`` (which counted decks
+    too), warning on the alias (a ``DeprecationWarning`` and a line on stderr).
+
+    :raises ValueError: when both are given with different values.
+    """
+    if deals is None:
+        return 100 if decks is None else decks
+    message = "--deals is deprecated and counts decks; use --decks"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    print(f"treppen tournament: warning: {message}", file=sys.stderr)
+    if decks is not None and decks != deals:
+        raise ValueError(f"--decks {decks} and --deals {deals} disagree; give --decks only")
+    return deals
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
+    decks = decks_argument(args.decks, args.deals)
     specs = resolve_specs(args.agents)
     names = list(specs)
-    check_settings(names, args.players, args.deals, args.seed, args.workers)
+    check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
     out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
@@ -458,7 +358,7 @@ def run(args: argparse.Namespace) -> int:
         records = run_tournament(
             specs,
             args.players,
-            args.deals,
+            decks,
             args.seed,
             args.workers,
             out,
