@@ -210,7 +210,7 @@ class SingleAgentEnv(gym.Env):
         return self.aec.terminations[self.learner] or self.aec.truncations[self.learner]
 
     def _observation(self) -> np.ndarray:
-        return O.encode(self.aec.game, self._learner_seat)
+        return self.aec.observe(self.learner)["observation"]  # the env's incremental encoder
 
     def _play_opponents(self) -> float:
         """Let the opponents move until the learner is to move or the episode is over; return the
