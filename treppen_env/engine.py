@@ -239,9 +239,10 @@ class GameState:
         """RULES §4.3-4.5: melds, lay-offs and the discard, with the must-use and dead-end rules."""
         hand = self.hands[self.current]
         layable = hand
+        melds = melds_within(hand, self.rules.corner_runs)
         if self.must_use >= 0:
             layable = 1 << self.must_use
-        melds = [m for m in melds_within(hand, self.rules.corner_runs) if MELDS[m].bits & layable]
+            melds = [m for m in melds if MELDS[m].bits & layable]
         for m in melds:
             mask[A.MELD_BASE + m] = 1
         for target, slots in enumerate(self.layoff_slots):
