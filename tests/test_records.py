@@ -246,6 +246,26 @@ def test_tournament_records_every_deal_once(tmp_path):
         assert rec["agents"] == result["agents"] and rec["deal_points"] == result["points"]
         assert rec["dealer"] == result["dealer"] and "game_record" not in result
     assert recs[0]["deck"] == recs[1]["deck"] and recs[0]["agents"] == recs[1]["agents"][::-1]  # duplicate deals
+    with open(path, "a") as f:
+        f.write('{"format": "treppen-rec')  # an interruption while writing a line
     run_tournament(agents, decks=3, out=tmp_path / "out", record_to=path)
     again = records.read(path)
     assert again[:4] == recs and len(again) == 6 and len({r["deal_id"] for r in again}) == 6
+
+
+def test_repair_cuts_only_an_unfinished_last_line(tmp_path):
+    _, (rec,) = play_recorded(2)
+    path = tmp_path / "r.jsonl"
+    records.append(path, rec)
+    path.write_text(path.read_text() + '{"format"')
+    with pytest.raises(RecordError, match=r"r.jsonl, line 2: not a JSON object"):
+        records.read(path)
+    assert (
+        records.read(path, repair=True) == [rec] and path.read_text() == json.dumps(rec, separators=(",", ":")) + "\n"
+    )
+    path.write_text(path.read_text().rstrip("\n"))  # whole but for its newline: appending goes on
+    records.append(path, rec)
+    assert records.read(path) == [rec, rec]
+    path.write_text("[1]\n" + path.read_text())
+    with pytest.raises(RecordError, match=r"line 1: a record is a JSON object"):
+        records.read(path, repair=True)  # only a last line is repaired

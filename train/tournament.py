@@ -258,7 +258,7 @@ def _recorded_deals(path: str | os.PathLike | None) -> set[str]:
     """Deal ids already in the game record file ``path`` (a resumed tournament appends the rest)."""
     if path is None or not Path(path).is_file():
         return set()
-    return {str(r.get("deal_id")) for r in game_records.read(path)}
+    return {str(r.get("deal_id")) for r in game_records.read(path, repair=True)}
 
 
 def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int, game_record: bool = False):

@@ -258,8 +258,13 @@ def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
     if path.suffix == ".gz":
         raise ValueError(f"cannot append to gzipped {str(path)!r}; use records.write for .gz files")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(dict(record), separators=(",", ":")) + "\n")
+    with open(path, "a+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        if end:
+            f.seek(end - 1)
+            if f.read(1) != b"\n":
+                f.write(b"\n")  # a last line written whole but for its newline (writes go to the end)
+        f.write((json.dumps(dict(record), separators=(",", ":")) + "\n").encode("utf-8"))
         f.flush()
         os.fsync(f.fileno())
 
@@ -284,9 +289,11 @@ def loads(text: str, source: str = "<text>") -> list[dict[str, Any]]:
     return records
 
 
-def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read(path: str | os.PathLike[str], repair: bool = False) -> list[dict[str, Any]]:
     """The records in ``path`` (``.jsonl`` or ``.jsonl.gz``), validated (see :func:`validate`).
 
+    :param repair: cut a last line that an interruption left unfinished (no newline, not JSON) from
+        a plain file, so that :func:`append` goes on cleanly (a resumed run).
     :raises FileNotFoundError: when there is no such file.
     :raises RecordError: for a file that is not a record file, naming the line.
     """
@@ -298,6 +305,14 @@ def read(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if isinstance(err, FileNotFoundError):
             raise
         raise RecordError(f"{path}: cannot read it as a record file ({err})") from None
+    head, _, tail = text.rpartition("\n")
+    if repair and tail.strip() and path.suffix != ".gz":
+        try:
+            json.loads(tail)
+        except json.JSONDecodeError:
+            with open(path, "r+b") as f:
+                f.truncate(len(head.encode("utf-8")) + (1 if head else 0))
+            text = head
     return loads(text, str(path))
 
 
