@@ -66,7 +66,11 @@ async function api(path, options = {}) {
   } catch (e) {
     data = { error: `${response.status} ${response.statusText}` };
   }
-  if (!response.ok) throw new Error(data.error || `${response.status}`);
+  if (!response.ok) {
+    const error = new Error(data.error || `${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return data;
 }
 
@@ -189,6 +193,16 @@ async function advance() {
   try {
     show(await post(`/api/sessions/${view.session}/advance`, { version: view.version }));
   } catch (e) {
+    if (e.status === 409) {
+      // an outdated table (another request moved first): take the current one and go on
+      try {
+        state.busy = false;
+        show(await api(`/api/sessions/${view.session}`));
+        return;
+      } catch (e2) {
+        e = e2;
+      }
+    }
     showError(e.message);
     state.watching = false;
     updateWatchButton();
