@@ -79,8 +79,9 @@ def test_a_whole_deal_through_the_api(client, tmp_path):
     assert sum(v["your_turn"] for v in views) > 0 and sum(v["agent_to_move"] for v in views) > 0
     assert [v["version"] for v in views] == list(range(len(views)))  # one move a request
     assert end["log"][-1]["move"].startswith("deal 1 over: ")
-    for v in views:  # the person never sees another hand
+    for v in views[:-1]:  # the person never sees another hand before the deal is over
         assert all(p["hand"] is None for p in v["table"]["players"][1:])
+    assert [len(p["hand"]) for p in end["table"]["players"]] == [p["hand_size"] for p in end["table"]["players"]]
     (path,) = (tmp_path / "rec").iterdir()
     (record,) = records.read(path)
     records.check(record)

@@ -191,7 +191,8 @@ class Session:
 
     def view(self) -> dict[str, Any]:
         state: GameState = self.env.game
-        table = table_view(state, self.seats, self.you if self.mode == "play" else None)
+        hidden = self.mode == "play" and not state.deal_over  # the hands are shown when the deal is over
+        table = table_view(state, self.seats, self.you if hidden else None)
         to_move = table["to_move"]
         yours = not self.over and to_move is not None and to_move == self.you
         mask = state.legal_mask() if yours else np.zeros(0, dtype=np.int8)
