@@ -1,4 +1,5 @@
-"""The page of ``treppen serve`` in a real browser: Debian's chromium driven by Selenium (chromedriver).
+"""The page of ``treppen serve`` in a real browser (play a deal, watch agents, replay a record):
+Debian's chromium driven by Selenium (chromedriver).
 
 uvicorn serves the app on 127.0.0.1 on a free port in a thread for the module. The tests are skipped
 only where chromium or chromedriver is not installed (CI installs both, see ``.ci/run``).
@@ -180,3 +181,35 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
     assert len(browser.find_elements(By.CSS_SELECTOR, "#log li")) == min(14, n)
     hands = browser.find_elements(By.CSS_SELECTOR, ".opponent")
     assert len(hands) == 2  # every hand is shown in a replay
+
+
+def test_watch_agents_with_play_pause_and_step(server, browser):
+    url, _ = server
+    browser.get(f"{url}/")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    browser.find_element(By.ID, "tab-watch").click()
+    Select(browser.find_element(By.ID, "seat-1")).select_by_visible_text("random")
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: body(d, "version") == "0")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".opponent .card:not(.back)")) == 14  # watching shows every hand
+
+    def step_once():
+        version = int(body(browser, "version"))
+        browser.find_element(By.ID, "watch-step").click()
+        wait(browser, lambda d: body(d, "version") == str(version + 1))
+
+    step_once()
+    step_once()
+    browser.execute_script(
+        "const s = document.getElementById('watch-speed'); s.value = 0; s.dispatchEvent(new Event('input'))"
+    )
+    browser.find_element(By.ID, "watch-play").click()
+    wait(browser, lambda d: int(body(d, "version")) >= 4)  # a few moves in (a deal rarely ends in its first turn)
+    browser.find_element(By.ID, "watch-play").click()  # pause
+    assert browser.find_element(By.ID, "watch-play").text == "Play"
+    wait(browser, lambda d: d.execute_script("return state.timer === null && !state.busy"))
+    assert "(paused)" in browser.find_element(By.ID, "status").text
+    step_once()
+    browser.find_element(By.ID, "watch-play").click()
+    wait(browser, lambda d: d.find_element(By.ID, "summary").is_displayed())
+    assert browser.find_element(By.ID, "summary-title").text.startswith("Deal 1 over: ")
