@@ -114,8 +114,9 @@ class TrainConfig:
     """steps between Elo ratings: a duplicate tournament of the learner against random (0 Elo) and
     greedy, logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
     elo_decks: int = 20
-    """decks per Elo rating; each is replayed for every pairing and seating (``elo_deals`` is the
-    deprecated old name)"""
+    """decks per Elo rating; each is replayed for every pairing and seating (with 3 or 4 players a
+    multiple of 2 or 6 balances the seating orders exactly, see ``train.schedule``; ``elo_deals``
+    is the deprecated old name)"""
     checkpoint_every: int = 25_000
     """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
     runs_dir: str = "runs"

@@ -303,7 +303,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--decks",
         type=int,
         default=None,
-        help="number of decks (default 100); each deck is played at every table in every seat rotation",
+        help="number of decks (default 100); each deck is played at every table in every seat rotation; "
+        "with 3 or 4 players a multiple of 2 or 6 balances who sits before whom exactly",
     )
     parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
