@@ -138,7 +138,7 @@ def test_cli_writes_files_that_parse(tmp_path, capsys):
     argv = ["tournament", "--agents", "random", "greedy", "--decks", "3", "--out", str(out), "--boot", "50"]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "greedy" in printed and "95% CI" in printed
+    assert "greedy" in printed and "95% CI" in printed and "tournament in" not in printed
     header = json.loads((out / "tournament.json").read_text())
     assert header["agents"] == {"random": "random", "greedy": "greedy"} and header["decks"] == 3
     data = json.loads((out / "ratings.json").read_text())
@@ -153,9 +153,14 @@ def test_cli_writes_files_that_parse(tmp_path, capsys):
     assert len(records) == 6 and ratings.agents == ("greedy", "random")
     assert ratings.elo[0] == pytest.approx(data["elo"][0])
     assert not list(out.glob("*.tmp*"))
-    # rerunning resumes: nothing new is played, the files stay valid
+    # rerunning resumes: nothing new is played, it says so, the files stay valid
     assert cli.main(argv) == 0
     assert len(read_results(out)) == 6
+    assert capsys.readouterr().out.startswith(f"tournament in {out}: complete; rating the results again\n")
+    # more decks: the played deals are kept
+    assert cli.main([*argv[:5], "4", *argv[6:]]) == 0
+    assert len(read_results(out)) == 8
+    assert capsys.readouterr().out.startswith(f"tournament in {out}: resuming, 6 of 8 deals played\n")
 
 
 def test_deals_is_a_deprecated_alias_of_decks(tmp_path, capsys):

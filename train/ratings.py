@@ -123,7 +123,7 @@ class Ratings:
         """Return the ratings as plain JSON-ready values (lists; NaN and infinite ends become None).
 
         An interval end the data do not bound is None, and ``unbounded`` (see :attr:`unbounded`) says
-        which side is open; :func:`ratings_from_dict` reads it back.
+        which side is open; :meth:`from_dict` reads it back.
 
         :return: dict with one key per field, plus ``unbounded``
         """

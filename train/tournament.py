@@ -225,8 +225,11 @@ def run_tournament(
 
     from tqdm import tqdm
 
+    if progress and done:  # a rerun of the same command: say what is there
+        state = "complete" if len(done) == len(specs) else f"resuming, {len(done)} of {len(specs)} deals played"
+        print(f"tournament in {out}: {state}" + ("; rating the results again" if not todo else ""))
     fh = None if out is None else open(Path(out) / RESULTS_FILE, "a", encoding="utf-8")
-    bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not progress)
+    bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not (progress and todo))
     try:
         recorded = _recorded_deals(record_to)
         for rec in _play_all(todo, built if workers == 1 else agents, workers, record_to is not None):
