@@ -1,8 +1,11 @@
 """One match loop: play one episode (a deal, or a game with ``episode="game"``) with given seats.
 
-Every place that plays a deal with agents calls :func:`play_match`: tournaments, ``treppen play``,
-the evaluations, tests and notebooks (as OpenSpiel's ``evaluate_bots`` serves every bot match).
-The result lists every action in order, so a deal can be replayed, recorded or searched from.
+Every place that plays a deal with one agent per seat calls :func:`play_match`: tournaments (the
+Elo ratings during training too), ``treppen play``, tests and notebooks, as OpenSpiel's
+``evaluate_bots`` serves every bot match. (Not the learner's evaluation, which batches the policy
+over many :class:`~treppen_env.SingleAgentEnv` deals, nor ``treppen bench``, which times the
+PettingZoo ``agent_iter()`` loop itself.) The result lists every action in order, so a deal can
+be replayed, recorded or searched from.
 
 Usage::
 
