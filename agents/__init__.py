@@ -43,8 +43,9 @@ SPECS: dict[str, type[Agent]] = {
     "rollout": RolloutAgent,
     "ismcts": ISMCTSAgent,
 }
-#: Model files :func:`load` looks for in a run folder, in this order.
-MODEL_FILES = ("final_model.zip", "model.zip")
+#: Model files :func:`load` looks for in a run folder, in this order (``final_policy.npz``: the
+#: NumPy export of an RLlib run, played without Ray or torch).
+MODEL_FILES = ("final_model.zip", "model.zip", "final_policy.npz")
 
 
 def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
@@ -52,8 +53,9 @@ def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs
 
     :param spec: ``BASE[,key=value]...`` (see :mod:`agents.spec`): the base is a built-in name
         (:data:`SPECS`), the name of an installed agent (entry point group ``treppen.agents``), a
-        third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model, or a run
-        folder holding ``final_model.zip`` or ``model.zip``; the settings are constructor keywords,
+        third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model or a NumPy
+        policy ``.npz`` (an RLlib run's export or a pool snapshot), or a run folder holding one of
+        :data:`MODEL_FILES`; the settings are constructor keywords,
         e.g. ``"greedy,epsilon=0.1"``. An :class:`Agent` is returned as it is; a third-party
         object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
     :param seed: seeds the agent's generator (a ``seed`` setting in the spec wins).
@@ -142,12 +144,17 @@ class ExternalAgent(Agent):
 
 
 def _model_factory(path: Path) -> Any:
-    """``PolicyAgent`` bound to the model file that ``path`` names (a .zip or a run folder)."""
+    """The agent class bound to the model file that ``path`` names (a .zip, a NumPy policy .npz or
+    a run folder)."""
     if path.is_dir():
         for name in MODEL_FILES:
             if (path / name).is_file():
-                return functools.partial(PolicyAgent, path / name)
+                return _model_factory(path / name)
         raise ValueError(f"run folder {str(path)!r} holds none of {list(MODEL_FILES)}")
+    if path.suffix == ".npz":
+        if not path.is_file():
+            raise FileNotFoundError(f"no NumPy policy file at {str(path)!r}")
+        return functools.partial(numpy_policy_agent, path)
     if path.suffix == ".zip" or path.is_file():
         if not path.is_file():
             raise FileNotFoundError(f"no model file at {str(path)!r}")
@@ -155,6 +162,15 @@ def _model_factory(path: Path) -> Any:
     raise ValueError(
         f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, installed agents "
         f"{sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to "
-        f"a MaskablePPO .zip model, or a run folder holding one of {list(MODEL_FILES)}; settings follow "
+        f"a MaskablePPO .zip model or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; "
+        "settings follow "
         "the name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
     )
+
+
+def numpy_policy_agent(path: Path, seed: int | None = None, deterministic: bool = True) -> Agent:
+    """A NumPy policy file (``train.pool`` snapshot format) played by ``train.pool.SnapshotAgent``:
+    the masked argmax, or with ``deterministic=False`` a sample. Needs neither torch nor Ray."""
+    from train.pool import NumpyPolicy, SnapshotAgent
+
+    return SnapshotAgent(NumpyPolicy.load(path), deterministic=deterministic, seed=seed)

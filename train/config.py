@@ -26,11 +26,22 @@ from treppen_env.rules import Rules, did_you_mean, make_rules
 ACTIVATIONS = ("tanh", "relu")
 POLICIES = ("mlp", "action_features")
 VEC_ENVS = ("subproc", "dummy")
+BACKENDS = ("sb3", "rllib")
 
 
 @dataclass
 class TrainConfig:
     """Everything a self-play run needs; each field maps to one YAML key."""
+
+    # --- backend (DESIGN "Scale-out")
+    backend: str = "sb3"
+    """``sb3``: sb3-contrib MaskablePPO on this machine; ``rllib``: Ray RLlib PPO (``pip install
+    'treppen[ray]'``), env runners on a local Ray instance or a cluster"""
+    ray_address: str | None = None
+    """rllib: ``null`` starts a local Ray instance on 127.0.0.1; ``auto`` or ``host:port`` joins a
+    running cluster (``ray start --head`` on one machine, ``ray start --address`` on the others)"""
+    num_env_runners: int = 2
+    """rllib: env runner processes (Ray actors, one CPU each) that play the self-play episodes"""
 
     # --- game
     num_players: int = 2
@@ -44,7 +55,8 @@ class TrainConfig:
     total_timesteps: int = 200_000
     """learner decisions to train for (SB3 ``total_timesteps``)"""
     n_envs: int = 2
-    """environments stepped side by side; the policy acts on all of them in one batch"""
+    """environments stepped side by side; the policy acts on all of them in one batch (rllib: envs
+    per env runner)"""
     vec_env: str = "subproc"
     """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
     learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
@@ -58,7 +70,8 @@ class TrainConfig:
     learning_rate: float = 3e-4
     """Adam step size; much larger values risk NaN logits (DESIGN "Training notes")"""
     n_steps: int = 1024
-    """steps per env per rollout; one update sees ``n_steps * n_envs`` transitions"""
+    """steps per env per rollout; one update sees ``n_steps * n_envs`` transitions (rllib: one
+    training iteration gathers ``n_steps * n_envs`` env steps over all runners and seats)"""
     batch_size: int = 256
     """minibatch size; must divide ``n_steps * n_envs``"""
     n_epochs: int = 4
@@ -76,7 +89,7 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     """gradient clipping (guards against exploding updates and NaN logits)"""
     target_kl: float | None = None
-    """stop an update's epochs early past this KL divergence; ``null`` for never"""
+    """stop an update's epochs early past this KL divergence; ``null`` for never (sb3 only)"""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the policy and of the (separate) value network"""
     activation: str = "tanh"
@@ -324,6 +337,12 @@ def validate(config: TrainConfig) -> None:
     _require(
         len(c.net_arch) > 0 and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in c.net_arch),
         f"net_arch={c.net_arch!r} must be a non-empty list of positive layer sizes, e.g. [256, 256]",
+    )
+    _require(c.backend in BACKENDS, f"backend={c.backend!r}; choose one of {list(BACKENDS)}")
+    _require(c.num_env_runners >= 0, f"config key num_env_runners={c.num_env_runners} must be 0 or more")
+    _require(
+        c.ray_address is None or c.backend == "rllib",
+        f"ray_address={c.ray_address!r} needs backend=rllib (the sb3 backend runs on this machine)",
     )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")

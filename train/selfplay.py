@@ -1,4 +1,5 @@
-"""``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib) from a YAML config.
+"""``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib) from a YAML config;
+``backend: rllib`` hands the run to :mod:`train.rllib_backend` (Ray RLlib PPO, same run folder).
 
 Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
 -> learn -> save. A run folder ``<runs_dir>/<name>/`` holds::
@@ -72,6 +73,8 @@ RESUME_OVERRIDES = {
     "eval_every",
     "eval_deals",
     "checkpoint_every",
+    "ray_address",
+    "num_env_runners",
     "progress",
     "verbose",
 }
@@ -137,16 +140,15 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
+    if config.backend == "rllib":
+        from train.rllib_backend import train_rllib
+
+        return train_rllib(config, resume, command_line)
+
     # --- config and run folder
     started = time.perf_counter()
-    run_dir = resolve_name(config).run_dir
+    run_dir = open_run_dir(config, resume, command_line)
     checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
-    if not resume and (run_dir / "config.yaml").exists():
-        raise ValueError(f"run folder {str(run_dir)!r} exists; pick another name= or use --resume {run_dir}")
-    checkpoints.mkdir(parents=True, exist_ok=True)
-    save_config(config, run_dir / "config.yaml")
-    write_metadata(run_dir, config, resume, command_line or sys.argv)
-    print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
 
     # --- seeding (a resumed run reseeds with its step count, so it does not replay the same deals)
     checkpoint = latest_checkpoint(checkpoints) if resume else None
@@ -239,6 +241,22 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     print(f"total time: {minutes} min {seconds} s for {steps - start_steps} steps (training and evaluations)")
     if stats.illegal_actions:
         warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
+    return run_dir
+
+
+def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | None) -> Path:
+    """Create (or reopen, when resuming) the run folder with ``checkpoints/``, write ``config.yaml``
+    and ``metadata.json``; returns the folder.
+
+    :raises ValueError: when starting a new run in a folder that already holds one.
+    """
+    run_dir = resolve_name(config).run_dir
+    if not resume and (run_dir / "config.yaml").exists():
+        raise ValueError(f"run folder {str(run_dir)!r} exists; pick another name= or use --resume {run_dir}")
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    save_config(config, run_dir / "config.yaml")
+    write_metadata(run_dir, config, resume, command_line or sys.argv)
+    print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
     return run_dir
 
 
@@ -376,6 +394,7 @@ def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_lin
             "torch": torch.__version__,
             "stable_baselines3": version("stable-baselines3"),
             "sb3_contrib": version("sb3-contrib"),
+            "ray": version("ray"),
             "treppen": version("treppen"),
         },
         "platform": platform.platform(),

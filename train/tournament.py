@@ -178,6 +178,7 @@ def run_tournament(
     progress: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     record_to: str | os.PathLike | None = None,
+    ray_address: str | None = None,
 ) -> list[dict[str, Any]]:
     """Play a duplicate tournament (resuming the one in ``out``) and return its records.
 
@@ -196,6 +197,9 @@ def run_tournament(
     :param on_record: called with each new record
     :param record_to: a ``.jsonl`` file to append each new deal's game record to (DESIGN "Game
         records"; ``treppen replay`` and ``treppen serve`` replay them), or None
+    :param ray_address: play the deals as Ray tasks (``workers`` is then ignored): ``"auto"`` or
+        ``"host:port"`` joins a cluster, ``"local"`` starts a local instance (see
+        :func:`train.ray_cluster.init_ray`); None plays in this machine's processes
     :return: the records of the schedule played so far (including earlier runs), in schedule order
     :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
     """
@@ -232,7 +236,13 @@ def run_tournament(
     bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not (progress and todo))
     try:
         recorded = _recorded_deals(record_to)
-        for rec in _play_all(todo, built if workers == 1 else agents, workers, record_to is not None):
+        if ray_address is not None:
+            from train.ray_cluster import play_on_ray
+
+            played = play_on_ray(todo, agents, ray_address, record_to is not None)
+        else:
+            played = _play_all(todo, built if workers == 1 else agents, workers, record_to is not None)
+        for rec in played:
             game_record = rec.pop("game_record", None)
             if record_to is not None and game_record["deal_id"] not in recorded:  # written before the result
                 game_record["agents"] = [_spec_of(agents, name) for name in game_record["agents"]]
@@ -312,6 +322,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="play the deals as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
+        "(needs the ray extra; --workers is then ignored)",
+    )
+    parser.add_argument(
         "--out",
         default=None,
         help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
@@ -370,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
             args.tables_per_deck,
             progress=True,
             record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
+            ray_address=args.ray_address,
         )
     except KeyboardInterrupt:
         print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)

@@ -1,0 +1,274 @@
+"""The Ray RLlib backend and Ray tournaments (DESIGN "Scale-out") on a local Ray instance.
+
+One Ray instance (127.0.0.1, 6 logical CPUs, no dashboard, its files in a temporary folder, no auth token
+in the home folder) serves the whole module and is shut down in teardown, even after a failure.
+One tiny PPO (2 env runners, 2 training iterations) is shared by the checks. Skipped without the
+``ray`` extra (``pip install -e '.[train,test,ray]'``); CI installs it (``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+import agents
+import treppen_env
+from agents.base import Agent, RandomAgent
+from train.config import config_from_dict
+from treppen_env.actions import NUM_ACTIONS
+
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra: pip install '.[ray]'"),
+    pytest.mark.xdist_group("ray"),  # one Ray instance: all these tests on one xdist worker
+]
+
+TINY = {
+    "backend": "rllib",
+    "num_env_runners": 2,
+    "n_envs": 1,
+    "n_steps": 300,
+    "batch_size": 100,
+    "n_epochs": 1,
+    "net_arch": [32],
+    "pool_size": 2,
+    "snapshot_every": 1_000_000,
+    "progress": False,
+}
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """A local Ray instance for the module; shut down in teardown whatever happened."""
+    import ray
+
+    saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE",)}
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    temp = tmp_path_factory.mktemp("ray")
+    try:
+        ray.init(
+            address="local",
+            num_cpus=6,  # logical CPUs (scheduling slots): room for two algorithms of 2 env runners
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            _temp_dir=str(temp),
+            configure_logging=False,
+            log_to_driver=False,
+        )
+        yield ray
+    finally:
+        ray.shutdown()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def trained(local_ray):
+    """A PPO of :data:`TINY` before and after 2 training iterations."""
+    from train.rllib_backend import build_algorithm, learner_weights, stop_algorithm
+
+    config = config_from_dict(dict(TINY))
+    algo = build_algorithm(config, seed=0)
+    try:
+        before = {"learner": learner_weights(algo), "snapshot_0": runner_weights(algo, "snapshot_0")}
+        results = [algo.train() for _ in range(2)]
+        yield algo, config, before, results
+    finally:
+        stop_algorithm(algo)
+
+
+def runner_weights(algo, module: str) -> list[dict[str, np.ndarray]]:
+    """``module``'s weights in every remote env runner."""
+
+    def get(runner):
+        return {k: v.detach().cpu().numpy().copy() for k, v in runner.module[module].state_dict().items()}
+
+    return algo.env_runner_group.foreach_env_runner(get, local_env_runner=False)
+
+
+def fixed_observation(seed: int = 3) -> dict[str, np.ndarray]:
+    """The first observation of a seeded deal, in the env's own keys."""
+    env = treppen_env.env()
+    env.reset(seed=seed)
+    return env.observe(env.agent_selection)
+
+
+class ModuleAgent(Agent):
+    """Plays an RLlib module's greedy action (forward_inference, masked logits)."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def act(self, observation):
+        import torch
+
+        batch = {
+            "obs": {
+                "observations": torch.as_tensor(observation["observation"][None]),
+                "action_mask": torch.as_tensor(observation["action_mask"][None]),
+            }
+        }
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)["action_dist_inputs"]
+        return int(logits.argmax(dim=-1)[0])
+
+
+def test_env_adapter_renames_the_observation_key_and_renders():
+    from train.rllib_modules import TreppenRLlibEnv
+
+    env = TreppenRLlibEnv({"num_players": 3})
+    obs, _ = env.reset(seed=1)
+    (agent,) = obs
+    assert set(obs[agent]) == {"observations", "action_mask"}
+    assert set(env.observation_space[agent].spaces) == {"observations", "action_mask"}
+    assert env.observation_space[agent].contains(obs[agent])
+    assert "stock:" in env.render()
+    # a whole deal through RLlib's contract: every agent gets its final reward, rewards sum to 0
+    rng = np.random.default_rng(0)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    done = False
+    while not done:
+        (agent,) = obs
+        action = int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))
+        obs, rewards, terminateds, truncateds, _ = env.step({agent: action})
+        for a, r in rewards.items():
+            totals[a] += r
+        done = terminateds["__all__"] or truncateds["__all__"]
+    assert set(rewards) == set(env.possible_agents)
+    assert sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_seat_mapping_gives_the_learner_one_seat_per_episode():
+    from train.rllib_modules import LEARNER, SeatMapping
+
+    mapping = SeatMapping(3, {"random": 0.0, "greedy": 0.5, "snapshot": 0.5}, snapshots=2)
+
+    class Episode:
+        def __init__(self, i):
+            self.id_ = f"episode-{i}"
+
+    seats_of_learner = []
+    for i in range(200):
+        modules = [mapping(f"player_{s}", Episode(i)) for s in range(3)]
+        assert modules == [mapping(f"player_{s}", Episode(i)) for s in range(3)]  # stable
+        assert modules.count(LEARNER) == 1
+        assert set(modules) - {LEARNER} <= {"greedy", "snapshot_0", "snapshot_1"}
+        seats_of_learner.append(modules.index(LEARNER))
+    assert set(seats_of_learner) == {0, 1, 2}
+
+
+def test_training_samples_steps_and_finishes_episodes(trained):
+    from train.rllib_backend import iteration_steps
+
+    _, config, _, results = trained
+    runners = results[-1]["env_runners"]
+    batch = config.n_steps * config.n_envs
+    assert runners["num_env_steps_sampled_lifetime"] >= 2 * batch
+    assert runners["num_episodes_lifetime"] >= 1
+    assert all(iteration_steps(r) > 0 for r in results)
+    assert results[-1]["learners"]["learner"]["num_module_steps_trained"] > 0
+
+
+def test_env_runners_live_in_different_processes(trained):
+    algo = trained[0]
+    pids = algo.env_runner_group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+    assert len(pids) == 2
+    assert len(set(pids)) == 2
+    assert os.getpid() not in pids
+
+
+def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
+    from train.rllib_backend import learner_weights
+
+    algo, _, before, _ = trained
+    after = learner_weights(algo)
+    assert any(not np.array_equal(before["learner"][k], after[k]) for k in after)
+    # the snapshot slots started as copies of the initial learner, and stayed so in every runner
+    for runner_before, runner_after in zip(before["snapshot_0"], runner_weights(algo, "snapshot_0"), strict=True):
+        for key, value in runner_after.items():
+            np.testing.assert_array_equal(value, runner_before[key])
+            np.testing.assert_array_equal(value, before["learner"][key])
+    snapshot = algo.learner_group.get_weights(["snapshot_0"])["snapshot_0"]
+    for key, value in snapshot.items():
+        np.testing.assert_array_equal(np.asarray(value), before["learner"][key])
+
+
+def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path):
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    from train.rllib_backend import export_policy, stop_algorithm
+
+    algo, config, _, _ = trained
+    obs = fixed_observation()
+    action = ModuleAgent(algo.get_module("learner")).act(obs)
+    algo.save_to_path(str(tmp_path / "checkpoint"))
+    restored = Algorithm.from_checkpoint(str(tmp_path / "checkpoint"))
+    try:
+        module = restored.get_module("learner")
+        assert ModuleAgent(module).act(obs) == action
+        # the Ray-free export plays the same action
+        path = export_policy(algo, config, tmp_path / "final_policy.npz", steps=1)
+        assert agents.load(path).act(obs) == action
+        # 50 deals of the restored policy against random: all legal (the classic env would flag one)
+        player, opponent = ModuleAgent(module), RandomAgent(seed=0)
+        for seed in range(50):
+            env = treppen_env.env()
+            env.reset(seed=seed)
+            for agent in env.agent_iter():
+                observation, _, terminated, truncated, info = env.last()
+                if terminated or truncated:
+                    assert "illegal_action" not in info
+                    env.step(None)
+                    continue
+                me = (agent == "player_0") == (seed % 2 == 0)
+                choice = (player if me else opponent).act(observation)
+                assert observation["action_mask"][choice] == 1
+                env.step(choice)
+    finally:
+        stop_algorithm(restored)
+
+
+def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
+    from train.selfplay import train
+
+    overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_deals": 2, "runs_dir": str(tmp_path)}
+    config = config_from_dict({**TINY, **overrides, "name": "run"})
+    run_dir = train(config)
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz"):
+        assert (run_dir / name).is_file(), name
+    assert list((run_dir / "tb").rglob("events.out.tfevents.*"))
+    (checkpoint,) = sorted((run_dir / "checkpoints").glob("rllib_*_steps"))
+    first = int(checkpoint.name.split("_")[1])
+    assert first >= 200
+    evals = [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
+    assert evals[-1]["steps"] == first
+    assert evals[-1]["random"]["illegal_actions"] == 0 and evals[-1]["random"]["deals"] == 4
+    player = agents.load(run_dir)  # without Ray: NumPy
+    assert player.act(fixed_observation()) in range(NUM_ACTIONS)
+
+    resumed = config_from_dict({**TINY, **overrides, "name": "run", "total_timesteps": first + 1})
+    train(resumed, resume=True)
+    steps = sorted(int(p.name.split("_")[1]) for p in (run_dir / "checkpoints").glob("rllib_*_steps"))
+    assert steps[0] == first and steps[-1] > first
+    meta = json.loads((run_dir / "metadata.json").read_text())
+    assert len(meta["resumes"]) == 1
+
+
+def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path):
+    from train.tournament import run_tournament
+
+    entrants = {"random": "random", "greedy": "greedy"}
+    local = run_tournament(entrants, deals=6, seed=5)
+    partial = run_tournament(entrants, deals=6, seed=5, out=tmp_path, limit=5, ray_address="auto")
+    assert len(partial) == 5
+    on_ray = run_tournament(entrants, deals=6, seed=5, out=tmp_path, ray_address="auto")
+    assert on_ray == local
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 12

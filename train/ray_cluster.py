@@ -1,0 +1,96 @@
+"""Ray for the command line (DESIGN "Scale-out"): connecting to a Ray instance, and tournament deals
+played as Ray tasks (``treppen tournament --ray-address ADDR``). Needs ``pip install 'treppen[ray]'``.
+
+A cluster: ``ray start --head`` on one machine, ``ray start --address <head>:6379`` on the others
+(each with treppen installed), then ``--ray-address auto`` (or ``<head>:6379``) on the head.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+try:
+    import ray
+except ImportError as err:  # pragma: no cover - exercised without the extra
+    raise ImportError("Ray is not installed: pip install 'treppen[ray]'") from err
+
+LOCAL = "local"
+"""The address that starts a local Ray instance on 127.0.0.1 (as ``None`` does)."""
+
+
+def init_ray(address: str | None, num_cpus: int | None = None) -> bool:
+    """Connect to Ray, unless this process already is.
+
+    :param address: ``None`` or ``"local"`` start a local instance on 127.0.0.1 (no dashboard; with
+        ``RAY_AUTH_MODE=disabled`` unless set, so no auth token lands in the home folder);
+        ``"auto"`` or ``"host:port"`` join a running cluster.
+    :param num_cpus: CPUs of a local instance (default: all of the machine's).
+    :return: whether this call connected (then the caller calls ``ray.shutdown()``).
+    :raises ConnectionError: when no cluster answers at ``address``.
+    """
+    if ray.is_initialized():
+        return False
+    if address in (None, LOCAL):
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            configure_logging=False,
+        )
+    else:
+        ray.init(address=address, configure_logging=False)
+    return True
+
+
+_AGENTS: dict[str, Any] = {}
+"""Per worker process: the agents of a tournament, by its token (loaded once per process)."""
+
+
+@ray.remote(num_cpus=1)
+def _play_deals(
+    token: str, sources: Mapping[str, Any], specs: Sequence[Any], game_record: bool
+) -> list[dict[str, Any]]:
+    """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents)."""
+    from train.tournament import build_agents, play_deal
+
+    if token not in _AGENTS:
+        _AGENTS.clear()
+        _AGENTS[token] = build_agents(sources)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+    return [play_deal(spec, _AGENTS[token], game_record) for spec in specs]
+
+
+def play_on_ray(
+    todo: Sequence[Any], agents: Mapping[str, Any], address: str | None, game_record: bool = False, chunk: int = 8
+) -> Iterator[dict[str, Any]]:
+    """Yield the records of the deals ``todo`` (:class:`train.tournament.DealSpec`) as Ray tasks of
+    ``chunk`` deals finish; at most two tasks per CPU of the cluster are in flight.
+
+    :param agents: agent by name: ``agents.load`` specs (each worker loads them) or agents (pickled).
+    :param address: see :func:`init_ray`.
+    :param game_record: add each deal's game record (``train.tournament.play_deal``).
+    """
+    if not todo:
+        return
+    started = init_ray(address)
+    try:
+        token = uuid.uuid4().hex
+        sources = ray.put(dict(agents))
+        chunks = iter([list(todo[i : i + chunk]) for i in range(0, len(todo), chunk)])
+        limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        pending = [_play_deals.remote(token, sources, c, game_record) for c in itertools.islice(chunks, limit)]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done[0])
+            pending += [_play_deals.remote(token, sources, c, game_record) for c in itertools.islice(chunks, 1)]
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,191 @@
+"""RLlib pieces of ``backend: rllib`` that run inside Ray's env runners and learner (DESIGN "Scale-out").
+
+- :class:`TreppenRLlibEnv`: the AEC env through RLlib's ``PettingZooEnv`` wrapper, with the
+  observation dict's ``observation`` key renamed ``observations`` (the key RLlib's action-masking
+  modules expect) and a ``render()`` PettingZoo accepts (the wrapper passes ``render_mode``).
+- :class:`MaskedMLPModule`: the trained PPO module (new API stack): a policy MLP and a separate
+  value MLP, as the SB3 backend's ``MlpPolicy``; illegal actions get logit ``FLOAT_MIN`` before
+  RLlib builds the distribution, in every forward pass (sampling, inference and the PPO loss).
+- :class:`AgentModule`: an untrained module that plays one of the project's agents (random or
+  greedy) from the observation, for the self-play opponents.
+- :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
+  other seat draws random, greedy or one of the frozen snapshots of the learner.
+
+Importing this module imports Ray; :mod:`agents` never does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+from torch import nn
+
+import treppen_env
+from treppen_env.rules import make_rules
+
+LEARNER = "learner"
+RANDOM = "random"
+GREEDY = "greedy"
+OBS_KEY = "observations"
+"""The observation key of RLlib's action-masking modules (the env's own key is ``observation``)."""
+
+
+def snapshot_id(slot: int) -> str:
+    """Module id of snapshot slot ``slot`` (``snapshot_<slot>``)."""
+    return f"snapshot_{slot}"
+
+
+class TreppenRLlibEnv(PettingZooEnv):
+    """``PettingZooEnv(treppen_env.env(...))`` with observations ``{"observations", "action_mask"}``.
+
+    Each step returns the observation of the agent to move only; at the end of a deal every agent
+    gets its final reward (RLlib's multi-agent contract, 2-4 players).
+
+    :param config: RLlib's ``env_config``: ``num_players``, ``rules`` and ``rules_options``.
+    """
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        config = dict(config or {})
+        super().__init__(
+            treppen_env.env(
+                num_players=config.get("num_players", 2),
+                rules=config.get("rules", "treppenromme"),
+                render_mode="ansi",
+                **config.get("rules_options", {}),
+            )
+        )
+        self.observation_spaces = {agent: _rename_space(space) for agent, space in self.observation_spaces.items()}
+        self.observation_space = gym.spaces.Dict(self.observation_spaces)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, infos = super().reset(seed=seed, options=options)
+        return _rename(obs), infos
+
+    def step(self, action):
+        obs, rewards, terminateds, truncateds, infos = super().step(action)
+        return _rename(obs), rewards, terminateds, truncateds, infos
+
+    def render(self) -> str | None:
+        """The table as text (RLlib's wrapper passes an argument PettingZoo's ``render()`` lacks)."""
+        return self.env.render()
+
+
+def _rename_space(space: gym.spaces.Dict) -> gym.spaces.Dict:
+    return gym.spaces.Dict({OBS_KEY: space["observation"], "action_mask": space["action_mask"]})
+
+
+def _rename(obs: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
+    return {agent: {OBS_KEY: o["observation"], "action_mask": o["action_mask"]} for agent, o in obs.items()}
+
+
+def mlp(sizes: list[int], activation: str) -> nn.Sequential:
+    """Linear layers of ``sizes`` with ``activation`` (``tanh`` or ``relu``) between them."""
+    layers: list[nn.Module] = []
+    for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
+        layers.append(nn.Linear(n_in, n_out))
+        if i < len(sizes) - 2:
+            layers.append(nn.Tanh() if activation == "tanh" else nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class MaskedMLPModule(TorchRLModule, ValueFunctionAPI):
+    """PPO module over ``{"observations", "action_mask"}``: masked policy logits and a value.
+
+    ``model_config``: ``net_arch`` (hidden sizes, default ``[256, 256]``) and ``activation``
+    (``tanh`` or ``relu``). ``self.pi`` maps observations (B, OBS_SIZE) float32 to logits (B, 898);
+    ``self.vf`` maps them to values (B,). Illegal actions get ``FLOAT_MIN`` logits, so they are
+    never sampled and carry no probability in the PPO loss or the entropy.
+    """
+
+    def setup(self) -> None:
+        config = self.model_config or {}
+        hidden = list(config.get("net_arch", [256, 256]))
+        activation = config.get("activation", "tanh")
+        obs_size = int(self.observation_space[OBS_KEY].shape[0])
+        self.pi = mlp([obs_size, *hidden, int(self.action_space.n)], activation)
+        self.vf = mlp([obs_size, *hidden, 1], activation)
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        logits = self.pi(obs[OBS_KEY])
+        legal = obs["action_mask"].bool()
+        return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, FLOAT_MIN)}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        return self.vf(batch[Columns.OBS][OBS_KEY]).squeeze(-1)
+
+
+class AgentModule(RLModule):
+    """An untrained module playing a project agent: ``model_config = {"agent": "random" | "greedy",
+    "rules": preset, "rules_options": {...}, "seed": int}``. It outputs actions directly."""
+
+    def setup(self) -> None:
+        from train.pool import make_agent
+
+        config = self.model_config or {}
+        rules = make_rules(config.get("rules", "treppenromme"), **config.get("rules_options", {}))
+        self.agent = make_agent(config.get("agent", RANDOM), seed=config.get("seed"), rules=rules)
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        observations, masks = _numpy(obs[OBS_KEY]), _numpy(obs["action_mask"])
+        actions = [
+            self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks, strict=True)
+        ]
+        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError(f"{self.agent!r} is a fixed opponent; it is not trained")
+
+    def get_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        pass
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+class SeatMapping:
+    """RLlib's ``policy_mapping_fn`` for self-play, drawn per episode from the episode id.
+
+    The learner (module ``learner``) takes seat ``h % num_players`` with ``h`` a stable hash of the
+    episode id; every other seat is ``random``, ``greedy`` or ``snapshot_<k>`` (``k`` uniform over
+    the ``snapshots`` slots) with the given probabilities. Stable: an agent keeps its module for
+    the whole episode (RLlib may ask more than once).
+
+    :param num_players: seats (2-4).
+    :param probs: probabilities of ``random``, ``greedy`` and ``snapshot`` (normalised).
+    :param snapshots: number of snapshot slots.
+    """
+
+    def __init__(self, num_players: int, probs: dict[str, float], snapshots: int):
+        self.num_players = num_players
+        self.kinds = [RANDOM, GREEDY, "snapshot"]
+        weights = np.array([probs.get(k, 0.0) for k in self.kinds], dtype=np.float64)
+        if snapshots == 0:
+            weights[2] = 0.0
+        self.probs = weights / weights.sum()
+        self.snapshots = snapshots
+
+    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
+        h = zlib.crc32(str(episode.id_).encode())
+        seat = int(str(agent_id).rsplit("_", 1)[-1])
+        if seat == h % self.num_players:
+            return LEARNER
+        rng = np.random.default_rng([h, seat])
+        kind = self.kinds[int(rng.choice(3, p=self.probs))]
+        return snapshot_id(int(rng.integers(self.snapshots))) if kind == "snapshot" else kind
