@@ -164,6 +164,36 @@ def test_seat_mapping_gives_the_learner_one_seat_per_episode():
     assert set(seats_of_learner) == {0, 1, 2}
 
 
+@pytest.mark.parametrize("policy", ["mlp", "action_features"])
+def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, tmp_path):
+    import torch
+
+    from train.rllib_backend import policy_arrays
+    from train.rllib_modules import MaskedPolicyModule, TreppenRLlibEnv
+
+    env = TreppenRLlibEnv()
+    model_config = {"policy": policy, "net_arch": [32], "card_dim": 8, "action_dim": 8}
+    torch.manual_seed(0)
+    module = MaskedPolicyModule(
+        observation_space=env.observation_space["player_0"],
+        action_space=env.action_space["player_0"],
+        model_config=model_config,
+    )
+    obs = fixed_observation()
+    mask = torch.as_tensor(obs["action_mask"][None])
+    batch = {"obs": {"observations": torch.as_tensor(obs["observation"][None]), "action_mask": mask}}
+    with torch.no_grad():
+        logits = module.forward_exploration(batch)["action_dist_inputs"][0]
+        values = module.compute_values(batch)
+    assert values.shape == (1,)
+    legal = np.flatnonzero(obs["action_mask"])
+    assert (logits[obs["action_mask"] == 0] < -1e30).all() and (logits[legal] > -1e30).all()
+    config = config_from_dict({"backend": "rllib", "policy": policy, "net_arch": [32], "card_dim": 8, "action_dim": 8})
+    weights = {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    np.savez(tmp_path / "policy.npz", **policy_arrays(config, weights))
+    assert agents.load(tmp_path / "policy.npz").act(obs) == int(logits.argmax())
+
+
 def test_training_samples_steps_and_finishes_episodes(trained):
     from train.rllib_backend import iteration_steps
 

@@ -91,25 +91,10 @@ def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
         arrays = {k: v.detach().cpu().numpy() for k, v in policy.net.state_dict().items()}
         arrays |= {"kind": np.array("action_features"), "steps": np.array(steps)}
     else:
-        return write_snapshot(*policy_weights(policy), path, steps)
-    return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
-
-
-def write_snapshot(
-    weights: Sequence[tuple[np.ndarray, np.ndarray]], activation: str, path: str | Path, steps: int = 0
-) -> Path:
-    """Write an MLP's (weight (out, in), bias (out,)) pairs, the last the action head, as a snapshot
-    ``.npz`` (atomically); :meth:`NumpyPolicy.load` reads it back.
-
-    :param weights: float32 arrays per linear layer of the action path.
-    :param activation: ``"tanh"`` or ``"relu"`` between layers.
-    :param path: the target file, ending in ``.npz``.
-    :param steps: training steps at the time of the snapshot (stored alongside).
-    :return: the path written.
-    """
-    arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(weights)}
-    arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
-    arrays |= {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
+        weights, activation = policy_weights(policy)
+        arrays = {f"w{i}": w for i, (w, _) in enumerate(weights)}
+        arrays |= {f"b{i}": b for i, (_, b) in enumerate(weights)}
+        arrays |= {"activation": np.array(activation), "steps": np.array(steps), "layers": np.array(len(weights))}
     return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
 
 

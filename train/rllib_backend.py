@@ -21,6 +21,7 @@ snapshot slot is overwritten with the learner's weights every ``snapshot_every``
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import sys
@@ -32,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from train.config import TrainConfig
-from train.pool import NumpyPolicy, write_snapshot
+from train.io import atomic_write
+from train.pool import NumpyPolicy
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
 
@@ -51,7 +53,7 @@ from train.rllib_modules import (
     LEARNER,
     RANDOM,
     AgentModule,
-    MaskedMLPModule,
+    MaskedPolicyModule,
     SeatMapping,
     TreppenRLlibEnv,
     snapshot_id,
@@ -79,8 +81,15 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     """
     env_config = {"num_players": config.num_players, "rules": config.rules, "rules_options": config.rules_options}
     learner_spec = RLModuleSpec(
-        module_class=MaskedMLPModule,
-        model_config={"net_arch": list(config.net_arch), "activation": config.activation},
+        module_class=MaskedPolicyModule,
+        model_config={
+            "policy": config.policy,
+            "net_arch": list(config.net_arch),
+            "activation": config.activation,
+            "card_dim": config.card_dim,
+            "action_dim": config.action_dim,
+            **env_config,
+        },
     )
     agent_specs = {
         name: RLModuleSpec(
@@ -142,16 +151,34 @@ def set_snapshot(algo: Algorithm, slot: int, weights: dict[str, Any] | None = No
     )
 
 
-def policy_layers(weights: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(weight, bias) of the policy MLP's linear layers, in order, from the module's state dict."""
+def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
+    :meth:`train.pool.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
+    action-feature net's ``state_dict`` with ``kind``."""
+    if config.policy == "action_features":
+        arrays = {k.removeprefix("net."): v for k, v in weights.items() if k.startswith("net.")}
+        return arrays | {"kind": np.array("action_features")}
     indices = sorted({int(k.split(".")[1]) for k in weights if k.startswith("pi.") and k.endswith(".weight")})
-    return [(weights[f"pi.{i}.weight"].astype(np.float32), weights[f"pi.{i}.bias"].astype(np.float32)) for i in indices]
+    arrays = {}
+    for n, i in enumerate(indices):
+        arrays[f"w{n}"] = weights[f"pi.{i}.weight"].astype(np.float32)
+        arrays[f"b{n}"] = weights[f"pi.{i}.bias"].astype(np.float32)
+    return arrays | {"activation": np.array(config.activation), "layers": np.array(len(indices))}
+
+
+def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
+    """The learner's current policy as a NumPy forward pass (no file)."""
+    with io.BytesIO() as buffer:
+        np.savez(buffer, **policy_arrays(config, learner_weights(algo)))
+        buffer.seek(0)
+        return NumpyPolicy.load(buffer)
 
 
 def export_policy(algo: Algorithm, config: TrainConfig, path: Path, steps: int) -> Path:
-    """Write the learner's policy as a NumPy snapshot (``train.pool`` format, atomically); it plays
-    without Ray or torch (``agents.load``, :class:`train.pool.NumpyPolicy`)."""
-    return write_snapshot(policy_layers(learner_weights(algo)), config.activation, path, steps)
+    """Write the learner's policy as a NumPy snapshot ``.npz`` (atomically); it plays without Ray or
+    torch (``agents.load``, :class:`train.pool.NumpyPolicy`)."""
+    arrays = policy_arrays(config, learner_weights(algo)) | {"steps": np.array(steps)}
+    return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
 
 
 class NumpyModel:
@@ -172,9 +199,8 @@ class NumpyModel:
 
     def predict(self, obs: np.ndarray, action_masks: np.ndarray, deterministic: bool = True) -> tuple[np.ndarray, None]:
         """Masked argmax actions: int64 (B,) for observations (B, OBS_SIZE), or (1,) for one."""
-        logits = np.atleast_2d(self.policy.logits(np.atleast_2d(obs)))
-        logits = np.where(np.atleast_2d(action_masks).astype(bool), logits, -np.inf)
-        return logits.argmax(axis=1), None
+        rows = zip(np.atleast_2d(obs), np.atleast_2d(action_masks), strict=True)
+        return np.array([self.policy.act(o, m) for o, m in rows], dtype=np.int64), None
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -363,8 +389,7 @@ class RLlibRun:
 
     def rate(self, algo: Algorithm, callback: Any) -> None:
         """Run an evaluation or Elo callback on the learner's current policy."""
-        policy = NumpyPolicy(policy_layers(learner_weights(algo)), self.config.activation)
-        callback.model = NumpyModel(policy, self.logger)
+        callback.model = NumpyModel(learner_policy(algo, self.config), self.logger)
         callback.run(self.steps)
 
     def learn(self, algo: Algorithm) -> None:

@@ -3,9 +3,10 @@
 - :class:`TreppenRLlibEnv`: the AEC env through RLlib's ``PettingZooEnv`` wrapper, with the
   observation dict's ``observation`` key renamed ``observations`` (the key RLlib's action-masking
   modules expect) and a ``render()`` PettingZoo accepts (the wrapper passes ``render_mode``).
-- :class:`MaskedMLPModule`: the trained PPO module (new API stack): a policy MLP and a separate
-  value MLP, as the SB3 backend's ``MlpPolicy``; illegal actions get logit ``FLOAT_MIN`` before
-  RLlib builds the distribution, in every forward pass (sampling, inference and the PPO loss).
+- :class:`MaskedPolicyModule`: the trained PPO module (new API stack): the SB3 backend's networks
+  (an MLP policy with a separate value MLP, or the action-feature policy of
+  :mod:`train.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
+  distribution, in every forward pass (sampling, inference and the PPO loss).
 - :class:`AgentModule`: an untrained module that plays one of the project's agents (random or
   greedy) from the observation, for the self-play opponents.
 - :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
@@ -65,8 +66,9 @@ class TreppenRLlibEnv(PettingZooEnv):
                 **config.get("rules_options", {}),
             )
         )
-        self.observation_spaces = {agent: _rename_space(space) for agent, space in self.observation_spaces.items()}
-        self.observation_space = gym.spaces.Dict(self.observation_spaces)
+        spaces: dict[str, gym.Space] = {agent: _rename_space(space) for agent, space in self.observation_spaces.items()}
+        self.observation_spaces = spaces
+        self.observation_space = gym.spaces.Dict(spaces)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, infos = super().reset(seed=seed, options=options)
@@ -99,18 +101,37 @@ def mlp(sizes: list[int], activation: str) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-class MaskedMLPModule(TorchRLModule, ValueFunctionAPI):
+class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     """PPO module over ``{"observations", "action_mask"}``: masked policy logits and a value.
 
-    ``model_config``: ``net_arch`` (hidden sizes, default ``[256, 256]``) and ``activation``
-    (``tanh`` or ``relu``). ``self.pi`` maps observations (B, OBS_SIZE) float32 to logits (B, 898);
-    ``self.vf`` maps them to values (B,). Illegal actions get ``FLOAT_MIN`` logits, so they are
-    never sampled and carry no probability in the PPO loss or the entropy.
+    ``model_config["policy"]`` picks the network, as the SB3 backend's ``policy`` key does:
+
+    - ``mlp``: ``self.pi``, an MLP (``net_arch`` hidden sizes, ``activation``) from observations
+      (B, OBS_SIZE) float32 to logits (B, 898), and a separate value MLP ``self.vf``;
+    - ``action_features``: the SB3 learner's :class:`train.policy_net.ActionFeatureNet`
+      (``self.net``; ``rules``, ``rules_options``, ``card_dim``, ``action_dim``, state embedding
+      ``net_arch[-1]`` wide) and a linear value of its state embedding (``self.value``).
+
+    Illegal actions get ``FLOAT_MIN`` logits, so they are never sampled and carry no probability in
+    the PPO loss or the entropy.
     """
 
     def setup(self) -> None:
         config = self.model_config or {}
         hidden = list(config.get("net_arch", [256, 256]))
+        self.kind = config.get("policy", "mlp")
+        if self.kind == "action_features":
+            from train.policy_net import ActionFeatureNet
+
+            self.net = ActionFeatureNet(
+                config.get("rules", "treppenromme"),
+                config.get("rules_options"),
+                card_dim=config.get("card_dim", 64),
+                hidden=hidden[-1],
+                action_dim=config.get("action_dim", 64),
+            )
+            self.value = nn.Linear(hidden[-1], 1)
+            return
         activation = config.get("activation", "tanh")
         obs_size = int(self.observation_space[OBS_KEY].shape[0])
         self.pi = mlp([obs_size, *hidden, int(self.action_space.n)], activation)
@@ -118,12 +139,16 @@ class MaskedMLPModule(TorchRLModule, ValueFunctionAPI):
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
-        logits = self.pi(obs[OBS_KEY])
+        x = obs[OBS_KEY]
+        logits = self.net(x)[0] if self.kind == "action_features" else self.pi(x)
         legal = obs["action_mask"].bool()
         return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, FLOAT_MIN)}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
-        return self.vf(batch[Columns.OBS][OBS_KEY]).squeeze(-1)
+        x = batch[Columns.OBS][OBS_KEY]
+        if self.kind == "action_features":
+            return self.value(self.net.encode(x)[1]).squeeze(-1)
+        return self.vf(x).squeeze(-1)
 
 
 class AgentModule(RLModule):
