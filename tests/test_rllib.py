@@ -1,7 +1,7 @@
 """The Ray RLlib backend and Ray tournaments (DESIGN "Scale-out") on a local Ray instance.
 
 One Ray instance (127.0.0.1, 6 logical CPUs, no dashboard, its files in a temporary folder, no auth token
-in the home folder) serves the whole module and is shut down in teardown, even after a failure.
+in the home folder) serves all these tests and is shut down in teardown, even after a failure.
 One tiny PPO (2 env runners, 2 training iterations) is shared by the checks. Skipped without the
 ``ray`` extra (``pip install -e '.[train,test,ray]'``); CI installs it (``.ci/run``).
 """
@@ -40,9 +40,11 @@ TINY = {
 }
 
 
-@pytest.fixture(scope="module")
+# Session scope: xdist may interleave this module's tests with others on its worker, and a module
+# fixture would then start Ray and train again.
+@pytest.fixture(scope="session")
 def local_ray(tmp_path_factory):
-    """A local Ray instance for the module; shut down in teardown whatever happened."""
+    """A local Ray instance for these tests; shut down in teardown whatever happened."""
     import ray
 
     saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE",)}
@@ -68,7 +70,7 @@ def local_ray(tmp_path_factory):
                 os.environ[key] = value
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained(local_ray):
     """A PPO of :data:`TINY` before and after 2 training iterations."""
     from train.rllib_backend import build_algorithm, learner_weights, stop_algorithm
@@ -231,15 +233,16 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
 
 
 def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path):
-    from ray.rllib.algorithms.algorithm import Algorithm
-
-    from train.rllib_backend import export_policy, stop_algorithm
+    from train.rllib_backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
 
     algo, config, _, _ = trained
     obs = fixed_observation()
     action = ModuleAgent(algo.get_module("learner")).act(obs)
-    algo.save_to_path(str(tmp_path / "checkpoint"))
-    restored = Algorithm.from_checkpoint(str(tmp_path / "checkpoint"))
+    checkpoint = save_checkpoint(algo, config, tmp_path, steps=7)
+    assert checkpoint.name == "rllib_7_steps" and (tmp_path / "policy_7_steps.npz").is_file()
+    # restored as --resume does, into an algorithm without remote env runners (no new processes)
+    local = config_from_dict({**TINY, "num_env_runners": 0})
+    restored = build_algorithm(local, seed=1, checkpoint=checkpoint)
     try:
         module = restored.get_module("learner")
         assert ModuleAgent(module).act(obs) == action
