@@ -271,7 +271,7 @@ def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_p
 def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
     from train.selfplay import train
 
-    overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_deals": 2, "runs_dir": str(tmp_path)}
+    overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
     config = config_from_dict({**TINY, **overrides, "name": "run"})
     run_dir = train(config)
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz"):
@@ -298,10 +298,10 @@ def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path
     from train.tournament import run_tournament
 
     entrants = {"random": "random", "greedy": "greedy"}
-    local = run_tournament(entrants, deals=6, seed=5)
-    partial = run_tournament(entrants, deals=6, seed=5, out=tmp_path, limit=5, ray_address="auto")
+    local = run_tournament(entrants, decks=6, seed=5)
+    partial = run_tournament(entrants, decks=6, seed=5, out=tmp_path, limit=5, ray_address="auto")
     assert len(partial) == 5
-    on_ray = run_tournament(entrants, deals=6, seed=5, out=tmp_path, ray_address="auto")
+    on_ray = run_tournament(entrants, decks=6, seed=5, out=tmp_path, ray_address="auto")
     assert on_ray == local
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines) == 12

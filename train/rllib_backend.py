@@ -21,7 +21,6 @@ snapshot slot is overwritten with the learner's weights every ``snapshot_every``
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shutil
 import sys
@@ -34,7 +33,7 @@ import numpy as np
 
 from train.config import TrainConfig
 from train.io import atomic_write
-from train.pool import NumpyPolicy
+from train.pool import ActionFeatureSnapshot, NumpyPolicy
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
 
@@ -151,15 +150,15 @@ def set_snapshot(algo: Algorithm, slot: int, weights: dict[str, Any] | None = No
     )
 
 
-def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
     """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
     :meth:`train.pool.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
     action-feature net's ``state_dict`` with ``kind``."""
+    arrays: dict[str, Any] = {}
     if config.policy == "action_features":
         arrays = {k.removeprefix("net."): v for k, v in weights.items() if k.startswith("net.")}
         return arrays | {"kind": np.array("action_features")}
     indices = sorted({int(k.split(".")[1]) for k in weights if k.startswith("pi.") and k.endswith(".weight")})
-    arrays = {}
     for n, i in enumerate(indices):
         arrays[f"w{n}"] = weights[f"pi.{i}.weight"].astype(np.float32)
         arrays[f"b{n}"] = weights[f"pi.{i}.bias"].astype(np.float32)
@@ -168,10 +167,11 @@ def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[s
 
 def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
     """The learner's current policy as a NumPy forward pass (no file)."""
-    with io.BytesIO() as buffer:
-        np.savez(buffer, **policy_arrays(config, learner_weights(algo)))
-        buffer.seek(0)
-        return NumpyPolicy.load(buffer)
+    arrays = policy_arrays(config, learner_weights(algo))
+    if config.policy == "action_features":
+        return ActionFeatureSnapshot({k: v for k, v in arrays.items() if k != "kind"})
+    layers = int(arrays["layers"])
+    return NumpyPolicy([(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(layers)], config.activation)
 
 
 def export_policy(algo: Algorithm, config: TrainConfig, path: Path, steps: int) -> Path:
@@ -369,14 +369,11 @@ class RLlibRun:
             config.eval_every,
             {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
             run_dir / "evals.jsonl",
-            deals=config.eval_deals,
             num_players=config.num_players,
-            rules=config.rules,
-            rules_options=config.rules_options,
+            rules=rules,
+            deals=config.eval_deals,
         )
-        self.elo = EloCallback(
-            config.elo_every, run_dir / "elo.jsonl", config.num_players, config.rules, config.elo_deals
-        )
+        self.elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
         self.periods = {
             name: Periodic(every, steps)
             for name, every in (

@@ -56,6 +56,8 @@ class TreppenRLlibEnv(PettingZooEnv):
     :param config: RLlib's ``env_config``: ``num_players``, ``rules`` and ``rules_options``.
     """
 
+    observation_spaces: dict[str, gym.Space]
+
     def __init__(self, config: dict[str, Any] | None = None):
         config = dict(config or {})
         super().__init__(
@@ -83,7 +85,7 @@ class TreppenRLlibEnv(PettingZooEnv):
         return self.env.render()
 
 
-def _rename_space(space: gym.spaces.Dict) -> gym.spaces.Dict:
+def _rename_space(space: Any) -> gym.spaces.Dict:
     return gym.spaces.Dict({OBS_KEY: space["observation"], "action_mask": space["action_mask"]})
 
 
