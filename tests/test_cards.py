@@ -11,6 +11,7 @@ from treppen_env.cards import (
     NUM_CARDS,
     RANK_POINTS,
     bits_to_cards,
+    card_flags,
     card_to_str,
     cards_to_bits,
     cards_to_str,
@@ -151,3 +152,11 @@ def test_parse_deck_names_repeated_and_missing_cards() -> None:
         parse_deck(deck[:-1])
     with pytest.raises(ValueError, match="not a card: 'ZZ'"):
         parse_deck(["ZZ", *deck[1:]])
+
+
+def test_card_flags_marks_each_card_of_a_bitset() -> None:
+    assert card_flags(0) == bytes(52)
+    assert card_flags(FULL_DECK) == bytes([1] * 52)
+    cards = [0, 7, 8, 13, 31, 40, 51]
+    assert [i for i, f in enumerate(card_flags(cards_to_bits(cards))) if f] == cards
+    assert len(card_flags(cards_to_bits([51]))) == NUM_CARDS

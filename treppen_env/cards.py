@@ -108,6 +108,15 @@ def bits_to_cards(bits: int) -> Iterator[int]:
         bits ^= low
 
 
+_BYTE_FLAGS = [bytes(b >> i & 1 for i in range(8)) for b in range(256)]
+
+
+def card_flags(bits: int) -> bytes:
+    """52 bytes, byte ``card`` 1 when ``card`` is in the bitset ``bits`` and 0 otherwise (for
+    writing a card set into a NumPy row in one assignment)."""
+    return b"".join([_BYTE_FLAGS[b] for b in bits.to_bytes(7, "little")])[:NUM_CARDS]
+
+
 def hand_points(bits: int, ace: int = 15) -> int:
     """Points of the cards in ``bits`` when left in hand, an ace counting ``ace`` (RULES §3.3, §6.2)."""
     return sum(ace if c % NUM_RANKS == ACE else HAND_POINTS[c] for c in bits_to_cards(bits))

@@ -21,6 +21,7 @@ from treppen_env.cards import (
     NUM_CARDS,
     NUM_RANKS,
     bits_to_cards,
+    card_flags,
     card_to_str,
     hand_points,
     make_card,
@@ -249,8 +250,8 @@ class GameState:
             for card in bits_to_cards(layable & slots):
                 mask[A.LAYOFF_BASE + 3 * card + target] = 1
         if self.must_use < 0:
-            for card in bits_to_cards(hand & ~(1 << self.banned) if self.banned >= 0 else hand):
-                mask[A.DISCARD_BASE + card] = 1
+            discardable = hand & ~(1 << self.banned) if self.banned >= 0 else hand
+            mask[A.DISCARD_BASE :] = np.frombuffer(card_flags(discardable), np.int8)
         if self.banned >= 0 and hand >> self.banned & 1:
             self._mask_dead_ends(mask, hand, melds)
 
