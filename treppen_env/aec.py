@@ -44,6 +44,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from treppen_env import observation as O
 from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
@@ -196,7 +197,7 @@ class raw_env(AECEnv, EzPickle):
         try:
             state.apply(action)
         except IllegalActionError as err:
-            raise ValueError(f"{agent}: {err}") from None
+            raise IllegalActionError(f"{agent}: {err}") from None
         self._cumulative_rewards[agent] = 0.0
         # Like its rewards, an agent sees a deal's infos once, at its next last() (episode="game").
         self.infos[agent] = {}
@@ -333,14 +334,16 @@ class ClassicWrapper(OrderEnforcingWrapper):
         if not raw.agents:
             EnvLogger.warn_step_after_terminated_truncated()
             return
-        agent = raw.agent_selection
-        if not (raw.terminations[agent] or raw.truncations[agent]):
-            if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-                action = _check_action(agent, action)
-            if not raw.legal_mask()[action]:
-                self._terminate_illegal(raw, action)
-                return
-        raw.step(action)
+        try:
+            raw.step(action)  # checks the action; the state is unchanged when it is illegal
+        except IllegalActionError:
+            self._terminate_illegal(raw, check_action(action))
+
+    def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
+        """PettingZoo's order-enforcing ``agent_iter`` reading the raw env directly."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
 
     def last(self, observe: bool = True) -> tuple:
         if not self._has_reset:
@@ -359,6 +362,26 @@ class ClassicWrapper(OrderEnforcingWrapper):
         raw.infos[offender] = {**raw.infos[offender], "illegal_action": action_to_str(int(action))}
         raw._accumulate_rewards()
         raw._deads_step_first()
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """As PettingZoo's ``AECOrderEnforcingIterator`` (stop when no agent is left or after
+    ``max_iter``; assert a ``step()`` between two agents), one attribute lookup per item."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        raw = wrapper.env
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return raw.agent_selection
 
 
 def env(**kwargs: Any) -> ClassicWrapper:
