@@ -224,6 +224,14 @@ def test_presets_match_table_rules_8() -> None:
     assert make_rules("treppenromme", stock_exhausted="reshuffle").stock_exhausted == "reshuffle"
 
 
+def test_overrides_rebuild_the_rules_8() -> None:
+    """RULES §8: ``overrides`` lists the options that differ from the preset, enough to rebuild."""
+    assert PRESETS["rum500"].overrides() == {} and make_rules().overrides() == {}
+    rules = make_rules("rum500", target=300, corner_runs=True, hand_penalty=True)
+    assert rules.overrides() == {"target": 300, "corner_runs": True}  # hand_penalty is rum500's own
+    assert make_rules(rules.name, **rules.overrides()) == rules
+
+
 def test_unknown_option_rules_8() -> None:
     """RULES §8: an unknown option is a clear error listing the valid ones."""
     with pytest.raises(ValueError, match=r"unknown rules option\(s\) \['jokers'\].*hand_penalty"):

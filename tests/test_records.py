@@ -11,23 +11,36 @@ import numpy as np
 import pytest
 from env_helpers import B_DECK, B_TURN_1, random_action
 
+from agents.match import play_match
 from treppen_env import raw_env, records
 from treppen_env.actions import DISCARD_BASE, parse_action
 from treppen_env.cards import card_to_str
 from treppen_env.records import RecordError
 
 
+class RandomSeat:
+    """Random legal actions from one generator shared by the seats (the deals of the tests below)."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def act(self, observation: dict) -> int:
+        return random_action(observation, self.rng)
+
+
 def play_recorded(seed: int, num_players: int = 2, rules: str = "treppenromme", episode: str = "deal", **options):
-    """Play random deals in a seeded env with a Recorder; return the env and its records."""
-    env = raw_env(num_players=num_players, rules=rules, episode=episode, **options)
-    env.reset(seed=seed, options={"dealer": seed % num_players})
-    recorder = records.Recorder(env, [f"random-{s}" for s in range(num_players)], extra={"seed": seed})
-    rng = np.random.default_rng(seed)
-    while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-        action = random_action(env.observe(env.agent_selection), rng)
-        env.step(action)
-        recorder.step(action)
-    return env, recorder.records
+    """Play random deals in a seeded env (``play_match``) and record them (``record_match``);
+    return the env at the end, the match result and the records."""
+    env_kwargs = {"num_players": num_players, "rules": rules, "episode": episode, **options}
+    env = raw_env(**env_kwargs)
+    reset_options = {"dealer": seed % num_players}
+    seats = [RandomSeat(np.random.default_rng(seed))] * num_players
+    result = play_match(env, seats, seed=seed, options=reset_options)
+    recs = records.record_match(
+        result.actions, [f"random-{s}" for s in range(num_players)], seed=seed, options=reset_options,
+        extra={"seed": seed}, **env_kwargs,
+    )  # fmt: skip
+    return env, result, recs
 
 
 def final_state(record):
@@ -53,7 +66,7 @@ def test_scripted_deal_record_fields():
 
 
 def test_round_trip_plain_and_gzip(tmp_path):
-    recs = [r for seed in range(6) for r in play_recorded(seed, num_players=2 + seed % 3)[1]]
+    recs = [r for seed in range(6) for r in play_recorded(seed, num_players=2 + seed % 3)[2]]
     assert len(recs) == 6
     for name in ("deals.jsonl", "deals.jsonl.gz"):
         path = records.write(tmp_path / name, recs)
@@ -69,7 +82,7 @@ def test_round_trip_plain_and_gzip(tmp_path):
 def test_replay_reproduces_the_deal():
     """The replay ends in exactly the state the deal ended in: hands, melds, staircase, points."""
     for seed in range(5):
-        env, (rec,) = play_recorded(seed, num_players=3, rules="rum500")
+        env, _, (rec,) = play_recorded(seed, num_players=3, rules="rum500")
         original, replayed = env.game, final_state(rec)
         assert replayed.hands == original.hands and replayed.staircase == original.staircase
         assert [(m.owner, m.cards) for m in replayed.melds] == [(m.owner, m.cards) for m in original.melds]
@@ -79,7 +92,7 @@ def test_replay_reproduces_the_deal():
 
 
 def test_game_records_every_deal():
-    env, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    env, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     assert len(recs) == env.game.deals_played == 3
     assert [r["game_deal"] for r in recs] == list(range(1, len(recs) + 1))
     assert [r["dealer"] for r in recs] == [(3 % 2 + i) % 2 for i in range(len(recs))]  # the deal passes left
@@ -92,7 +105,7 @@ def test_game_records_every_deal():
 
 def reshuffled_record():
     for seed in range(200):
-        _, (rec,) = play_recorded(seed, stock_exhausted="reshuffle", max_turns=400)
+        _, _, (rec,) = play_recorded(seed, stock_exhausted="reshuffle", max_turns=400)
         if rec["reshuffles"]:
             return rec
     raise AssertionError("no reshuffle in 200 random deals")
@@ -125,7 +138,7 @@ def test_reshuffles_replay_without_the_rng():
 
 
 def test_tampered_action_fails_at_its_step():
-    _, (rec,) = play_recorded(7)
+    _, _, (rec,) = play_recorded(7)
     k = 5  # a meld-phase step is followed by actions that depend on it; make step k a draw instead
     tampered = copy.deepcopy(rec)
     tampered["actions"][k] = 897 if tampered["actions"][k] != 897 else 896  # discard a card not in hand, or drawn
@@ -138,7 +151,7 @@ def test_tampered_action_fails_at_its_step():
 
 
 def test_tampered_end_fails_with_clear_errors():
-    _, (rec,) = play_recorded(11)
+    _, _, (rec,) = play_recorded(11)
     last = len(rec["actions"]) - 1
     points = copy.deepcopy(rec)
     points["deal_points"][0] += 1
@@ -166,7 +179,7 @@ def test_tampered_end_fails_with_clear_errors():
     ],
 )
 def test_malformed_records_are_named(tmp_path, change, message):
-    _, (rec,) = play_recorded(1)
+    _, _, (rec,) = play_recorded(1)
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(rec) + "\n\n" + json.dumps({**rec, **change}) + "\n")
     with pytest.raises(RecordError, match=rf"r.jsonl, line 3: .*{message}"):
@@ -187,34 +200,36 @@ def test_unreadable_files(tmp_path):
 
 
 def test_append_and_record_match(tmp_path):
-    """record_match plays a match loop's actions again (same seed and options) into the same records."""
-    _, (rec,) = play_recorded(4, num_players=3)
-    (again,) = records.record_match(
-        rec["actions"], rec["agents"], seed=4, options={"dealer": 4 % 3}, extra={"seed": 4}, num_players=3
-    )
-    assert again == rec
+    """record_match records what the match loop played: its actions, outcome and deal points."""
+    _, result, (rec,) = play_recorded(4, num_players=3)
+    assert rec["actions"] == result.actions and rec["agents"] == ["random-0", "random-1", "random-2"]
+    assert (rec["outcome"], rec["went_out"]) == (result.outcome, result.went_out)
+    assert rec["deal_points"] == result.deal_points
+    assert rec["dealer"] == 4 % 3 and rec["deck"] == records.deck_of(raw_env_dealt(4, 3))
     records.append(tmp_path / "a.jsonl", rec)
-    records.append(tmp_path / "a.jsonl", again)
+    records.append(tmp_path / "a.jsonl", rec)
     assert records.read(tmp_path / "a.jsonl") == [rec, rec]
     assert records.record_match(rec["actions"][:3], rec["agents"], seed=4, num_players=3) == []
     with pytest.raises(RecordError, match=r"match, step 3 \(player \d, action 0\)"):
         records.record_match([*rec["actions"][:3], 0], rec["agents"], seed=4, num_players=3)
 
 
-def test_game_record_match_equals_recorder():
-    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
-    actions = [a for r in recs for a in r["actions"]]
-    again = records.record_match(
-        actions, recs[0]["agents"], seed=3, options={"dealer": 1}, extra={"seed": 3},
-        num_players=2, episode="game", target=300,
-    )  # fmt: skip
-    assert again == recs
+def raw_env_dealt(seed: int, num_players: int):
+    env = raw_env(num_players=num_players)
+    env.reset(seed=seed, options={"dealer": seed % num_players})
+    return env.game
+
+
+def test_game_record_match_records_every_deal():
+    env, result, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    assert [a for r in recs for a in r["actions"]] == result.actions
+    assert recs[-1]["totals"] == env.game.totals and recs[-1]["deal_points"] == result.deal_points
 
 
 def test_replay_command_prints_every_move(tmp_path, capsys):
     from train.cli import main
 
-    _, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     path = records.write(tmp_path / "game.jsonl.gz", recs)
     assert main(["replay", str(path), "--deal", "2"]) == 0
     out = capsys.readouterr().out
@@ -254,7 +269,7 @@ def test_tournament_records_every_deal_once(tmp_path):
 
 
 def test_repair_cuts_only_an_unfinished_last_line(tmp_path):
-    _, (rec,) = play_recorded(2)
+    _, _, (rec,) = play_recorded(2)
     path = tmp_path / "r.jsonl"
     records.append(path, rec)
     path.write_text(path.read_text() + '{"format"')

@@ -214,7 +214,7 @@ def run_tournament(
         "version": FORMAT_VERSION,
         "agents": {n: a if isinstance(a, str) else repr(a) for n, a in agents.items()},
         "players": players,
-        "rules": {"preset": rules.name, "options": game_records.rules_options(rules)},
+        "rules": {"preset": rules.name, "options": rules.overrides()},
         "seed": seed,
         "decks": decks,
         "tables_per_deck": tables_per_deck,

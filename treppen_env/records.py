@@ -27,7 +27,6 @@ replays it to the end, raising :class:`RecordError` naming the step where it sto
 from __future__ import annotations
 
 import collections
-import dataclasses
 import gzip
 import io
 import json
@@ -43,7 +42,7 @@ import numpy as np
 from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.cards import NUM_CARDS, card_to_str, parse_card, parse_deck
 from treppen_env.engine import OUTCOMES, GameState, Phase
-from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules, make_rules
+from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
 
 FORMAT = "treppen-record/1"
 #: Keys every record holds.
@@ -58,16 +57,6 @@ class RecordError(ValueError):
 
 
 # ---------------------------------------------------------------------------------- recording
-def rules_options(rules: Rules) -> dict[str, Any]:
-    """The options of ``rules`` that differ from its preset (what ``make_rules`` needs on top)."""
-    preset = PRESETS[rules.name]
-    return {
-        f.name: getattr(rules, f.name)
-        for f in dataclasses.fields(Rules)
-        if f.name != "name" and getattr(rules, f.name) != getattr(preset, f.name)
-    }
-
-
 def deck_of(state: GameState) -> list[str]:
     """A deck (top first, in notation) that deals exactly the position of a freshly dealt ``state``.
 
@@ -165,7 +154,7 @@ class Recorder:
         record = {
             "format": FORMAT,
             "rules": state.rules.name,
-            "rules_options": rules_options(state.rules),
+            "rules_options": state.rules.overrides(),
             "num_players": state.num_players,
             "dealer": self._dealer,
             "deck": self._deck,

@@ -69,6 +69,16 @@ class Rules:
         """Cards dealt to each of ``num_players`` players (RULES §2.2)."""
         return self.hand_size_two_players if num_players == 2 else self.hand_size
 
+    def overrides(self) -> dict[str, Any]:
+        """The options that differ from the preset :attr:`name` (RULES §8): what
+        ``make_rules(self.name, **self.overrides())`` needs to rebuild these rules (a record's
+        ``rules_options``, a tournament's ``rules.options``).
+
+        :return: option name -> value, empty for a preset as it is.
+        """
+        preset = PRESETS[self.name]
+        return {name: getattr(self, name) for name in OPTION_NAMES if getattr(self, name) != getattr(preset, name)}
+
     def check_players(self, num_players: int) -> None:
         """Check that a deal for ``num_players`` is possible under these rules.
 
