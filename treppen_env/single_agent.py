@@ -193,8 +193,7 @@ class SingleAgentEnv(gym.Env):
     def _result(self, reward: float) -> tuple[np.ndarray, float, bool, bool, dict]:
         aec, learner = self.aec, self.learner
         terminated, truncated = aec.terminations[learner], aec.truncations[learner]
-        info = aec.infos[learner]
-        info = dict(info) if info else {}
+        info = dict(aec.infos[learner])
         if terminated or truncated:
             self._stage = OVER
         return self._observation(), float(reward), bool(terminated), bool(truncated), info
@@ -210,7 +209,8 @@ class SingleAgentEnv(gym.Env):
         return self.aec.terminations[self.learner] or self.aec.truncations[self.learner]
 
     def _observation(self) -> np.ndarray:
-        return self.aec.observe(self.learner)["observation"]  # the env's incremental encoder
+        # the env's incremental encoder, without observe()'s copy of the mask (action_masks() has it)
+        return self.aec._encoder.encode(self.aec.game, self._learner_seat)
 
     def _play_opponents(self) -> float:
         """Let the opponents move until the learner is to move or the episode is over; return the
