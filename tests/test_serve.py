@@ -116,6 +116,7 @@ def test_an_illegal_move_is_refused_and_the_game_goes_on(client):
     for action in (-1, 898, 10**6, 1.5, "0", None, True, [0]):
         r = client.post(f"/api/sessions/{sid}/move", json={"action": action, "version": view["version"]})
         assert r.status_code == 400, action
+        assert "must be an integer in 0..897" in r.json()["error"], action
     same = client.get(f"/api/sessions/{sid}").json()
     assert same["version"] == view["version"] and same["table"] == view["table"]
     r = client.post(f"/api/sessions/{sid}/move", json={"action": view["legal"]["draw"], "version": view["version"]})

@@ -48,7 +48,7 @@ from starlette.staticfiles import StaticFiles
 
 import agents
 from treppen_env import raw_env, records
-from treppen_env.actions import action_to_str
+from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.actions import decode as decode_action
 from treppen_env.cards import NUM_RANKS, card_to_str, rank_of, suit_of
 from treppen_env.engine import GameState, Phase
@@ -392,7 +392,7 @@ class App:
     def move(session: Session, data: dict[str, Any]) -> dict[str, Any]:
         """The person's move: their turn, the current version, a legal action (400/409 otherwise);
         returns the table after it."""
-        action = _int(data, "action", 0, 10**6)
+        action = _int(data, "action", 0, NUM_ACTIONS - 1)
         version = _int(data, "version", 0, 10**9)
         with session.lock:
             if session.over:
@@ -406,7 +406,7 @@ class App:
             if session.mode != "play" or session.env.game.current != session.you:
                 raise BadRequest("it is not your turn", 409)
             mask = session.env.game.legal_mask()
-            if action >= mask.size or not mask[action]:
+            if not mask[action]:
                 try:
                     session.env.game.apply(action)  # raises the engine's reason, leaves the state as it is
                 except ValueError as err:
