@@ -103,6 +103,23 @@ class TrainConfig:
     action_dim: int = 64
     """``action_features`` only: width of the static action embedding"""
 
+    # --- imitation warm start (train/imitation.py)
+    imitation_decisions: int = 0
+    """teacher-labelled decisions recorded per imitation round before PPO (0: no warm start)"""
+    imitation_rounds: int = 3
+    """imitation rounds: round 0 the teacher plays, later rounds the student plays and the
+    teacher labels its states (DAgger)"""
+    imitation_teacher: str = "greedy"
+    """the teacher: any agent spec of ``agents.load`` (e.g. ``greedy`` or a model path)"""
+    imitation_epochs: int = 4
+    """passes over all rounds' decisions after each round"""
+    imitation_batch_size: int = 256
+    """decisions per imitation gradient step"""
+    imitation_learning_rate: float = 1e-3
+    """Adam step size during imitation (PPO then uses ``learning_rate``)"""
+    imitation_holdout: int = 3000
+    """teacher decisions on other deals on which agreement with the teacher is measured"""
+
     # --- opponent pool
     opponent_random: float = 0.2
     """probability that an opponent seat is a RandomAgent for an episode"""
@@ -309,10 +326,14 @@ def validate(config: TrainConfig) -> None:
         "torch_threads",
         "card_dim",
         "action_dim",
+        "imitation_rounds",
+        "imitation_epochs",
+        "imitation_batch_size",
+        "imitation_holdout",
     ):
         value = getattr(c, key)
         _require(value > 0, f"config key {key}={value} must be a positive integer")
-    for key in ("eval_every", "elo_every", "checkpoint_every", "seed", "verbose"):
+    for key in ("imitation_decisions", "eval_every", "elo_every", "checkpoint_every", "seed", "verbose"):
         value = getattr(c, key)
         _require(value >= 0, f"config key {key}={value} must be 0 or more")
     rollout = c.n_steps * c.n_envs
@@ -322,7 +343,7 @@ def validate(config: TrainConfig) -> None:
         f" (SB3 would leave a truncated minibatch every epoch); pick a batch_size > 1 dividing "
         f"{rollout}, e.g. {_divisor_near(rollout, c.batch_size)}",
     )
-    for key in ("learning_rate", "clip_range", "max_grad_norm", "vf_coef"):
+    for key in ("learning_rate", "imitation_learning_rate", "clip_range", "max_grad_norm", "vf_coef"):
         value = getattr(c, key)
         _require(math.isfinite(value) and value > 0, f"config key {key}={value} must be a positive number")
     _require(

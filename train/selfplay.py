@@ -7,7 +7,8 @@ Reads top to bottom: config -> seeding -> envs with the opponent pool -> Maskabl
     config.yaml        the resolved config (``--resume`` reads it back)
     metadata.json      versions, start time, command line, seed (and each resume)
     tb/                TensorBoard logs: SB3's rollout/ and train/, plus selfplay/ and eval/
-    checkpoints/       model_<steps>_steps.zip, written atomically
+    checkpoints/       model_<steps>_steps.zip, written atomically (and imitation_round_<r>.pt)
+    imitation.jsonl    one line per imitation round: losses, held-out agreement with the teacher
     pool/              snapshot_<steps>.npz: NumPy weights of the opponent snapshots
     evals.jsonl        one line per evaluation vs random and greedy
     elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
@@ -50,6 +51,7 @@ from train.callbacks import (
     StatsCallback,
 )
 from train.config import TrainConfig, load_config, resolve_name, save_config
+from train.imitation import describe_agreement, warm_start
 from train.io import atomic_write_text, checkpoint_path, latest_checkpoint, save_model
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
@@ -171,6 +173,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         if resume:
             print(f"no checkpoint in {checkpoints}; starting the run from step 0")
         model = make_model(config, vec_env, run_dir / "tb", seed)
+        if config.imitation_decisions:  # warm start: clone the teacher, then PPO fine-tunes
+            print(describe_agreement(warm_start(model, config, run_dir)))
 
     # --- callbacks
     evals = EvalCallback(

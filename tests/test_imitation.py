@@ -1,0 +1,126 @@
+"""Tests of the imitation warm start (train/imitation.py): recorded decisions and value targets,
+and a student that reproduces its teacher."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+
+import agents
+from agents.base import Agent, legal_actions
+from train import cli
+from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher
+from train.policy_net import ActionFeaturePolicy
+from train.pool import SelfPlayEnv
+from treppen_env import raw_env
+from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
+from treppen_env.observation import SLICES
+
+
+class DrawDiscardHighest(Agent):
+    """One obviously right move everywhere: draw from the stock (RULES §4.1), never meld, discard
+    the card with the highest index (§4.4); the first legal action when neither is possible."""
+
+    def act(self, observation: dict[str, Any]) -> int:
+        legal = legal_actions(observation)
+        if legal[0] == DRAW:
+            return DRAW
+        discards = legal[legal >= DISCARD_BASE]
+        return int(discards[-1] if discards.size else legal[0])
+
+
+def test_decision_kinds():
+    actions = [DRAW, encode_take(3), encode_meld(70), encode_layoff(5, "low"), parse_action("discard TD")]
+    assert [DECISION_KINDS[k] for k in decision_kind(np.array(actions))] == [
+        "draw",
+        "draw",
+        "meld",
+        "layoff",
+        "discard",
+    ]
+
+
+def test_collect_labels_every_seat_and_discounts_the_deal_result():
+    data = collect(DrawDiscardHighest, 100, num_players=3, seed=5, tables=2)
+    assert len(data) >= 100 and data.obs.shape == (len(data), 969) and data.masks.shape == (len(data), 898)
+    assert data.masks[np.arange(len(data)), data.actions].all()  # labels are legal
+    assert (data.obs[:, SLICES["to_move"]].argmax(axis=1) == 0).all()  # each observation is its mover's
+    again = collect(DrawDiscardHighest, 100, num_players=3, seed=5, tables=2)
+    np.testing.assert_array_equal(again.actions, data.actions)  # seeded
+
+
+def test_value_targets_replay_one_deal():
+    data = collect(lambda: make_teacher("greedy"), 1, seed=5, gamma=0.5, tables=1)  # one whole deal
+    env = raw_env(num_players=2)
+    env.reset(seed=5 * 1_000_003)
+    teacher = make_teacher("greedy")
+    teacher.reset(seed=5 * 1_000_003)
+    seats, actions = [], []
+    while not env.game.deal_over:
+        seats.append(env.game.current)
+        actions.append(teacher.act(env.observe(env.agent_selection)))
+        env.step(actions[-1])
+    assert data.actions.tolist() == actions
+    expected = []
+    for i, seat in enumerate(seats):  # the seat's reward, halved for each later decision of the seat
+        later = seats[i + 1 :].count(seat)
+        expected.append(env.rewards[env.possible_agents[seat]] * 0.5**later)
+    np.testing.assert_allclose(data.returns, expected, rtol=1e-6)
+    assert data.returns[-2:].tolist() != [0.0, 0.0]
+
+
+def test_student_reproduces_the_teacher():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
+    kwargs = {"hidden": 32, "card_dim": 16, "action_dim": 16}
+    model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu", policy_kwargs=kwargs)
+    data = collect(DrawDiscardHighest, 300, seed=0, tables=4)
+    holdout = collect(DrawDiscardHighest, 300, seed=1, tables=4)
+    before = agreement(model.policy, holdout)
+    losses = fit(model.policy, data, epochs=6, batch_size=32, learning_rate=3e-3)
+    after = agreement(model.policy, holdout)
+    assert before["all"] < 0.6 and before["decisions"] == len(holdout) == 592
+    assert after["draw"] == 1.0 and after["discard"] >= 0.98  # never melds: meld and lay-off are NaN
+    assert losses["loss"] < 0.1
+
+
+def test_train_with_imitation_and_resume(tmp_path, capsys):
+    from test_train import TINY
+
+    overrides = [
+        *TINY,
+        "policy=action_features",
+        "net_arch=[32]",
+        "card_dim=8",
+        "action_dim=8",
+        "imitation_decisions=60",
+        "imitation_rounds=2",
+        "imitation_epochs=1",
+        "imitation_holdout=40",
+        "opponent_random=0",
+        "opponent_greedy=0.5",
+        "opponent_snapshot=0.5",
+        f"runs_dir={tmp_path}",
+        "name=imit",
+    ]
+    assert cli.main(["train", *overrides]) == 0
+    run = tmp_path / "imit"
+    assert "agreement with the teacher" in capsys.readouterr().out
+    rounds = [json.loads(line) for line in (run / "imitation.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in rounds] == [0, 1]
+    assert rounds[1]["decisions"] > rounds[0]["decisions"] >= 60  # DAgger aggregates the rounds
+    assert set(rounds[1]["holdout"]) == {"all", "decisions", *DECISION_KINDS}
+    assert any((run / "tb" / "imitation").glob("events.out.tfevents.*"))
+    assert (run / "checkpoints" / "imitation_round_1.pt").is_file()
+    assert isinstance(agents.load(str(run)), agents.PolicyAgent)
+    # interrupted after imitation, before the first PPO checkpoint: resume skips the finished rounds
+    for path in [*(run / "checkpoints").glob("model_*.zip"), run / "final_model.zip"]:
+        path.unlink()
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    assert "imitation: 2 rounds done" in capsys.readouterr().out
+    assert len((run / "imitation.jsonl").read_text().splitlines()) == 2

@@ -1,0 +1,343 @@
+"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play (issue 8).
+
+Strong card-game agents start from imitation and improve by RL afterwards (Suphx, AlphaStar); we
+have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The steps:
+
+1. :func:`collect` plays whole deals with every seat recorded: the observation, the action mask,
+   the teacher's action (the label) and the seat's deal result (the value target, discounted by
+   the seat's remaining decisions). In round 0 the teacher plays; in later rounds (DAgger) the
+   student plays its own argmax action and the teacher only labels, so the student learns to
+   recover from the states its own mistakes lead to.
+2. :func:`fit` trains the policy on the aggregated rounds: cross-entropy of the teacher's action
+   under the masked distribution (illegal actions have probability 0, so they take no mass), plus
+   ``vf_coef`` times the squared error of the value on the deal results.
+3. :func:`agreement` measures how often the student's masked argmax equals the teacher's action,
+   per decision kind (:data:`DECISION_KINDS`), on held-out deals.
+
+:func:`warm_start` runs the rounds for ``treppen train`` (progress bar, TensorBoard scalars
+``imitation/*``, one line per round in ``imitation.jsonl``, the student after every round in
+``checkpoints/imitation_round_<r>.zip`` so an interrupted run resumes after the last round done).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import agents
+from agents.base import Agent
+from train.io import append_jsonl, atomic_write
+from treppen_env import raw_env
+from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
+from treppen_env.rules import make_rules
+
+#: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a
+#: staircase depth, RULES §4.1), a meld, a lay-off (§4.3), a discard (§4.4).
+DECISION_KINDS = ("draw", "meld", "layoff", "discard")
+
+
+def decision_kind(actions: np.ndarray) -> np.ndarray:
+    """Index into :data:`DECISION_KINDS` of each action (int array, any shape)."""
+    actions = np.asarray(actions)
+    return np.searchsorted(np.array([MELD_BASE, LAYOFF_BASE, DISCARD_BASE]), actions, side="right")
+
+
+@dataclass
+class Decisions:
+    """Recorded decisions: ``obs`` float32 (N, 969), ``masks`` bool (N, 898), ``actions`` int64 (N,)
+    (the teacher's), ``returns`` float32 (N,) (the seat's discounted deal result, reward units)."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @staticmethod
+    def concat(parts: list[Decisions]) -> Decisions:
+        """All decisions of ``parts`` in one set."""
+        return Decisions(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in ("obs", "masks", "actions", "returns"))
+        )
+
+
+def student_actions(policy: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The policy's masked argmax actions for observations (B, 969) and masks (B, 898): int64 (B,)."""
+    with torch.no_grad():
+        obs_tensor, _ = policy.obs_to_tensor(obs)
+        dist = policy.get_distribution(obs_tensor, action_masks=masks)
+        return dist.distribution.probs.argmax(dim=1).cpu().numpy()
+
+
+def collect(
+    teacher: Callable[[], Agent],
+    decisions: int,
+    num_players: int = 2,
+    rules: str = "treppenromme",
+    rules_options: dict[str, Any] | None = None,
+    seed: int = 0,
+    student: Any = None,
+    gamma: float = 1.0,
+    tables: int = 16,
+    progress: Callable[[int], None] | None = None,
+) -> Decisions:
+    """Play deals until ``decisions`` decisions are recorded, every seat labelled by ``teacher``.
+
+    :param teacher: builds the agent whose actions are the labels (one per table, reset with a
+        seed every deal).
+    :param decisions: decisions to record (whole deals are played; the last deal's extra ones are kept).
+    :param num_players: players per deal.
+    :param rules: rules preset.
+    :param rules_options: rules options.
+    :param seed: seeds the deals (deal ``i`` uses ``seed * 1_000_003 + i``).
+    :param student: a MaskablePPO policy that plays its argmax action instead of the teacher
+        (DAgger); ``None``: the teacher plays.
+    :param gamma: discount per decision of the seat for the value targets (the trainer's ``gamma``).
+    :param tables: deals played side by side (the student sees them as one batch).
+    :param progress: called with the number of new decisions after each step.
+    :return: the decisions, in the order played.
+    """
+    envs = [raw_env(num_players=num_players, rules=rules, **(rules_options or {})) for _ in range(tables)]
+    teachers = [teacher() for _ in range(tables)]
+    obs_rows: list[np.ndarray] = []
+    mask_rows: list[np.ndarray] = []
+    labels: list[int] = []
+    returns: list[float] = []
+    seats: list[list[list[int]]] = [[[] for _ in range(num_players)] for _ in envs]  # rows per seat
+    active = set(range(tables))
+    next_deal = 0
+
+    def start(k: int) -> None:
+        nonlocal next_deal
+        if len(labels) >= decisions:  # enough: let the deals in play finish, start no more
+            active.discard(k)
+            return
+        deal_seed = seed * 1_000_003 + next_deal
+        envs[k].reset(seed=deal_seed)
+        teachers[k].reset(seed=deal_seed)
+        next_deal += 1
+
+    for k in range(tables):
+        start(k)
+    while active:
+        batch = [(k, envs[k].observe(envs[k].agent_selection)) for k in sorted(active)]
+        labelled = [teachers[k].act(o) for k, o in batch]
+        if student is None:
+            played = labelled
+        else:
+            obs = np.stack([o["observation"] for _, o in batch])
+            masks = np.stack([o["action_mask"] for _, o in batch]).astype(bool)
+            played = student_actions(student, obs, masks).tolist()
+        for (k, o), label, action in zip(batch, labelled, played, strict=True):
+            env = envs[k]
+            seats[k][env.game.current].append(len(labels))
+            obs_rows.append(o["observation"])
+            mask_rows.append(o["action_mask"])
+            labels.append(label)
+            returns.append(0.0)
+            env.step(int(action))
+            if env.game.deal_over:
+                for s, agent in enumerate(env.possible_agents):
+                    rows = seats[k][s]
+                    for j, row in enumerate(rows):  # the reward comes after the seat's last decision
+                        returns[row] = env.rewards[agent] * gamma ** (len(rows) - 1 - j)
+                    rows.clear()
+                start(k)
+        if progress is not None:
+            progress(len(batch))
+    return Decisions(
+        np.stack(obs_rows).astype(np.float32),
+        np.stack(mask_rows).astype(bool),
+        np.array(labels, dtype=np.int64),
+        np.array(returns, dtype=np.float32),
+    )
+
+
+def make_teacher(spec: str, rules: str = "treppenromme", rules_options: dict[str, Any] | None = None) -> Agent:
+    """The teacher agent of ``spec`` (any :func:`agents.load` spec); ``greedy`` is told the rules.
+
+    :raises ValueError: for an unknown spec.
+    """
+    if spec.strip().lower() == "greedy":
+        return agents.load("greedy", rules=make_rules(rules, **(rules_options or {})))
+    return agents.load(spec)
+
+
+def fit(
+    policy: Any,
+    data: Decisions,
+    epochs: int,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    vf_coef: float = 0.5,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, float]:
+    """Train ``policy`` on ``data``: masked cross-entropy of the teacher's actions plus ``vf_coef``
+    times the squared error of the value on the returns (with the policy's own optimizer).
+
+    :param policy: a MaskablePPO actor-critic policy (``model.policy``).
+    :param data: the decisions.
+    :param epochs: passes over ``data``.
+    :param batch_size: decisions per gradient step.
+    :param learning_rate: the optimizer's step size during imitation.
+    :param vf_coef: weight of the value loss.
+    :param seed: seeds the shuffling.
+    :param progress: called with the decisions of each minibatch.
+    :return: mean ``loss`` (cross-entropy, nats) and ``value_loss`` over the last epoch.
+    """
+    rng = np.random.default_rng(seed)
+    for group in policy.optimizer.param_groups:
+        group["lr"] = learning_rate
+    policy.set_training_mode(True)
+    obs_all = torch.as_tensor(data.obs)
+    actions_all = torch.as_tensor(data.actions)
+    returns_all = torch.as_tensor(data.returns)
+    stats: dict[str, list[float]] = {}
+    for _ in range(epochs):
+        stats = {"loss": [], "value_loss": []}
+        order = rng.permutation(len(data))
+        for start in range(0, len(order), batch_size):
+            idx = torch.as_tensor(order[start : start + batch_size])
+            values, log_prob, _ = policy.evaluate_actions(
+                obs_all[idx], actions_all[idx], action_masks=data.masks[idx.numpy()]
+            )
+            ce = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns_all[idx])
+            loss = ce + vf_coef * value_loss
+            policy.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            policy.optimizer.step()
+            stats["loss"].append(float(ce.detach()))
+            stats["value_loss"].append(float(value_loss.detach()))
+            if progress is not None:
+                progress(len(idx))
+    policy.set_training_mode(False)
+    return {k: float(np.mean(v)) for k, v in stats.items()}
+
+
+def agreement(policy: Any, data: Decisions, batch_size: int = 1024) -> dict[str, float]:
+    """Share of ``data``'s decisions where the policy's masked argmax is the teacher's action:
+    ``all`` and per decision kind (:data:`DECISION_KINDS`, by the teacher's action; NaN for a kind
+    with no decision), plus ``decisions``."""
+    chosen = np.concatenate(
+        [
+            student_actions(policy, data.obs[i : i + batch_size], data.masks[i : i + batch_size])
+            for i in range(0, len(data), batch_size)
+        ]
+    )
+    same = chosen == data.actions
+    kinds = decision_kind(data.actions)
+    out = {"all": float(same.mean()), "decisions": float(len(data))}
+    for k, name in enumerate(DECISION_KINDS):
+        out[name] = float(same[kinds == k].mean()) if (kinds == k).any() else float("nan")
+    return out
+
+
+HOLDOUT_SEED = 7_777_777
+
+
+def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
+    """The imitation rounds of ``treppen train`` on ``model.policy`` (in place); see the module docstring.
+
+    Round 0 records ``config.imitation_decisions`` decisions of the teacher playing every seat;
+    rounds 1 .. ``imitation_rounds - 1`` as many of the student playing (DAgger), labelled by the
+    teacher; after each round the policy trains ``imitation_epochs`` epochs on all rounds so far.
+    A run resumed mid-way reloads the last finished round's policy and collects the rounds left
+    (the data of round 0 is collected again: it depends only on the seed).
+
+    :param model: the MaskablePPO learner (``model.policy`` is trained).
+    :param config: the run's :class:`train.config.TrainConfig`.
+    :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
+    :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
+    """
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm.auto import tqdm
+
+    c = config
+    policy = model.policy
+    log_path = run_dir / "imitation.jsonl"
+    done = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.is_file() else []
+    if done:
+        state = torch.load(_round_path(run_dir, done[-1]["round"]), weights_only=True)
+        policy.load_state_dict(state)
+        if len(done) >= c.imitation_rounds:
+            print(f"imitation: {len(done)} rounds done; held-out agreement {done[-1]['holdout']['all']:.3f}")
+            return done[-1]["holdout"]
+    game = {"num_players": c.num_players, "rules": c.rules, "rules_options": c.rules_options}
+
+    def teacher() -> Agent:
+        return make_teacher(c.imitation_teacher, c.rules, c.rules_options)
+
+    writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
+    rounds_left = range(len(done), c.imitation_rounds)
+    total = c.imitation_holdout + (len(rounds_left) + bool(done)) * c.imitation_decisions if rounds_left else 0
+    bar = tqdm(total=total, desc="imitation", unit="decision", disable=not c.progress, dynamic_ncols=True)
+    try:
+        holdout = collect(
+            teacher, c.imitation_holdout, seed=HOLDOUT_SEED + c.seed, gamma=c.gamma, progress=bar.update, **game
+        )
+        parts = (
+            [collect(teacher, c.imitation_decisions, seed=c.seed, gamma=c.gamma, progress=bar.update, **game)]
+            if done
+            else []
+        )
+        result: dict[str, float] = done[-1]["holdout"] if done else {}
+        for r in rounds_left:
+            bar.set_postfix_str(f"round {r}: {'teacher' if r == 0 else 'student'} plays")
+            student = None if r == 0 else policy
+            parts.append(
+                collect(
+                    teacher,
+                    c.imitation_decisions,
+                    seed=c.seed + r,
+                    gamma=c.gamma,
+                    student=student,
+                    progress=bar.update,
+                    **game,
+                )
+            )
+            data = Decisions.concat(parts)
+            bar.set_postfix_str(f"round {r}: fit {len(data)} decisions")
+            losses = fit(
+                policy,
+                data,
+                c.imitation_epochs,
+                c.imitation_batch_size,
+                c.imitation_learning_rate,
+                c.vf_coef,
+                seed=c.seed + r,
+            )
+            result = agreement(policy, holdout)
+            for name, value in {
+                **losses,
+                **{f"agreement_{k}": v for k, v in result.items() if k != "decisions"},
+            }.items():
+                writer.add_scalar(f"imitation/{name}", value, r)
+            writer.flush()
+            atomic_write(_round_path(run_dir, r), lambda tmp: torch.save(policy.state_dict(), tmp), suffix=".pt")
+            append_jsonl(log_path, {"round": r, "decisions": len(data), **losses, "holdout": result})
+            bar.set_postfix_str(f"round {r}: held-out agreement {result['all']:.3f}")
+    finally:
+        bar.close()
+        writer.close()
+    return result
+
+
+def _round_path(run_dir: Path, round_: int) -> Path:
+    return run_dir / "checkpoints" / f"imitation_round_{round_}.pt"
+
+
+def describe_agreement(result: dict[str, float]) -> str:
+    """One line: held-out agreement with the teacher, overall and per decision kind."""
+    kinds = ", ".join(f"{k} {result[k]:.3f}" for k in DECISION_KINDS if k in result and result[k] == result[k])
+    return f"agreement with the teacher on {int(result['decisions'])} held-out decisions: {result['all']:.3f} ({kinds})"
