@@ -89,7 +89,7 @@ def test_student_reproduces_the_teacher():
     assert losses["loss"] < 0.1
 
 
-def test_train_with_imitation_and_resume(tmp_path, capsys):
+def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys):
     from test_train import TINY
 
     overrides = [
@@ -103,8 +103,11 @@ def test_train_with_imitation_and_resume(tmp_path, capsys):
         "imitation_epochs=1",
         "imitation_holdout=40",
         "opponent_random=0",
-        "opponent_greedy=0.5",
-        "opponent_snapshot=0.5",
+        "opponent_greedy=0.4",
+        "opponent_snapshot=0.4",
+        "opponent_best=0.2",
+        "best_every=256",
+        "best_decks=1",
         f"runs_dir={tmp_path}",
         "name=imit",
     ]
@@ -118,6 +121,9 @@ def test_train_with_imitation_and_resume(tmp_path, capsys):
     assert any((run / "tb" / "imitation").glob("events.out.tfevents.*"))
     assert (run / "checkpoints" / "imitation_round_1.pt").is_file()
     assert isinstance(agents.load(str(run)), agents.PolicyAgent)
+    assert isinstance(agents.load(str(run / "best_model.zip")), agents.PolicyAgent)
+    gates = [json.loads(line) for line in (run / "best.jsonl").read_text().splitlines()]
+    assert [g["steps"] for g in gates] == [256, 512] and all(g["comparisons"] == 2 for g in gates)
     # interrupted after imitation, before the first PPO checkpoint: resume skips the finished rounds
     for path in [*(run / "checkpoints").glob("model_*.zip"), run / "final_model.zip"]:
         path.unlink()

@@ -24,6 +24,8 @@ import yaml
 from treppen_env.rules import Rules, did_you_mean, make_rules
 
 ACTIVATIONS = ("tanh", "relu")
+#: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability (train.pool.KINDS).
+OPPONENT_KINDS = ("random", "greedy", "snapshot", "best", "agent")
 POLICIES = ("mlp", "action_features")
 VEC_ENVS = ("subproc", "dummy")
 BACKENDS = ("sb3", "rllib")
@@ -128,12 +130,27 @@ class TrainConfig:
     opponent_snapshot: float = 0.4
     """probability that an opponent seat is a past snapshot of the learner (while the pool is
     empty, this share goes to random and greedy in proportion)"""
+    opponent_best: float = 0.0
+    """probability that an opponent seat is the keep-best model (needs ``best_every``)"""
+    opponent_agent: float = 0.0
+    """probability that an opponent seat is one of ``opponent_agents``"""
+    opponent_agents: list[str] = field(default_factory=list)
+    """further opponents as ``agents.load`` specs, e.g. ``[rollout, runs/old/final_model.zip]``"""
     snapshot_every: int = 20_000
     """steps between snapshots of the learner added to the pool"""
     pool_size: int = 10
     """snapshots kept in the pool (oldest dropped first)"""
     snapshot_deterministic: bool = False
     """snapshots play their argmax action instead of sampling from their policy"""
+
+    # --- keep-best (train/keep_best.py)
+    best_every: int = 0
+    """steps between gates of the learner against the best model so far, on duplicate decks; the
+    best is kept as ``best_model.zip`` (0: no keep-best)"""
+    best_decks: int = 20
+    """duplicate decks per gate (each played in every seat rotation)"""
+    best_threshold: float = 0.55
+    """score against the best (win 1, tie 0.5) that makes the learner the new best"""
 
     # --- evaluation, checkpoints, output
     eval_every: int = 25_000
@@ -330,10 +347,11 @@ def validate(config: TrainConfig) -> None:
         "imitation_epochs",
         "imitation_batch_size",
         "imitation_holdout",
+        "best_decks",
     ):
         value = getattr(c, key)
         _require(value > 0, f"config key {key}={value} must be a positive integer")
-    for key in ("imitation_decisions", "eval_every", "elo_every", "checkpoint_every", "seed", "verbose"):
+    for key in ("imitation_decisions", "best_every", "eval_every", "elo_every", "checkpoint_every", "seed", "verbose"):
         value = getattr(c, key)
         _require(value >= 0, f"config key {key}={value} must be 0 or more")
     rollout = c.n_steps * c.n_envs
@@ -368,12 +386,21 @@ def validate(config: TrainConfig) -> None:
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
     _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
-    probs = {k: getattr(c, k) for k in ("opponent_random", "opponent_greedy", "opponent_snapshot")}
+    probs = {k: getattr(c, f"opponent_{k}") for k in OPPONENT_KINDS}
     _require(all(0 <= p <= 1 for p in probs.values()), f"opponent probabilities {probs} must be in [0, 1]")
     _require(
         abs(sum(probs.values()) - 1) < 1e-6,
         f"opponent probabilities {probs} sum to {sum(probs.values()):g}; make them sum to 1",
     )
+    _require(
+        c.opponent_agent == 0 or len(c.opponent_agents) > 0,
+        f"opponent_agent={c.opponent_agent} but opponent_agents is empty; name agent specs, e.g. [rollout]",
+    )
+    _require(
+        c.opponent_best == 0 or c.best_every > 0,
+        f"opponent_best={c.opponent_best} needs keep-best: set best_every (e.g. 50000)",
+    )
+    _require(0.5 <= c.best_threshold <= 1, f"best_threshold={c.best_threshold} must be in [0.5, 1]")
     _require(
         c.opponent_random + c.opponent_greedy > 0,
         f"opponent_random={c.opponent_random} and opponent_greedy={c.opponent_greedy} are both 0; "

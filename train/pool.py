@@ -27,7 +27,7 @@ from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
 
-KINDS = ("random", "greedy", "snapshot")
+KINDS = ("random", "greedy", "snapshot", "best", "agent")
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
@@ -190,13 +190,17 @@ class SnapshotAgent(Agent):
 class OpponentPool:
     """Who may sit at an opponent seat: probabilities per kind and the loaded snapshots.
 
-    :param probs: probability of ``"random"``, ``"greedy"`` and ``"snapshot"`` (normalised); while
-        no snapshot is loaded the snapshot share goes to the other two in proportion.
+    :param probs: probability of ``"random"``, ``"greedy"``, ``"snapshot"`` (one of the recent
+        snapshots), ``"best"`` (the keep-best model, :mod:`train.keep_best`) and ``"agent"`` (one of
+        ``specs``), normalised; while there is no snapshot or no best, its share goes to the
+        others in proportion.
     :param deterministic: snapshots play their argmax action.
-    :raises ValueError: for an unknown kind, a negative weight, or no weight on random and greedy.
+    :param specs: agent specs (``agents.load``) of the ``"agent"`` kind.
+    :raises ValueError: for an unknown kind, a negative weight, no weight on random and greedy, or
+        weight on ``"agent"`` without specs.
     """
 
-    def __init__(self, probs: dict[str, float], deterministic: bool = False):
+    def __init__(self, probs: dict[str, float], deterministic: bool = False, specs: Sequence[str] = ()):
         unknown = sorted(set(probs) - set(KINDS))
         if unknown:
             raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(KINDS)}")
@@ -206,24 +210,37 @@ class OpponentPool:
                 f"opponent probabilities {probs} must be >= 0, with random or greedy above 0 "
                 "(the pool starts without snapshots)"
             )
+        if self.probs[4] > 0 and not specs:
+            raise ValueError(f"opponent probabilities {probs} give 'agent' weight but no agent specs are named")
         self.deterministic = deterministic
+        self.specs = tuple(specs)
         self.snapshots: dict[str, NumpyPolicy] = {}
+        self.best: NumpyPolicy | None = None
 
     def set_snapshots(self, paths: Sequence[str | Path]) -> None:
         """Keep exactly the snapshots at ``paths``, loading new ones and dropping the others."""
         keep = {str(p): self.snapshots.get(str(p)) for p in paths}
         self.snapshots = {p: policy or NumpyPolicy.load(p) for p, policy in keep.items()}
 
-    def draw(self, rng: np.random.Generator) -> tuple[str, NumpyPolicy | None]:
-        """Draw a kind and, for ``"snapshot"``, one of the snapshots uniformly."""
+    def set_best(self, path: str | Path) -> None:
+        """Load the keep-best snapshot (again: its file is replaced at every promotion)."""
+        self.best = NumpyPolicy.load(path)
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, NumpyPolicy | int | None]:
+        """Draw a kind and, for ``"snapshot"``, one of the snapshots uniformly (``"best"``: the best
+        snapshot; ``"agent"``: the index of one of the specs, uniformly)."""
         probs = self.probs.copy()
-        if not self.snapshots:
-            probs[2] = 0.0
+        probs[2] *= bool(self.snapshots)
+        probs[3] *= self.best is not None
         kind = KINDS[int(rng.choice(len(KINDS), p=probs / probs.sum()))]
-        if kind != "snapshot":
-            return kind, None
-        policies = list(self.snapshots.values())
-        return kind, policies[int(rng.integers(len(policies)))]
+        if kind == "snapshot":
+            policies = list(self.snapshots.values())
+            return kind, policies[int(rng.integers(len(policies)))]
+        if kind == "best":
+            return kind, self.best
+        if kind == "agent":
+            return kind, int(rng.integers(len(self.specs)))
+        return kind, None
 
 
 class PoolOpponent(Agent):
@@ -245,16 +262,19 @@ class PoolOpponent(Agent):
         self.agents: dict[str, Agent] = {"random": RandomAgent(seed=seed)}
         if use_greedy:
             self.agents["greedy"] = make_agent("greedy", seed=seed, rules=rules)
+        self.named = [agents.load(spec, seed=seed) for spec in pool.specs]
         self.kind = "random"
         self.current: Agent = self.agents["random"]
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        for agent in self.agents.values():
+        for agent in (*self.agents.values(), *self.named):
             agent.reset(seed)
         self.kind, policy = self.pool.draw(self.rng)
         if policy is None:
             self.current = self.agents[self.kind]
+        elif isinstance(policy, int):
+            self.current = self.named[policy]
         else:
             self.current = SnapshotAgent(policy, self.pool.deterministic)
             self.current.rng = self.rng  # samples from this seat's generator
@@ -270,9 +290,10 @@ class SelfPlayEnv(SingleAgentEnv):
 
     :param num_players: 2 to 4.
     :param rules: the rules (a :class:`~treppen_env.rules.Rules` object, or a preset name).
-    :param probs: probabilities of ``"random"``, ``"greedy"`` and ``"snapshot"`` opponents.
+    :param probs: probabilities of the opponent kinds (see :class:`OpponentPool`).
     :param deterministic: snapshots play their argmax action.
     :param seed: seeds the opponent seats (the deals are seeded through ``reset``).
+    :param specs: agent specs of the ``"agent"`` kind.
     """
 
     def __init__(
@@ -282,9 +303,10 @@ class SelfPlayEnv(SingleAgentEnv):
         probs: dict[str, float] | None = None,
         deterministic: bool = False,
         seed: int | None = None,
+        specs: Sequence[str] = (),
     ):
         probs = probs or {"random": 1.0}
-        self.pool = OpponentPool(probs, deterministic)
+        self.pool = OpponentPool(probs, deterministic, specs)
         seeds = np.random.SeedSequence(seed).spawn(num_players - 1)
         use_greedy = probs.get("greedy", 0.0) > 0
         rules = make_rules(rules)
@@ -295,6 +317,11 @@ class SelfPlayEnv(SingleAgentEnv):
         """Replace the snapshots the opponents may draw; returns how many are loaded."""
         self.pool.set_snapshots(paths)
         return len(self.pool.snapshots)
+
+    def set_best(self, path: str) -> bool:
+        """Load the keep-best snapshot the opponents may draw as ``"best"``."""
+        self.pool.set_best(path)
+        return True
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = super().step(action)

@@ -13,6 +13,7 @@ Reads top to bottom: config -> seeding -> envs with the opponent pool -> Maskabl
     evals.jsonl        one line per evaluation vs random and greedy
     elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
     final_model.zip    the trained model (load with ``agents.load(path)`` or MaskablePPO.load)
+    best_model.zip     with ``best_every``: the best model by duplicate gates (best.jsonl, pool/best.npz)
 
 Usage::
 
@@ -50,16 +51,19 @@ from train.callbacks import (
     ProgressCallback,
     StatsCallback,
 )
-from train.config import TrainConfig, load_config, resolve_name, save_config
+from train.config import OPPONENT_KINDS, TrainConfig, load_config, resolve_name, save_config
 from train.imitation import describe_agreement, warm_start
 from train.io import atomic_write_text, checkpoint_path, latest_checkpoint, save_model
+from train.keep_best import KeepBestCallback
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv, make_agent
-from train.ratings import interval_text
+from train.ratings import Ratings, interval_text
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
 
 EVAL_OPPONENTS = ("random", "greedy")
+#: Fewest duplicate decks on which the final lines say whether the learner beats greedy.
+MIN_VERDICT_DECKS = 10
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
 RESUME_OVERRIDES = {
     "total_timesteps",
@@ -69,6 +73,12 @@ RESUME_OVERRIDES = {
     "opponent_random",
     "opponent_greedy",
     "opponent_snapshot",
+    "opponent_best",
+    "opponent_agent",
+    "opponent_agents",
+    "best_every",
+    "best_decks",
+    "best_threshold",
     "snapshot_every",
     "pool_size",
     "snapshot_deterministic",
@@ -187,12 +197,20 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     )
     elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
     stats = StatsCallback()
+    keep_best = (
+        KeepBestCallback(
+            config.best_every, run_dir, config.num_players, rules, config.best_decks, config.best_threshold
+        )
+        if config.best_every
+        else None
+    )
     rollout = config.n_steps * config.n_envs
     progress = ProgressCallback(config.total_timesteps, rollout, evals) if config.progress else None
     callbacks = [
         stats,
         CheckpointCallback(config.checkpoint_every, checkpoints),
         PoolCallback(config.snapshot_every, pool_dir, config.pool_size),
+        *([keep_best] if keep_best else []),
         evals,
         elo,
         *([progress] if progress else []),
@@ -229,18 +247,10 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
             evals.run(steps)
         if config.elo_every and elo.latest.get("steps") != steps:
             elo.run(steps)
+        if keep_best is not None and keep_best.latest.get("steps") != steps:
+            keep_best.run(steps)  # the final model is gated too
         model.logger.dump(steps)
-    print(f"final model: {final}")
-    print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
-    if elo.ratings is not None:
-        k = elo.ratings.agents.index("learner")
-        ci = interval_text(elo.ratings.ci_low[k], elo.ratings.ci_high[k])
-        learner = elo.latest["elo"]["learner"]
-        los = elo.latest["los_vs_greedy"]
-        print(
-            f"Elo (random = 0): {learner:+.0f} {ci}, greedy {elo.latest['elo']['greedy']:+.0f}; "
-            f"likelihood of superiority over greedy {los:.2f}   ({run_dir / 'elo.jsonl'})"
-        )
+    print_summary(run_dir, final, evals, elo, keep_best)
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"total time: {minutes} min {seconds} s for {steps - start_steps} steps (training and evaluations)")
     if stats.illegal_actions:
@@ -262,6 +272,58 @@ def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | No
     write_metadata(run_dir, config, resume, command_line or sys.argv)
     print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
     return run_dir
+
+
+def print_summary(
+    run_dir: Path, final: Path, evals: EvalCallback, elo: EloCallback, keep_best: KeepBestCallback | None
+) -> None:
+    """The last lines of a run: where the models are, the evaluations, and the Elo with the
+    head-to-head scores beside it and a verdict against greedy that the data support."""
+    print(f"final model: {final}")
+    if keep_best is not None:
+        print(f"best model: {keep_best.best_path} ({keep_best.promotions} promotions; {run_dir / 'best.jsonl'})")
+    print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
+    if elo.ratings is not None:
+        print(f"Elo of the final model ({run_dir / 'elo.jsonl'}):")
+        for line in describe_strength(elo.ratings):
+            print("  " + line)
+
+
+def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "greedy") -> list[str]:
+    """Lines for a user: Elo with intervals, the head-to-head score against each opponent beside
+    it, and whether the duplicate decks decide that ``learner`` is stronger than ``rival``.
+
+    The verdict needs both the head-to-head score and the likelihood of superiority to agree (a
+    Bradley-Terry fit can lift an agent above another through its results against a third): above
+    with score > 0.5 and likelihood >= 0.95, below with score < 0.5 and likelihood <= 0.05, else
+    undecided; with fewer than :data:`MIN_VERDICT_DECKS` decks the bootstrap says little, so no verdict.
+    """
+    at = {name: i for i, name in enumerate(ratings.agents)}
+    i = at[learner]
+    lines = []
+    for name, j in at.items():
+        ci = interval_text(ratings.ci_low[j], ratings.ci_high[j])
+        line = f"{name:<8} Elo {ratings.elo[j]:+5.0f} {ci}"
+        if j != i and ratings.count[i, j]:
+            line += f"   {learner} vs {name}: score {ratings.score[i, j]:.3f} over {int(ratings.count[i, j])} deals"
+        lines.append(line)
+    if rival in at:
+        j = at[rival]
+        score, los = float(ratings.score[i, j]), float(ratings.los[i, j])
+        decks = ratings.n_groups
+        if decks < MIN_VERDICT_DECKS:
+            verdict = f"{decks} decks are too few to tell whether {learner} beats {rival} (need {MIN_VERDICT_DECKS})"
+        elif score > 0.5 and los >= 0.95:
+            verdict = f"{learner} is stronger than {rival}"
+        elif score < 0.5 and los <= 0.05:
+            verdict = f"{learner} is weaker than {rival}"
+        else:
+            verdict = (
+                f"these {decks} decks cannot tell whether {learner} beats {rival}; rate it on more decks "
+                f"with `treppen tournament` or benchmarks/bench_strength.py"
+            )
+        lines.append(f"{verdict} (head-to-head score {score:.3f}, likelihood of superiority {los:.2f}, {decks} decks)")
+    return lines
 
 
 def close_quietly(vec_env: VecEnv) -> None:
@@ -332,8 +394,15 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
 def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monitor:
     """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``)."""
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
-    probs = {"random": config.opponent_random, "greedy": config.opponent_greedy, "snapshot": config.opponent_snapshot}
-    env = SelfPlayEnv(config.num_players, rules, probs, config.snapshot_deterministic, seed=seed * 1000 + rank)
+    probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
+    env = SelfPlayEnv(
+        config.num_players,
+        rules,
+        probs,
+        config.snapshot_deterministic,
+        seed=seed * 1000 + rank,
+        specs=config.opponent_agents,
+    )
     return Monitor(env)
 
 

@@ -1,0 +1,129 @@
+"""Keep-best: every snapshot of the learner is gated against the best model so far (issue 8).
+
+At each gate the learner plays a small duplicate tournament (:func:`train.tournament.run_tournament`)
+against the current best: the same decks with the seats swapped, so the luck of the cards cancels;
+at 3-4 player tables the other seats are greedy agents. The learner becomes the new best when its
+score against the best (win 1, tie 0.5, over every pair of seats they held in one deal) reaches
+``threshold``. The best is kept as ``best_model.zip`` in the run folder (beside
+``final_model.zip``) and as ``pool/best.npz``, which the opponent pool draws with probability
+``opponent_best``. Every gate appends a line to ``best.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agents import PolicyAgent
+from train.callbacks import PeriodicCallback
+from train.io import append_jsonl, save_model
+from train.pool import save_snapshot
+from train.ratings import fit_ratings
+from train.tournament import run_tournament
+from treppen_env.rules import Rules
+
+BEST_MODEL = "best_model.zip"
+BEST_SNAPSHOT = "best.npz"
+GATE_SEED = 4_242
+
+
+def gate_score(
+    candidate: Any,
+    best: Any,
+    players: int = 2,
+    rules: Rules | str = "treppenromme",
+    decks: int = 20,
+    seed: int = GATE_SEED,
+) -> tuple[float, int]:
+    """The candidate's duplicate score against the best: mean of win 1 / tie 0.5 / loss 0 over every
+    deal in which both sat, and the number of those comparisons.
+
+    :param candidate: an agent (or ``agents.load`` spec).
+    :param best: an agent (or spec).
+    :param players: seats per table; seats beyond the two are greedy agents.
+    :param rules: rules preset.
+    :param decks: duplicate decks, each played in every seat rotation.
+    :param seed: tournament seed (the same decks at every gate).
+    """
+    entrants: dict[str, Any] = {"candidate": candidate, "best": best}
+    for k in range(players - 2):
+        entrants[f"greedy-{k + 1}"] = "greedy"
+    records = run_tournament(entrants, players=players, deals=decks, seed=seed, rules=rules)
+    ratings = fit_ratings(records, anchor=None, n_boot=0)
+    at = {name: i for i, name in enumerate(ratings.agents)}
+    i, j = at["candidate"], at["best"]
+    return float(ratings.score[i, j]), int(ratings.count[i, j])
+
+
+class KeepBestCallback(PeriodicCallback):
+    """Gates the learner against the best every ``every`` steps (see the module docstring).
+
+    At the start of training, with no best yet, the learner itself (e.g. the imitation student) is
+    the first best. Logs ``best/score_vs_best`` and ``best/promotions``.
+
+    :param every: steps between gates (0: never).
+    :param run_dir: the run folder (``best_model.zip``, ``best.jsonl``, ``pool/best.npz``).
+    :param players: players per table.
+    :param rules: rules preset.
+    :param decks: duplicate decks per gate.
+    :param threshold: score against the best needed to replace it.
+    """
+
+    def __init__(
+        self,
+        every: int,
+        run_dir: Path,
+        players: int = 2,
+        rules: Rules | str = "treppenromme",
+        decks: int = 20,
+        threshold: float = 0.55,
+    ):
+        super().__init__(every)
+        self.run_dir = run_dir
+        self.players, self.rules, self.decks, self.threshold = players, rules, decks, threshold
+        self.promotions = 0
+        self.latest: dict[str, Any] = {}
+
+    @property
+    def best_path(self) -> Path:
+        return self.run_dir / BEST_MODEL
+
+    def _init_callback(self) -> None:
+        super()._init_callback()
+        log = self.run_dir / "best.jsonl"
+        if log.is_file():
+            self.promotions = sum(json.loads(line)["promoted"] for line in log.read_text().splitlines())
+        if not self.best_path.is_file():
+            self._promote(self.model.num_timesteps)
+        else:
+            self._publish()
+
+    def _promote(self, steps: int) -> None:
+        save_model(self.model, self.best_path)
+        save_snapshot(self.model.policy, self.snapshot_path, steps)
+        self._publish()
+
+    @property
+    def snapshot_path(self) -> Path:
+        return self.run_dir / "pool" / BEST_SNAPSHOT
+
+    def _publish(self) -> None:
+        """Send the best snapshot to every env worker (the pool's ``"best"`` opponent)."""
+        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.snapshot_path.is_file():
+            save_snapshot(PolicyAgent(self.best_path).model.policy, self.snapshot_path)
+        self.training_env.env_method("set_best", str(self.snapshot_path))
+
+    def run(self, steps: int) -> None:
+        score, count = gate_score(
+            PolicyAgent(self.model), PolicyAgent(self.best_path), self.players, self.rules, self.decks
+        )
+        promoted = score >= self.threshold
+        if promoted:
+            self._promote(steps)
+            self.promotions += 1
+        self.latest = {"steps": steps, "score_vs_best": round(score, 4), "comparisons": count, "promoted": promoted}
+        append_jsonl(self.run_dir / "best.jsonl", self.latest)
+        self.logger.record("best/score_vs_best", score)
+        self.logger.record("best/promotions", self.promotions)
