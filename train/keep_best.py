@@ -49,7 +49,7 @@ def gate_score(
     entrants: dict[str, Any] = {"candidate": candidate, "best": best}
     for k in range(players - 2):
         entrants[f"greedy-{k + 1}"] = "greedy"
-    records = run_tournament(entrants, players=players, deals=decks, seed=seed, rules=rules)
+    records = run_tournament(entrants, players=players, decks=decks, seed=seed, rules=rules)
     ratings = fit_ratings(records, anchor=None, n_boot=0)
     at = {name: i for i, name in enumerate(ratings.agents)}
     i, j = at["candidate"], at["best"]
