@@ -257,6 +257,13 @@ TINY = [
     "snapshot_every=256",
     "pool_size=1",
     "progress=false",
+    "policy=mlp",  # the configs' recipe (action features, imitation, keep-best) is tested in test_imitation.py
+    "imitation_decisions=0",
+    "best_every=0",
+    "opponent_random=0.2",
+    "opponent_greedy=0.4",
+    "opponent_snapshot=0.4",
+    "opponent_best=0",
 ]
 
 
