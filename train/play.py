@@ -87,14 +87,12 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
     num_players = len(players)
     # the table's names everywhere: you, then P+1 (next to play after you), P+2, ...
     names = [seat_name((seat - args.seat) % num_players) for seat in range(num_players)]
-    opponents = ", ".join(
-        f"{names[seat]} = {spec}" for seat, spec in enumerate(_opponent_specs(args)) if seat != args.seat
-    )
+    specs = _opponent_specs(args)
+    opponents = ", ".join(f"{names[seat]} = {spec}" for seat, spec in enumerate(specs) if seat != args.seat)
     print(f"You sit at seat {args.seat}; {opponents}. Type a move or its number; ? or help explains, quit leaves.")
     deals_played = [0]
     actions: list[int] = []
     seed = int(np.random.default_rng().integers(2**32)) if args.seed is None else args.seed  # records need it
-    specs = _opponent_specs(args)
     path = Path(args.record) / f"play-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}.jsonl"
 
     def show(env: raw_env, seat: int, observation: object, action: int) -> None:
