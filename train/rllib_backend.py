@@ -274,17 +274,18 @@ def iteration_steps(result: dict[str, Any]) -> int:
 
 
 def log_result(logger: Any, result: dict[str, Any]) -> None:
-    """RLlib's iteration results to TensorBoard: ``rollout/*`` (returns, lengths, episodes) and
-    ``train/*`` (the learner's losses, entropy, KL, gradient norm)."""
+    """RLlib's iteration results to TensorBoard: ``rollout/*`` (the learner's mean return, episode
+    lengths, episodes and env steps of all seats) and ``train/*`` (the learner's finite stats:
+    losses, entropy, explained variance, gradient norm)."""
     runners = result.get("env_runners", {})
     returns = runners.get("module_episode_returns_mean", {})
     if LEARNER in returns:
         logger.record("rollout/ep_rew_mean", float(returns[LEARNER]))
-    for key in ("episode_len_mean", "num_episodes"):
+    for key in ("episode_len_mean", "num_episodes", "num_env_steps_sampled"):
         if key in runners:
             logger.record(f"rollout/{key}", float(runners[key]))
     for key, value in result.get("learners", {}).get(LEARNER, {}).items():
-        if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool):
+        if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) and np.isfinite(value):
             logger.record(f"train/{key}", float(value))
 
 
