@@ -366,3 +366,11 @@ def test_atomic_writes_respect_the_umask(tmp_path):
     path = atomic_write_text(tmp_path / "out.txt", "x")
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
     assert path.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_rllib_backend_rejects_sb3_only_settings():
+    with pytest.raises(ValueError, match=r"backend=rllib does not support \{'best_every': 1000\}"):
+        load_config(None, ["backend=rllib", "best_every=1000"])
+    with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
+        load_config(None, ["ray_address=auto"])
+    assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8

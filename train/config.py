@@ -383,6 +383,13 @@ def validate(config: TrainConfig) -> None:
         c.ray_address is None or c.backend == "rllib",
         f"ray_address={c.ray_address!r} needs backend=rllib (the sb3 backend runs on this machine)",
     )
+    sb3_only = {"imitation_decisions": 0, "best_every": 0, "opponent_best": 0.0, "opponent_agent": 0.0}
+    used = {key: getattr(c, key) for key, off in sb3_only.items() if getattr(c, key) != off}
+    _require(
+        c.backend != "rllib" or not used,
+        f"backend=rllib does not support {used}: imitation, keep-best and the best/agent opponents are sb3 "
+        f"only; set {sorted(used)} to 0 (rllib opponents: opponent_random, opponent_greedy, opponent_snapshot)",
+    )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
     _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
