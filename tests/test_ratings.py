@@ -326,3 +326,12 @@ def test_to_dict_and_table():
 def test_bad_input_raises(records, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fit_ratings(records, **kwargs)
+
+
+def test_scale_names_the_zero(capsys):
+    anchored = fit_ratings(_two_player(6, 4, 0), anchor="b", prior=0.0, n_boot=0)
+    free = fit_ratings(_two_player(6, 4, 0), anchor=None, prior=0.0, n_boot=0)
+    assert (anchored.scale, free.scale) == ("b = 0", "mean = 0")
+    print_table(free)
+    printed = capsys.readouterr().out
+    assert "Elo (10 deals, 10 decks, mean = 0)" in printed and "None" not in printed

@@ -282,12 +282,42 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
     rounds_left = range(len(done), c.imitation_rounds)
     total = c.imitation_holdout + (len(rounds_left) + bool(done)) * c.imitation_decisions if rounds_left else 0
     bar = tqdm(total=total, desc="imitation", unit="decision", disable=not c.progress, dynamic_ncols=True)
+
+    def progress(target: int) -> Callable[[int], None]:
+        """The bar's update for one collection of ``target`` decisions: the deals in play past the
+        target still finish, so the bar's total grows by what they add."""
+        seen = 0
+
+        def update(n: int) -> None:
+            nonlocal seen
+            extra = max(0, seen + n - max(seen, target))
+            seen += n
+            if extra:
+                bar.total += extra
+            bar.update(n)
+
+        return update
+
     try:
         holdout = collect(
-            teacher, c.imitation_holdout, seed=HOLDOUT_SEED + c.seed, gamma=c.gamma, progress=bar.update, **game
+            teacher,
+            c.imitation_holdout,
+            seed=HOLDOUT_SEED + c.seed,
+            gamma=c.gamma,
+            progress=progress(c.imitation_holdout),
+            **game,
         )
         parts = (
-            [collect(teacher, c.imitation_decisions, seed=c.seed, gamma=c.gamma, progress=bar.update, **game)]
+            [
+                collect(
+                    teacher,
+                    c.imitation_decisions,
+                    seed=c.seed,
+                    gamma=c.gamma,
+                    progress=progress(c.imitation_decisions),
+                    **game,
+                )
+            ]
             if done
             else []
         )
@@ -302,7 +332,7 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
                     seed=c.seed + r,
                     gamma=c.gamma,
                     student=student,
-                    progress=bar.update,
+                    progress=progress(c.imitation_decisions),
                     **game,
                 )
             )

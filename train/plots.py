@@ -55,9 +55,8 @@ def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
     ax.axvline(0.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, ratings.agents)
     ax.set_ylim(-0.7, n - 0.3)
-    anchor = f"{ratings.anchor} = 0" if ratings.anchor else "mean = 0"
     ci = f", {ratings.ci_level:.0%} bootstrap CI over {ratings.n_groups} decks" if has_ci else ""
-    ax.set_xlabel(f"Elo ({anchor}{ci})")
+    ax.set_xlabel(f"Elo ({ratings.scale}{ci})")
     ax.set_title(f"Ratings from {ratings.n_deals} deals")
     ax.grid(axis="x", alpha=0.3)
     return _root_figure(ax)

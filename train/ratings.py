@@ -93,6 +93,11 @@ class Ratings:
     )
 
     @property
+    def scale(self) -> str:
+        """Where the scale's zero lies, for titles: ``"random = 0"`` (the anchor) or ``"mean = 0"``."""
+        return f"{self.anchor} = 0" if self.anchor else "mean = 0"
+
+    @property
     def unbounded(self) -> tuple[str | None, ...]:
         """Per agent, which side of its interval the data leave open: ``"above"`` (``ci_high`` is
         +inf), ``"below"`` (``ci_low`` is -inf), ``"both"``, or None (a finite interval, or none)."""

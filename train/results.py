@@ -173,7 +173,7 @@ def print_table(ratings: Ratings) -> None:
 
     notes = [Ratings.SCORE_NOTE] + ([Ratings.UNBOUNDED_NOTE] if any(ratings.unbounded) else [])
     table = Table(
-        title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, anchor {ratings.anchor})",
+        title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, {ratings.scale})",
         caption="\n".join(notes),
         caption_justify="left",
     )
