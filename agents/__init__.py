@@ -19,6 +19,7 @@ from agents.greedy import GreedyAgent
 from agents.human import HumanAgent
 from agents.policy import PolicyAgent
 from agents.search import ISMCTSAgent, RolloutAgent
+from agents.snapshot import NumpyPolicy, SnapshotAgent
 from agents.spec import check_settings, parse_spec, settings_of
 
 __all__ = [
@@ -169,8 +170,6 @@ def _model_factory(path: Path) -> Any:
 
 
 def numpy_policy_agent(path: Path, seed: int | None = None, deterministic: bool = True) -> Agent:
-    """A NumPy policy file (``train.pool`` snapshot format) played by ``train.pool.SnapshotAgent``:
-    the masked argmax, or with ``deterministic=False`` a sample. Needs neither torch nor Ray."""
-    from train.pool import NumpyPolicy, SnapshotAgent
-
+    """A NumPy policy file (:mod:`agents.snapshot` format) played by :class:`SnapshotAgent`: the
+    masked argmax, or with ``deterministic=False`` a sample. Needs neither torch nor Ray."""
     return SnapshotAgent(NumpyPolicy.load(path), deterministic=deterministic, seed=seed)

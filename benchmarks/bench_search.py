@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from agents import GreedyAgent, ISMCTSAgent
-from train.io import atomic_write_text
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
+from treppen_env.files import atomic_write_text
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
 

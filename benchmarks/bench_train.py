@@ -35,10 +35,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from train.callbacks import StatsCallback
 from train.config import TrainConfig, load_config
-from train.io import atomic_write_text
 from train.pool import save_snapshot
 from train.selfplay import make_model, make_vec_env
 from treppen_env.actions import NUM_ACTIONS
+from treppen_env.files import atomic_write_text
 from treppen_env.observation import OBS_SIZE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import pytest
 import agents
 from agents import GreedyAgent
 from agents.spec import parse_spec, parse_value
-from train.tournament import resolve_specs
+from arena.tournament import resolve_specs
 
 
 @pytest.mark.parametrize(

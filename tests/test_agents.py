@@ -21,7 +21,7 @@ import agents
 import treppen_env
 from agents import Agent, GreedyAgent, HumanAgent, PolicyAgent, RandomAgent
 from agents.human import format_moves, render_view
-from agents.match import play_match
+from arena.match import play_match
 from treppen_env.actions import DRAW, action_to_str, encode_take, parse_action
 from treppen_env.cards import parse_card
 from treppen_env.observation import decode

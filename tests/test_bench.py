@@ -1,4 +1,4 @@
-"""The env benchmark's machinery (train.bench): interleaved rounds, medians and their intervals.
+"""The env benchmark's machinery (apps.bench): interleaved rounds, medians and their intervals.
 Speed itself is measured in benchmarks/, never asserted here (STANDARDS)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from train import bench
+from apps import bench
 
 
 def test_median_interval_uses_order_statistics():

@@ -36,7 +36,7 @@ def server(tmp_path_factory):
     """uvicorn with the app on 127.0.0.1, a free port; yields the base URL and the record folder."""
     import uvicorn
 
-    from train.web import create_app
+    from apps.web import create_app
 
     record_dir = tmp_path_factory.mktemp("records")
     sock = socket.socket()
@@ -144,7 +144,7 @@ def _agent_moves(record) -> int:
 
 
 def test_replay_a_record_in_the_page(server, browser, tmp_path):
-    from train.tournament import run_tournament
+    from arena.tournament import run_tournament
     from treppen_env import records
 
     url, _ = server

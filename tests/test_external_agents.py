@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.match import play_match
+from arena.match import play_match
 from treppen_env import raw_env
 
 MODULE = '''

@@ -12,7 +12,7 @@ from sb3_contrib import MaskablePPO
 
 import agents
 from agents.base import Agent, legal_actions
-from train import cli
+from apps import cli
 from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv

@@ -1,4 +1,4 @@
-"""The one match loop (``agents.match.play_match``): a scripted deal, replay from the action list,
+"""The one match loop (``arena.match.play_match``): a scripted deal, replay from the action list,
 returns over deals and games, the wrapped env's illegal-move ending and bad input."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from env_helpers import B_DECK, B_TURN_1
 
 import treppen_env
 from agents import Agent, GreedyAgent, RandomAgent
-from agents.match import MatchError, play_match
+from arena.match import MatchError, play_match
 from treppen_env.actions import parse_action
 
 
@@ -119,7 +119,7 @@ def test_one_agent_per_seat():
 def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, capsys, tmp_path, game):
     """``treppen play`` runs on the match loop: a person always choosing the first listed move
     plays random to the end; every deal's result is printed once and recorded (DESIGN "Game records")."""
-    from train import cli
+    from apps import cli
     from treppen_env import records
 
     monkeypatch.setattr("sys.stdin", io.StringIO("0\n" * 5000))

@@ -76,7 +76,7 @@ def test_booked_points_are_explained():
 
 
 def test_treppen_play_names_seats_as_the_table_does(monkeypatch, capsys, tmp_path):
-    from train import cli
+    from apps import cli
 
     monkeypatch.setattr("sys.stdin", io.StringIO("0\n" * 5000))
     assert (

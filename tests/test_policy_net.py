@@ -9,12 +9,13 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import agents
-from train.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
+from agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
+from agents.snapshot import NumpyPolicy
+from arena.tournament import run_tournament
 from train.config import load_config
 from train.policy_net import ActionFeatureNet, ActionFeaturePolicy, policy_logits
-from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
+from train.pool import SelfPlayEnv, save_snapshot
 from train.selfplay import make_model
-from train.tournament import run_tournament
 from treppen_env.actions import (
     DISCARD_BASE,
     NUM_ACTIONS,

@@ -1,4 +1,4 @@
-"""Tests for train.ratings: known answers, synthetic strengths, bootstrap intervals and bad input."""
+"""Tests for arena.ratings: known answers, synthetic strengths, bootstrap intervals and bad input."""
 
 import csv
 import json
@@ -8,8 +8,8 @@ import choix
 import numpy as np
 import pytest
 
-from train.ratings import ELO_PER_NAT, Ratings, _unbounded, fit_ratings, interval_text
-from train.results import print_table, write_outputs
+from arena.ratings import ELO_PER_NAT, Ratings, _unbounded, fit_ratings, interval_text
+from arena.results import print_table, write_outputs
 
 
 def _elo(r, agent):

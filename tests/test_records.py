@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from env_helpers import B_DECK, B_TURN_1, random_action
 
-from agents.match import play_match
+from arena.match import play_match
 from treppen_env import raw_env, records
 from treppen_env.actions import DISCARD_BASE, parse_action
 from treppen_env.cards import card_to_str
@@ -227,7 +227,7 @@ def test_game_record_match_records_every_deal():
 
 
 def test_replay_command_prints_every_move(tmp_path, capsys):
-    from train.cli import main
+    from apps.cli import main
 
     _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     path = records.write(tmp_path / "game.jsonl.gz", recs)
@@ -249,7 +249,7 @@ def test_replay_command_prints_every_move(tmp_path, capsys):
 def test_tournament_records_every_deal_once(tmp_path):
     """``treppen tournament --record``: one game record per deal, replaying to the deal's result;
     a resumed tournament appends only the new deals."""
-    from train.tournament import run_tournament
+    from arena.tournament import run_tournament
 
     path = tmp_path / "rec" / "t.jsonl"
     agents = {"random": "random", "greedy": "greedy"}

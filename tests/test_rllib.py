@@ -73,7 +73,7 @@ def local_ray(tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained(local_ray):
     """A PPO of :data:`TINY` before and after 2 training iterations."""
-    from train.rllib_backend import build_algorithm, learner_weights, stop_algorithm
+    from train.rllib.backend import build_algorithm, learner_weights, stop_algorithm
 
     config = config_from_dict(dict(TINY))
     algo = build_algorithm(config, seed=0)
@@ -123,7 +123,7 @@ class ModuleAgent(Agent):
 
 
 def test_env_adapter_renames_the_observation_key_and_renders():
-    from train.rllib_modules import TreppenRLlibEnv
+    from train.rllib.modules import TreppenRLlibEnv
 
     env = TreppenRLlibEnv({"num_players": 3})
     obs, _ = env.reset(seed=1)
@@ -148,7 +148,7 @@ def test_env_adapter_renames_the_observation_key_and_renders():
 
 
 def test_seat_mapping_gives_the_learner_one_seat_per_episode():
-    from train.rllib_modules import LEARNER, SeatMapping
+    from train.rllib.modules import LEARNER, SeatMapping
 
     mapping = SeatMapping(3, {"random": 0.0, "greedy": 0.5, "snapshot": 0.5}, snapshots=2)
 
@@ -170,8 +170,8 @@ def test_seat_mapping_gives_the_learner_one_seat_per_episode():
 def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, tmp_path):
     import torch
 
-    from train.rllib_backend import policy_arrays
-    from train.rllib_modules import MaskedPolicyModule, TreppenRLlibEnv
+    from train.rllib.backend import policy_arrays
+    from train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
 
     env = TreppenRLlibEnv()
     model_config = {"policy": policy, "net_arch": [32], "card_dim": 8, "action_dim": 8}
@@ -197,7 +197,7 @@ def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, tmp_pa
 
 
 def test_training_samples_steps_and_finishes_episodes(trained):
-    from train.rllib_backend import iteration_steps
+    from train.rllib.backend import iteration_steps
 
     _, config, _, results = trained
     runners = results[-1]["env_runners"]
@@ -217,7 +217,7 @@ def test_env_runners_live_in_different_processes(trained):
 
 
 def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
-    from train.rllib_backend import learner_weights
+    from train.rllib.backend import learner_weights
 
     algo, _, before, _ = trained
     after = learner_weights(algo)
@@ -233,7 +233,7 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
 
 
 def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path):
-    from train.rllib_backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
+    from train.rllib.backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
 
     algo, config, _, _ = trained
     obs = fixed_observation()
@@ -269,7 +269,7 @@ def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_p
 
 
 def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
-    from train.selfplay import train
+    from train.launch import train
 
     overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
     config = config_from_dict({**TINY, **overrides, "name": "run"})
@@ -295,7 +295,7 @@ def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
 
 
 def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path):
-    from train.tournament import run_tournament
+    from arena.tournament import run_tournament
 
     entrants = {"random": "random", "greedy": "greedy"}
     local = run_tournament(entrants, decks=6, seed=5)

@@ -1,4 +1,4 @@
-"""The duplicate schedule (train.schedule): every deck at every table in every seat rotation, and
+"""The duplicate schedule (arena.schedule): every deck at every table in every seat rotation, and
 seating orders balanced so that copies of one agent meet the same neighbours."""
 
 from collections import Counter
@@ -7,9 +7,9 @@ from math import factorial
 
 import pytest
 
-from train.ratings import fit_ratings
-from train.schedule import schedule, seating_orders
-from train.tournament import run_tournament
+from arena.ratings import fit_ratings
+from arena.schedule import schedule, seating_orders
+from arena.tournament import run_tournament
 
 
 @pytest.mark.parametrize(

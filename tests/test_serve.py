@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from train.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
+from apps.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
 from treppen_env import records
 from treppen_env.actions import parse_action
 
@@ -258,7 +258,7 @@ def test_concurrent_clicks_play_one_move(client):
 
 
 def test_serve_command_refuses_bad_settings(capsys):
-    from train.cli import main
+    from apps.cli import main
 
     assert main(["serve", "--opponents", "greedy", "human"]) == 2
     assert "'human' cannot be a server opponent" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Tests for train.tournament, train.results and train.plots: the duplicate schedule, mirrored
+"""Tests for arena.tournament, arena.results and arena.plots: the duplicate schedule, mirrored
 results of identical agents, resuming, parallel workers, output files and bad input."""
 
 import csv
@@ -10,10 +10,10 @@ import pytest
 
 import agents
 from agents.base import RandomAgent
-from train import cli
-from train.ratings import fit_ratings
-from train.results import RESULTS_FILE, load_results, read_results, record_key
-from train.tournament import resolve_specs, run_tournament
+from apps import cli
+from arena.ratings import fit_ratings
+from arena.results import RESULTS_FILE, load_results, read_results, record_key
+from arena.tournament import resolve_specs, run_tournament
 from treppen_env.rules import make_rules
 
 

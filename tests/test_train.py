@@ -17,15 +17,19 @@ import yaml
 
 import agents
 from agents.base import RandomAgent
-from agents.match import play_match
-from train import cli, selfplay
+from agents.snapshot import NumpyPolicy
+from apps import cli
+from apps import train as train_command
+from arena.match import play_match
+from train import selfplay
 from train.callbacks import EloCallback, ProgressCallback
+from train.checkpoints import latest_checkpoint
 from train.config import TrainConfig, load_config
 from train.evaluate import deal_result, evaluate
-from train.io import atomic_write_text, latest_checkpoint
-from train.pool import NumpyPolicy, SelfPlayEnv, save_snapshot
+from train.pool import SelfPlayEnv, save_snapshot
 from treppen_env import raw_env
 from treppen_env.actions import NUM_ACTIONS
+from treppen_env.files import atomic_write_text
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import make_rules
 
@@ -324,7 +328,7 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys):
     assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
     assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000768.npz"]  # pool_size=1
     with pytest.raises(ValueError, match="learning_rate"):  # fixed by the saved model
-        selfplay.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
+        train_command.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
     assert load_config(run / "config.yaml").total_timesteps == 1024
 
 

@@ -20,11 +20,12 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents import PolicyAgent
+from arena.ratings import Ratings, fit_ratings
+from arena.tournament import run_tournament
+from train.checkpoints import checkpoint_path, save_model
 from train.evaluate import evaluate
-from train.io import append_jsonl, checkpoint_path, save_model
 from train.pool import save_snapshot
-from train.ratings import Ratings, fit_ratings
-from train.tournament import run_tournament
+from treppen_env.files import append_jsonl
 from treppen_env.rules import Rules
 
 
@@ -145,7 +146,7 @@ class EloCallback(PeriodicCallback):
     bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_greedy``, and appends
     one line per rating to ``elo.jsonl`` (there an unbounded end is null and ``ci_unbounded`` names
     the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
-    :class:`~train.ratings.Ratings`.
+    :class:`~arena.ratings.Ratings`.
 
     :param every: steps between ratings (0: only when :meth:`run` is called directly).
     :param path: the JSON lines file.

@@ -162,7 +162,7 @@ class TrainConfig:
     greedy, logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
     elo_decks: int = 20
     """decks per Elo rating; each is replayed for every pairing and seating (with 3 or 4 players a
-    multiple of 2 or 6 balances the seating orders exactly, see ``train.schedule``; ``elo_deals``
+    multiple of 2 or 6 balances the seating orders exactly, see ``arena.schedule``; ``elo_deals``
     is the deprecated old name)"""
     checkpoint_every: int = 25_000
     """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
@@ -427,6 +427,6 @@ def _divisor_near(n: int, target: int) -> int:
 
 def save_config(config: TrainConfig, path: Path) -> None:
     """Write the resolved config as YAML (atomically: temp file, then ``os.replace``)."""
-    from train.io import atomic_write_text
+    from treppen_env.files import atomic_write_text
 
     atomic_write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False))

@@ -32,9 +32,9 @@ import torch
 
 import agents
 from agents.base import Agent
-from train.io import append_jsonl, atomic_write
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
+from treppen_env.files import append_jsonl, atomic_write
 from treppen_env.rules import make_rules
 
 #: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a

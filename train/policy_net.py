@@ -5,11 +5,11 @@ backends can wrap it): observation (B, 969) -> action logits (B, 898) and a stat
 
 1. Cards: each of the 52 cards gets an embedding from its own observation entries, those of its
    neighbours (same suit two ranks either side, the rest of its rank; see
-   :data:`train.action_features.CARD_OBS_INDEX`), its rank, suit and points, and the global
+   :data:`agents.action_features.CARD_OBS_INDEX`), its rank, suit and points, and the global
    entries (hand sizes, stock, phase, points, ...).
 2. State: pooled card embeddings (over the hand, and a max over all cards) plus the global
    entries, through an MLP.
-3. Actions: a static feature row per action (:func:`train.action_features.action_table`: kind,
+3. Actions: a static feature row per action (:func:`agents.action_features.action_table`: kind,
    cards moved, depth, target, points) through an MLP, plus the sum of the embeddings of the cards
    the action moves (for a take: the staircase cards down to its depth, and the deepest one apart),
    plus the state embedding; one hidden layer shared by all actions gives the logit.
@@ -31,7 +31,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-from train.action_features import (
+from agents.action_features import (
     ACTION_FEATURES,
     CARD_OBS_FEATURES,
     CARD_OBS_INDEX,

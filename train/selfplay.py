@@ -1,41 +1,26 @@
-"""``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib) from a YAML config;
-``backend: rllib`` hands the run to :mod:`train.rllib_backend` (Ray RLlib PPO, same run folder).
+"""The SB3 backend of ``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib).
 
 Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
--> learn -> save. A run folder ``<runs_dir>/<name>/`` holds::
+-> learn -> save. Besides the shared layout (:mod:`train.rundir`), its run folder holds::
 
-    config.yaml        the resolved config (``--resume`` reads it back)
-    metadata.json      versions, start time, command line, seed (and each resume)
-    tb/                TensorBoard logs: SB3's rollout/ and train/, plus selfplay/ and eval/
+    tb/                SB3's rollout/ and train/, plus selfplay/ and eval/
     checkpoints/       model_<steps>_steps.zip, written atomically (and imitation_round_<r>.pt)
     imitation.jsonl    one line per imitation round: losses, held-out agreement with the teacher
     pool/              snapshot_<steps>.npz: NumPy weights of the opponent snapshots
-    evals.jsonl        one line per evaluation vs random and greedy
-    elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
     final_model.zip    the trained model (load with ``agents.load(path)`` or MaskablePPO.load)
     best_model.zip     with ``best_every``: the best model by duplicate gates (best.jsonl, pool/best.npz)
-
-Usage::
-
-    treppen train [--config configs/selfplay.yaml] [key=value ...] [--resume RUN_DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
-import platform
-import sys
 import time
 import warnings
 from collections.abc import Callable
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
@@ -43,105 +28,16 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from train.callbacks import (
-    CheckpointCallback,
-    EloCallback,
-    EvalCallback,
-    PoolCallback,
-    ProgressCallback,
-    StatsCallback,
-)
-from train.config import OPPONENT_KINDS, TrainConfig, load_config, resolve_name, save_config
+from train.callbacks import CheckpointCallback, EloCallback, EvalCallback, PoolCallback, ProgressCallback, StatsCallback
+from train.checkpoints import checkpoint_path, latest_checkpoint, save_model
+from train.config import OPPONENT_KINDS, TrainConfig
 from train.imitation import describe_agreement, warm_start
-from train.io import atomic_write_text, checkpoint_path, latest_checkpoint, save_model
 from train.keep_best import KeepBestCallback
 from train.policy_net import ActionFeaturePolicy
-from train.pool import SelfPlayEnv, make_agent
-from train.ratings import Ratings, interval_text
+from train.pool import SelfPlayEnv
+from train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
-
-EVAL_OPPONENTS = ("random", "greedy")
-#: Fewest duplicate decks on which the final lines say whether the learner beats greedy.
-MIN_VERDICT_DECKS = 10
-#: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
-RESUME_OVERRIDES = {
-    "total_timesteps",
-    "n_envs",
-    "vec_env",
-    "torch_threads",
-    "opponent_random",
-    "opponent_greedy",
-    "opponent_snapshot",
-    "opponent_best",
-    "opponent_agent",
-    "opponent_agents",
-    "best_every",
-    "best_decks",
-    "best_threshold",
-    "snapshot_every",
-    "pool_size",
-    "snapshot_deterministic",
-    "eval_every",
-    "eval_deals",
-    "checkpoint_every",
-    "ray_address",
-    "num_env_runners",
-    "progress",
-    "verbose",
-}
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "selfplay.yaml"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``treppen train``."""
-    parser.add_argument(
-        "--config", type=Path, default=None, help="YAML config (default: configs/selfplay.yaml of the repository)"
-    )
-    parser.add_argument(
-        "--resume",
-        type=Path,
-        default=None,
-        metavar="RUN_DIR",
-        help="continue a run from its newest checkpoint, with its saved config: an interrupted run to its "
-        "total_timesteps, or a finished one further with a larger total_timesteps=N",
-    )
-    parser.add_argument(
-        "overrides",
-        nargs="*",
-        metavar="key=value",
-        help="config overrides, e.g. total_timesteps=50000 rules_options.max_turns=200",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``treppen train``: resolve the config, train, print where results landed."""
-    if args.resume is not None:
-        if args.config is not None:
-            raise ValueError("--resume uses the run's saved config.yaml; drop --config (overrides still apply)")
-        if not args.resume.exists():
-            raise FileNotFoundError(f"--resume {str(args.resume)!r}: the path does not exist")
-        if not (args.resume / "config.yaml").is_file():
-            raise FileNotFoundError(f"--resume {str(args.resume)!r} is not a run folder (no config.yaml)")
-        fixed = sorted({o.partition("=")[0].strip().partition(".")[0] for o in args.overrides} - RESUME_OVERRIDES)
-        if fixed:
-            raise ValueError(
-                f"--resume continues the saved model and game; {fixed} cannot change. "
-                f"Keys that may: {sorted(RESUME_OVERRIDES)}"
-            )
-        config = load_config(args.resume / "config.yaml", args.overrides)
-        config.runs_dir, config.name = str(args.resume.parent), args.resume.name
-    else:
-        path = args.config if args.config is not None else (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
-        config = load_config(path, args.overrides)
-    command = ["treppen", "train"]
-    command += ["--config", str(args.config)] if args.config is not None else []
-    command += ["--resume", str(args.resume)] if args.resume is not None else []
-    try:
-        train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
-    except KeyboardInterrupt:
-        return 130
-    return 0
 
 
 def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
@@ -152,11 +48,6 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
-    if config.backend == "rllib":
-        from train.rllib_backend import train_rllib
-
-        return train_rllib(config, resume, command_line)
-
     # --- config and run folder
     started = time.perf_counter()
     run_dir = open_run_dir(config, resume, command_line)
@@ -187,15 +78,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
             print(describe_agreement(warm_start(model, config, run_dir)))
 
     # --- callbacks
-    evals = EvalCallback(
-        config.eval_every,
-        {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
-        run_dir / "evals.jsonl",
-        num_players=config.num_players,
-        rules=rules,
-        deals=config.eval_deals,
-    )
-    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
+    evals, elo = rating_callbacks(config, rules, run_dir)
     stats = StatsCallback()
     keep_best = (
         KeepBestCallback(
@@ -258,22 +141,6 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     return run_dir
 
 
-def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | None) -> Path:
-    """Create (or reopen, when resuming) the run folder with ``checkpoints/``, write ``config.yaml``
-    and ``metadata.json``; returns the folder.
-
-    :raises ValueError: when starting a new run in a folder that already holds one.
-    """
-    run_dir = resolve_name(config).run_dir
-    if not resume and (run_dir / "config.yaml").exists():
-        raise ValueError(f"run folder {str(run_dir)!r} exists; pick another name= or use --resume {run_dir}")
-    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    save_config(config, run_dir / "config.yaml")
-    write_metadata(run_dir, config, resume, command_line or sys.argv)
-    print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
-    return run_dir
-
-
 def print_summary(
     run_dir: Path, final: Path, evals: EvalCallback, elo: EloCallback, keep_best: KeepBestCallback | None
 ) -> None:
@@ -289,59 +156,12 @@ def print_summary(
             print("  " + line)
 
 
-def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "greedy") -> list[str]:
-    """Lines for a user: Elo with intervals, the head-to-head score against each opponent beside
-    it, and whether the duplicate decks decide that ``learner`` is stronger than ``rival``.
-
-    The verdict needs both the head-to-head score and the likelihood of superiority to agree (a
-    Bradley-Terry fit can lift an agent above another through its results against a third): above
-    with score > 0.5 and likelihood >= 0.95, below with score < 0.5 and likelihood <= 0.05, else
-    undecided; with fewer than :data:`MIN_VERDICT_DECKS` decks the bootstrap says little, so no verdict.
-    """
-    at = {name: i for i, name in enumerate(ratings.agents)}
-    i = at[learner]
-    lines = []
-    for name, j in at.items():
-        ci = interval_text(ratings.ci_low[j], ratings.ci_high[j])
-        line = f"{name:<8} Elo {ratings.elo[j]:+5.0f} {ci}"
-        if j != i and ratings.count[i, j]:
-            line += f"   {learner} vs {name}: score {ratings.score[i, j]:.3f} over {int(ratings.count[i, j])} deals"
-        lines.append(line)
-    if rival in at:
-        j = at[rival]
-        score, los = float(ratings.score[i, j]), float(ratings.los[i, j])
-        decks = ratings.n_groups
-        if decks < MIN_VERDICT_DECKS:
-            verdict = f"{decks} decks are too few to tell whether {learner} beats {rival} (need {MIN_VERDICT_DECKS})"
-        elif score > 0.5 and los >= 0.95:
-            verdict = f"{learner} is stronger than {rival}"
-        elif score < 0.5 and los <= 0.05:
-            verdict = f"{learner} is weaker than {rival}"
-        else:
-            verdict = (
-                f"these {decks} decks cannot tell whether {learner} beats {rival}; rate it on more decks "
-                f"with `treppen tournament` or benchmarks/bench_strength.py"
-            )
-        lines.append(f"{verdict} (head-to-head score {score:.3f}, likelihood of superiority {los:.2f}, {decks} decks)")
-    return lines
-
-
 def close_quietly(vec_env: VecEnv) -> None:
     """Close the envs; after Ctrl-C the subprocess workers may already be gone (they got SIGINT too)."""
     try:
         vec_env.close()
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass
-
-
-def describe_eval(record: dict[str, Any]) -> str:
-    """One line: win rate and point margin per evaluated opponent."""
-    parts = [
-        f"vs {name}: win {r['winrate']:.1%}, points {r['points']:+.1f}"
-        for name, r in record.items()
-        if isinstance(r, dict)
-    ]
-    return "; ".join(parts)
 
 
 def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: int) -> MaskablePPO:
@@ -446,36 +266,3 @@ def check_distribution_validation() -> None:
             stacklevel=1,
         )
         torch.distributions.Distribution.set_default_validate_args(False)
-
-
-def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_line: list[str]) -> None:
-    """Write ``metadata.json``: versions, start time, command line and seed; a resume is appended."""
-
-    def version(package: str) -> str:
-        try:
-            return importlib_metadata.version(package)
-        except importlib_metadata.PackageNotFoundError:
-            return "unknown"
-
-    entry = {
-        "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command_line": command_line,
-        "seed": config.seed,
-        "versions": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "torch": torch.__version__,
-            "stable_baselines3": version("stable-baselines3"),
-            "sb3_contrib": version("sb3-contrib"),
-            "ray": version("ray"),
-            "treppen": version("treppen"),
-        },
-        "platform": platform.platform(),
-    }
-    path = run_dir / "metadata.json"
-    if resume and path.is_file():
-        data = json.loads(path.read_text())
-        data.setdefault("resumes", []).append(entry)
-    else:
-        data = entry
-    atomic_write_text(path, json.dumps(data, indent=2) + "\n")

@@ -31,7 +31,6 @@ import gzip
 import io
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ import numpy as np
 from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.cards import NUM_CARDS, card_to_str, parse_card, parse_deck
 from treppen_env.engine import OUTCOMES, GameState, Phase
+from treppen_env.files import atomic_write
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
 
 FORMAT = "treppen-record/1"
@@ -188,7 +188,7 @@ def record_match(
 ) -> list[dict[str, Any]]:
     """The records of an episode (a deal, or every deal of a game) that a match loop played in
     ``raw_env(**env_kwargs)`` reset with ``seed`` and ``options``, from the actions it returned
-    (e.g. ``agents.match.play_match(...).actions``). The episode is played again to record it:
+    (e.g. ``arena.match.play_match(...).actions``). The episode is played again to record it:
     the seed decides the deck when ``options`` gives none, and every reshuffle (RULES §6.4).
 
     :param env_kwargs: the env's arguments (``num_players``, ``rules``, ``episode``, rules options).
@@ -220,21 +220,13 @@ def write(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) ->
     :return: ``path`` as a Path.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent)
-    os.close(fd)
-    try:
+
+    def dump(tmp: str) -> None:
         with _open(Path(tmp), "w") as f:
             for record in records:
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    return atomic_write(path, dump, suffix="".join(path.suffixes))
 
 
 def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Small file helpers for run folders: atomic writes, appended JSON lines and checkpoint paths.
+"""File helpers for everything a later command reads: atomic writes and appended JSON lines.
 
 A run can be interrupted at any moment (Ctrl-C, a killed job); every file a later command reads is
 therefore written to a temporary file in the same folder and moved into place with ``os.replace``,
@@ -51,26 +51,3 @@ def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
         f.write(json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
-
-
-CHECKPOINT_PREFIX = "model_"
-
-
-def checkpoint_path(folder: Path, steps: int) -> Path:
-    """``<folder>/model_<steps>_steps.zip`` (SB3's CheckpointCallback naming)."""
-    return folder / f"{CHECKPOINT_PREFIX}{steps}_steps.zip"
-
-
-def latest_checkpoint(folder: Path) -> Path | None:
-    """The checkpoint in ``folder`` with the most steps, or None."""
-    found = []
-    for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps.zip"):
-        middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps.zip")]
-        if middle.isdigit():
-            found.append((int(middle), path))
-    return max(found)[1] if found else None
-
-
-def save_model(model: Any, path: Path) -> Path:
-    """``model.save`` to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
-    return atomic_write(path, model.save, suffix=".zip")

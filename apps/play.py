@@ -15,7 +15,7 @@ import numpy as np
 
 import agents
 from agents.human import seat_name
-from agents.match import play_match
+from arena.match import play_match
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env

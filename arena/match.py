@@ -7,10 +7,14 @@ over many :class:`~treppen_env.SingleAgentEnv` deals, nor ``treppen bench``, whi
 PettingZoo ``agent_iter()`` loop itself.) The result lists every action in order, so a deal can
 be replayed, recorded or searched from.
 
+A tournament's deal (:class:`arena.schedule.DealSpec`: deck, dealer, seats, seeds) is played by
+:func:`play_deal`, in this process, in a worker process or in a Ray task alike, with agents that
+:func:`build_agents` makes from specs.
+
 Usage::
 
     from agents import GreedyAgent, RandomAgent
-    from agents.match import play_match
+    from arena.match import play_match
     from treppen_env import raw_env
 
     result = play_match(raw_env(num_players=2), [GreedyAgent(), RandomAgent()], seed=0)
@@ -19,9 +23,14 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import agents as agent_lib
+from agents.base import Agent
+from arena.schedule import DealSpec
+from treppen_env import records as game_records
 
 
 class Player(Protocol):
@@ -129,3 +138,66 @@ def play_match(
         rewards=[returns[n] + env._cumulative_rewards[n] for n in names],
         infos=[dict(env.infos[n]) for n in names],
     )
+
+
+def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = False) -> dict[str, Any]:
+    """Play one deal of a schedule and return its record.
+
+    Each seat's agent is reset with its seed first (``agent.reset(seed=...)``), so the record
+    depends only on ``spec``.
+
+    :param spec: the deal
+    :param agents: agent by name (must hold every name in ``spec.seats``)
+    :param game_record: also return the deal's game record (DESIGN "Game records", seats named by
+        agent name) under the key ``"game_record"``
+    :return: the record (see the module docstring)
+    :raises ValueError: when an agent is missing or plays an illegal action
+    """
+    from treppen_env import raw_env
+
+    missing = [name for name in spec.seats if name not in agents]
+    if missing:
+        raise ValueError(f"deal {spec.deal_id}: no agent named {missing}; have {sorted(agents)}")
+    env = raw_env(num_players=spec.players, rules=spec.rules)
+    options = {"deck": list(spec.deck), "dealer": spec.dealer}
+    seats = [agents[name] for name in spec.seats]
+    try:
+        result = play_match(env, seats, seed=spec.seed, options=options, agent_seeds=spec.agent_seeds)
+    except MatchError as err:
+        raise ValueError(f"agent {spec.seats[err.seat]!r} in deal {spec.deal_id}: {err}") from None
+    result_record: dict[str, Any] = {
+        "deal": spec.deal_id,
+        "deck_id": spec.deck_id,
+        "table": list(spec.table),
+        "rotation": spec.rotation,
+        "dealer": spec.dealer,
+        "agents": list(spec.seats),
+        "points": result.deal_points,
+        "outcome": result.outcome,
+        "went_out": result.went_out,
+        "steps": len(result.actions),
+        "seed": spec.seed,
+    }
+    if game_record:
+        extra = {"deal_id": spec.deal_id, "deck_id": spec.deck_id, "seed": spec.seed}
+        (result_record["game_record"],) = game_records.record_match(
+            result.actions, spec.seats, seed=spec.seed, options=options, extra=extra,
+            num_players=spec.players, rules=spec.rules,
+        )  # fmt: skip
+    return result_record
+
+
+def build_agents(sources: Mapping[str, str | Agent]) -> dict[str, Agent]:
+    """Agents by name from specs (via ``agents.load``) or ready agents.
+
+    :raises ValueError: for an unknown spec or ``human`` (a tournament has no terminal)
+    """
+    built = {}
+    for name, source in sources.items():
+        if isinstance(source, str):
+            if source == "human":
+                raise ValueError(f"agent {name!r}: 'human' cannot play a tournament; use `treppen play`")
+            built[name] = agent_lib.load(source)
+        else:
+            built[name] = source
+    return built

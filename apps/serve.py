@@ -1,6 +1,6 @@
 """``treppen serve``: play, watch and replay deals in a local web page (DESIGN "Command line").
 
-Starts the app of :mod:`train.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
+Starts the app of :mod:`apps.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
 the page can seat only the agents given here.
 """
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import uvicorn
 
-    from train.web import create_app
+    from apps.web import create_app
 
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port {args.port} is not a port 0..65535")

@@ -1,96 +1,43 @@
 """Duplicate-deal tournaments between agents, rated by Elo (DESIGN "Command line", STYLE "Tournament").
 
-This module plays a tournament: the schedule comes from :mod:`train.schedule` (which deck, table
+This module plays a tournament: the schedule comes from :mod:`arena.schedule` (which deck, table
 and seating; duplicate decks with balanced seating orders), each deal is played by
-:func:`agents.match.play_match`, rating is :mod:`train.ratings`, and the files are
-:mod:`train.results`.
+:func:`arena.match.play_match`, rating is :mod:`arena.ratings`, and the files are
+:mod:`arena.results`.
 
 The out dir holds ``tournament.json`` (settings), ``results.jsonl`` (one line per deal, so an
-interrupted tournament resumes) and the ratings outputs; :mod:`train.results` reads and writes them
+interrupted tournament resumes) and the ratings outputs; :mod:`arena.results` reads and writes them
 and describes their formats.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import multiprocessing
 import os
-import re
 import sys
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from agents import SPECS
 from agents.base import Agent
-from agents.match import MatchError, play_match
-from train.ratings import fit_ratings
-from train.results import (
+from arena.match import build_agents, play_deal
+from arena.results import (
     FORMAT_VERSION,
     RESULTS_FILE,
     open_out_dir,
-    print_table,
     record_key,
-    write_outputs,
 )
-from train.schedule import DealSpec, Key, check_settings, schedule
+from arena.schedule import DealSpec, Key, check_settings, schedule
 from treppen_env import records as game_records
-from treppen_env.rules import PRESETS, Rules, make_rules
+from treppen_env.rules import Rules, make_rules
 
-BUILTIN_SPECS = ("random", "greedy", "human")
 RUN_MODEL_STEMS = ("final_model", "model")
 """Model files named after their run folder (``agents.load`` picks them for a run folder)."""
-
-
-def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = False) -> dict[str, Any]:
-    """Play one deal of a schedule and return its record.
-
-    Each seat's agent is reset with its seed first (``agent.reset(seed=...)``), so the record
-    depends only on ``spec``.
-
-    :param spec: the deal
-    :param agents: agent by name (must hold every name in ``spec.seats``)
-    :param game_record: also return the deal's game record (DESIGN "Game records", seats named by
-        agent name) under the key ``"game_record"``
-    :return: the record (see the module docstring)
-    :raises ValueError: when an agent is missing or plays an illegal action
-    """
-    from treppen_env import raw_env
-
-    missing = [name for name in spec.seats if name not in agents]
-    if missing:
-        raise ValueError(f"deal {spec.deal_id}: no agent named {missing}; have {sorted(agents)}")
-    env = raw_env(num_players=spec.players, rules=spec.rules)
-    options = {"deck": list(spec.deck), "dealer": spec.dealer}
-    seats = [agents[name] for name in spec.seats]
-    try:
-        result = play_match(env, seats, seed=spec.seed, options=options, agent_seeds=spec.agent_seeds)
-    except MatchError as err:
-        raise ValueError(f"agent {spec.seats[err.seat]!r} in deal {spec.deal_id}: {err}") from None
-    result_record: dict[str, Any] = {
-        "deal": spec.deal_id,
-        "deck_id": spec.deck_id,
-        "table": list(spec.table),
-        "rotation": spec.rotation,
-        "dealer": spec.dealer,
-        "agents": list(spec.seats),
-        "points": result.deal_points,
-        "outcome": result.outcome,
-        "went_out": result.went_out,
-        "steps": len(result.actions),
-        "seed": spec.seed,
-    }
-    if game_record:
-        extra = {"deal_id": spec.deal_id, "deck_id": spec.deck_id, "seed": spec.seed}
-        (result_record["game_record"],) = game_records.record_match(
-            result.actions, spec.seats, seed=spec.seed, options=options, extra=extra,
-            num_players=spec.players, rules=spec.rules,
-        )  # fmt: skip
-    return result_record
 
 
 def agent_name(spec: str) -> str:
@@ -100,7 +47,7 @@ def agent_name(spec: str) -> str:
     ``runs/exp1/best_model.zip`` is ``exp1-best_model``; ``runs/exp1/ckpt/ck_1000_steps.zip`` is
     ``ck_1000_steps``.
     """
-    if spec in BUILTIN_SPECS:
+    if spec in SPECS:
         return spec
     path = Path(spec)
     if path.suffix != ".zip":
@@ -131,24 +78,6 @@ def resolve_specs(items: Sequence[str]) -> dict[str, str]:
             unique = f"{name}-{k}"
         out[unique] = spec
     return out
-
-
-def build_agents(sources: Mapping[str, str | Agent]) -> dict[str, Agent]:
-    """Agents by name from specs (via ``agents.load``) or ready agents.
-
-    :raises ValueError: for an unknown spec or ``human`` (a tournament has no terminal)
-    """
-    import agents as agent_lib
-
-    built = {}
-    for name, source in sources.items():
-        if isinstance(source, str):
-            if source == "human":
-                raise ValueError(f"agent {name!r}: 'human' cannot play a tournament; use `treppen play`")
-            built[name] = agent_lib.load(source)
-        else:
-            built[name] = source
-    return built
 
 
 _WORKER_AGENTS: dict[str, Agent] = {}
@@ -191,7 +120,7 @@ def run_tournament(
     :param out: folder for ``tournament.json`` and ``results.jsonl`` (None: keep nothing on disk)
     :param rules: the rules of every deal (or a preset name); ``tournament.json`` records the
         preset and the options that differ from it
-    :param tables_per_deck: see :func:`train.schedule.schedule`
+    :param tables_per_deck: see :func:`arena.schedule.schedule`
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
     :param on_record: called with each new record
@@ -199,7 +128,7 @@ def run_tournament(
         records"; ``treppen replay`` and ``treppen serve`` replay them), or None
     :param ray_address: play the deals as Ray tasks (``workers`` is then ignored): ``"auto"`` or
         ``"host:port"`` joins a cluster, ``"local"`` starts a local instance (see
-        :func:`train.ray_cluster.init_ray`); None plays in this machine's processes
+        :func:`arena.ray_cluster.init_ray`); None plays in this machine's processes
     :return: the records of the schedule played so far (including earlier runs), in schedule order
     :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
     """
@@ -237,7 +166,7 @@ def run_tournament(
     try:
         recorded = _recorded_deals(record_to)
         if ray_address is not None:
-            from train.ray_cluster import play_on_ray
+            from arena.ray_cluster import play_on_ray
 
             played = play_on_ray(todo, agents, ray_address, record_to is not None)
         else:
@@ -299,103 +228,3 @@ def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: 
                 pending |= {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 1)}
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``treppen tournament``."""
-    parser.add_argument(
-        "--agents",
-        nargs="+",
-        required=True,
-        metavar="SPEC",
-        help="agents: random, greedy, a model .zip or run folder, each with optional settings "
-        "NAME,key=value,... (e.g. greedy,epsilon=0.1); LABEL=SPEC names one",
-    )
-    parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
-    parser.add_argument(
-        "--decks",
-        type=int,
-        default=None,
-        help="number of decks (default 100); each deck is played at every table in every seat rotation; "
-        "with 3 or 4 players a multiple of 2 or 6 balances who sits before whom exactly",
-    )
-    parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="play the deals as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
-        "(needs the ray extra; --workers is then ignored)",
-    )
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
-    )
-    parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
-    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
-    parser.add_argument(
-        "--record", default=None, metavar="DIR", help="write every deal's game record to DIR/<out folder name>.jsonl"
-    )
-    parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
-    parser.add_argument(
-        "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
-    )
-
-
-def default_out(names: Sequence[str], players: int, seed: int) -> Path:
-    """``runs/tournaments/<names>_p<players>_s<seed>`` with unsafe characters replaced."""
-    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "_", "_vs_".join(names))[:80]
-    return Path("runs") / "tournaments" / f"{stem}_p{players}_s{seed}"
-
-
-def decks_argument(decks: int | None, deals: int | None) -> int:
-    """The number of decks from ``--decks`` or its deprecated alias ``--deals`` (which counted decks
-    too), warning on the alias (a ``DeprecationWarning`` and a line on stderr).
-
-    :raises ValueError: when both are given with different values.
-    """
-    if deals is None:
-        return 100 if decks is None else decks
-    message = "--deals is deprecated and counts decks; use --decks"
-    warnings.warn(message, DeprecationWarning, stacklevel=2)
-    print(f"treppen tournament: warning: {message}", file=sys.stderr)
-    if decks is not None and decks != deals:
-        raise ValueError(f"--decks {decks} and --deals {deals} disagree; give --decks only")
-    return deals
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
-    decks = decks_argument(args.decks, args.deals)
-    specs = resolve_specs(args.agents)
-    names = list(specs)
-    check_settings(names, args.players, decks, args.seed, args.workers)
-    if args.boot < 0:
-        raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
-    out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
-    try:
-        records = run_tournament(
-            specs,
-            args.players,
-            decks,
-            args.seed,
-            args.workers,
-            out,
-            make_rules(args.rules),
-            args.tables_per_deck,
-            progress=True,
-            record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
-            ray_address=args.ray_address,
-        )
-    except KeyboardInterrupt:
-        print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
-        return 130
-    ratings = fit_ratings(records, anchor="random", n_boot=args.boot, seed=args.seed)
-    write_outputs(out, ratings, specs)
-    print_table(ratings)
-    print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
-    if args.record is not None:
-        print(f"game records in {Path(args.record) / f'{out.name}.jsonl'} (treppen replay FILE --deal N)")
-    return 0

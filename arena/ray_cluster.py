@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from arena.match import build_agents, play_deal
+
 try:
     import ray
 except ImportError as err:  # pragma: no cover - exercised without the extra
@@ -58,8 +60,6 @@ def _play_deals(
     token: str, sources: Mapping[str, Any], specs: Sequence[Any], game_record: bool
 ) -> list[dict[str, Any]]:
     """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents)."""
-    from train.tournament import build_agents, play_deal
-
     if token not in _AGENTS:
         _AGENTS.clear()
         _AGENTS[token] = build_agents(sources)
@@ -71,12 +71,12 @@ def _play_deals(
 def play_on_ray(
     todo: Sequence[Any], agents: Mapping[str, Any], address: str | None, game_record: bool = False, chunk: int = 8
 ) -> Iterator[dict[str, Any]]:
-    """Yield the records of the deals ``todo`` (:class:`train.tournament.DealSpec`) as Ray tasks of
+    """Yield the records of the deals ``todo`` (:class:`arena.tournament.DealSpec`) as Ray tasks of
     ``chunk`` deals finish; at most two tasks per CPU of the cluster are in flight.
 
     :param agents: agent by name: ``agents.load`` specs (each worker loads them) or agents (pickled).
     :param address: see :func:`init_ray`.
-    :param game_record: add each deal's game record (``train.tournament.play_deal``).
+    :param game_record: add each deal's game record (``arena.match.play_deal``).
     """
     if not todo:
         return

@@ -1,7 +1,7 @@
-"""Plots of tournament ratings (for notebooks too; :func:`train.results.load_results` reads a
+"""Plots of tournament ratings (for notebooks too; :func:`arena.results.load_results` reads a
 tournament's files).
 
-``plot_elo`` and ``plot_pairwise`` draw a :class:`~train.ratings.Ratings` with matplotlib and ``save_figure`` writes a
+``plot_elo`` and ``plot_pairwise`` draw a :class:`~arena.ratings.Ratings` with matplotlib and ``save_figure`` writes a
 PNG atomically. Figures are built without pyplot (so no GUI backend is touched and nothing is left
 open; PNGs render with Agg); pass ``ax`` to draw into a notebook's own axes.
 """
@@ -15,8 +15,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from train.io import atomic_write
-from train.ratings import Ratings
+from arena.ratings import Ratings
+from treppen_env.files import atomic_write
 
 
 def _root_figure(ax: Axes) -> Figure:

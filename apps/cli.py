@@ -13,12 +13,12 @@ import sys
 from importlib import metadata
 
 SUBCOMMANDS = {
-    "train": ("train.selfplay", "self-play training of a MaskablePPO agent from a YAML config"),
-    "tournament": ("train.tournament", "duplicate-deal tournament between agents, rated by Elo"),
-    "play": ("train.play", "play against agents in the terminal"),
-    "serve": ("train.serve", "play, watch and replay deals in a local web page"),
-    "replay": ("train.replay", "print a recorded deal move by move"),
-    "bench": ("train.bench", "measure environment throughput (decision steps/s, deals/s)"),
+    "train": ("apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
+    "tournament": ("apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
+    "play": ("apps.play", "play against agents in the terminal"),
+    "serve": ("apps.serve", "play, watch and replay deals in a local web page"),
+    "replay": ("apps.replay", "print a recorded deal move by move"),
+    "bench": ("apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
 }
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from train.io import atomic_write_text
+from treppen_env.files import atomic_write_text
 
 DEFAULT_OUT = Path("runs") / "bench" / "bench_env.json"
 #: The anchor of the ratios: OpenSpiel's fast path (DESIGN "Performance notes").

@@ -31,10 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.snapshot import ActionFeatureSnapshot, NumpyPolicy
 from train.config import TrainConfig
-from train.io import atomic_write
-from train.pool import ActionFeatureSnapshot, NumpyPolicy
+from train.rundir import describe_eval, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
+from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
 
 try:
@@ -46,8 +47,8 @@ try:
 except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("backend: rllib needs Ray RLlib: pip install 'treppen[ray]'") from err
 
-from train.ray_cluster import init_ray
-from train.rllib_modules import (
+from arena.ray_cluster import init_ray
+from train.rllib.modules import (
     GREEDY,
     LEARNER,
     RANDOM,
@@ -152,7 +153,7 @@ def set_snapshot(algo: Algorithm, slot: int, weights: dict[str, Any] | None = No
 
 def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
     """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
-    :meth:`train.pool.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
+    :meth:`agents.snapshot.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
     action-feature net's ``state_dict`` with ``kind``."""
     arrays: dict[str, Any] = {}
     if config.policy == "action_features":
@@ -176,7 +177,7 @@ def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
 
 def export_policy(algo: Algorithm, config: TrainConfig, path: Path, steps: int) -> Path:
     """Write the learner's policy as a NumPy snapshot ``.npz`` (atomically); it plays without Ray or
-    torch (``agents.load``, :class:`train.pool.NumpyPolicy`)."""
+    torch (``agents.load``, :class:`agents.snapshot.NumpyPolicy`)."""
     arrays = policy_arrays(config, learner_weights(algo)) | {"steps": np.array(steps)}
     return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
 
@@ -312,8 +313,6 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
     """
     import torch
 
-    from train.selfplay import describe_eval, open_run_dir
-
     run_dir = open_run_dir(config, resume, command_line or sys.argv)
     latest = latest_checkpoint(run_dir / "checkpoints") if resume else None
     steps = latest[0] if latest else 0
@@ -354,27 +353,11 @@ class RLlibRun:
     """
 
     def __init__(self, config: TrainConfig, run_dir: Path, steps: int):
-        import functools
-
         from stable_baselines3.common.logger import configure
-
-        from train.callbacks import EloCallback, EvalCallback
-        from train.pool import make_agent
-        from train.selfplay import EVAL_OPPONENTS
-        from treppen_env.rules import make_rules
 
         self.config, self.run_dir, self.steps = config, run_dir, steps
         self.logger = configure(str(run_dir / "tb" / "rllib_ppo"), ["tensorboard"])
-        rules = make_rules(config.rules, **config.rules_options)
-        self.evals = EvalCallback(
-            config.eval_every,
-            {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
-            run_dir / "evals.jsonl",
-            num_players=config.num_players,
-            rules=rules,
-            deals=config.eval_deals,
-        )
-        self.elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
+        self.evals, self.elo = rating_callbacks(config, config.make_rules(), run_dir)
         self.periods = {
             name: Periodic(every, steps)
             for name, every in (

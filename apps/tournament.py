@@ -1,0 +1,122 @@
+"""``treppen tournament``: a duplicate-deal tournament between agents given by spec, rated by Elo
+(:mod:`arena.tournament` plays it, :mod:`arena.ratings` rates it, :mod:`arena.results` writes it).
+
+Usage::
+
+    treppen tournament --agents random greedy runs/exp1 [--players 2] [--decks 100] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.ratings import fit_ratings
+from arena.results import RESULTS_FILE, print_table, write_outputs
+from arena.schedule import check_settings
+from arena.tournament import resolve_specs, run_tournament
+from treppen_env.rules import PRESETS, make_rules
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``treppen tournament``."""
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="agents: random, greedy, a model .zip or run folder, each with optional settings "
+        "NAME,key=value,... (e.g. greedy,epsilon=0.1); LABEL=SPEC names one",
+    )
+    parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
+    parser.add_argument(
+        "--decks",
+        type=int,
+        default=None,
+        help="number of decks (default 100); each deck is played at every table in every seat rotation; "
+        "with 3 or 4 players a multiple of 2 or 6 balances who sits before whom exactly",
+    )
+    parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="play the deals as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
+        "(needs the ray extra; --workers is then ignored)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
+    )
+    parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
+    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument(
+        "--record", default=None, metavar="DIR", help="write every deal's game record to DIR/<out folder name>.jsonl"
+    )
+    parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
+    parser.add_argument(
+        "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
+    )
+
+
+def default_out(names: Sequence[str], players: int, seed: int) -> Path:
+    """``runs/tournaments/<names>_p<players>_s<seed>`` with unsafe characters replaced."""
+    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "_", "_vs_".join(names))[:80]
+    return Path("runs") / "tournaments" / f"{stem}_p{players}_s{seed}"
+
+
+def decks_argument(decks: int | None, deals: int | None) -> int:
+    """The number of decks from ``--decks`` or its deprecated alias ``--deals`` (which counted decks
+    too), warning on the alias (a ``DeprecationWarning`` and a line on stderr).
+
+    :raises ValueError: when both are given with different values.
+    """
+    if deals is None:
+        return 100 if decks is None else decks
+    message = "--deals is deprecated and counts decks; use --decks"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    print(f"treppen tournament: warning: {message}", file=sys.stderr)
+    if decks is not None and decks != deals:
+        raise ValueError(f"--decks {decks} and --deals {deals} disagree; give --decks only")
+    return deals
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
+    decks = decks_argument(args.decks, args.deals)
+    specs = resolve_specs(args.agents)
+    names = list(specs)
+    check_settings(names, args.players, decks, args.seed, args.workers)
+    if args.boot < 0:
+        raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
+    out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
+    try:
+        records = run_tournament(
+            specs,
+            args.players,
+            decks,
+            args.seed,
+            args.workers,
+            out,
+            make_rules(args.rules),
+            args.tables_per_deck,
+            progress=True,
+            record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
+            ray_address=args.ray_address,
+        )
+    except KeyboardInterrupt:
+        print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
+        return 130
+    ratings = fit_ratings(records, anchor="random", n_boot=args.boot, seed=args.seed)
+    write_outputs(out, ratings, specs)
+    print_table(ratings)
+    print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
+    if args.record is not None:
+        print(f"game records in {Path(args.record) / f'{out.name}.jsonl'} (treppen replay FILE --deal N)")
+    return 0

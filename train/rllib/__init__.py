@@ -1,0 +1,1 @@
+"""The Ray RLlib backend of ``treppen train`` (needs the ``ray`` extra)."""

@@ -1,0 +1,154 @@
+"""The run folder both training backends share: its creation and metadata, the evaluation and Elo
+callbacks that fill ``evals.jsonl`` and ``elo.jsonl``, and the lines that end a run.
+
+A run folder ``<runs_dir>/<name>/`` holds::
+
+    config.yaml        the resolved config (``--resume`` reads it back)
+    metadata.json      versions, start time, command line, seed (and each resume)
+    tb/                TensorBoard logs
+    checkpoints/       the backend's checkpoints, written atomically
+    evals.jsonl        one line per evaluation vs random and greedy
+    elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import platform
+import sys
+import time
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arena.ratings import Ratings, interval_text
+from train.callbacks import EloCallback, EvalCallback
+from train.config import TrainConfig, resolve_name, save_config
+from train.pool import make_agent
+from treppen_env.files import atomic_write_text
+from treppen_env.rules import Rules
+
+EVAL_OPPONENTS = ("random", "greedy")
+
+
+#: Fewest duplicate decks on which the final lines say whether the learner beats greedy.
+MIN_VERDICT_DECKS = 10
+
+
+def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | None) -> Path:
+    """Create (or reopen, when resuming) the run folder with ``checkpoints/``, write ``config.yaml``
+    and ``metadata.json``; returns the folder.
+
+    :raises ValueError: when starting a new run in a folder that already holds one.
+    """
+    run_dir = resolve_name(config).run_dir
+    if not resume and (run_dir / "config.yaml").exists():
+        raise ValueError(f"run folder {str(run_dir)!r} exists; pick another name= or use --resume {run_dir}")
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    save_config(config, run_dir / "config.yaml")
+    write_metadata(run_dir, config, resume, command_line or sys.argv)
+    print(f"run folder: {run_dir}   (tensorboard --logdir {run_dir / 'tb'})")
+    return run_dir
+
+
+def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "greedy") -> list[str]:
+    """Lines for a user: Elo with intervals, the head-to-head score against each opponent beside
+    it, and whether the duplicate decks decide that ``learner`` is stronger than ``rival``.
+
+    The verdict needs both the head-to-head score and the likelihood of superiority to agree (a
+    Bradley-Terry fit can lift an agent above another through its results against a third): above
+    with score > 0.5 and likelihood >= 0.95, below with score < 0.5 and likelihood <= 0.05, else
+    undecided; with fewer than :data:`MIN_VERDICT_DECKS` decks the bootstrap says little, so no verdict.
+    """
+    at = {name: i for i, name in enumerate(ratings.agents)}
+    i = at[learner]
+    lines = []
+    for name, j in at.items():
+        ci = interval_text(ratings.ci_low[j], ratings.ci_high[j])
+        line = f"{name:<8} Elo {ratings.elo[j]:+5.0f} {ci}"
+        if j != i and ratings.count[i, j]:
+            line += f"   {learner} vs {name}: score {ratings.score[i, j]:.3f} over {int(ratings.count[i, j])} deals"
+        lines.append(line)
+    if rival in at:
+        j = at[rival]
+        score, los = float(ratings.score[i, j]), float(ratings.los[i, j])
+        decks = ratings.n_groups
+        if decks < MIN_VERDICT_DECKS:
+            verdict = f"{decks} decks are too few to tell whether {learner} beats {rival} (need {MIN_VERDICT_DECKS})"
+        elif score > 0.5 and los >= 0.95:
+            verdict = f"{learner} is stronger than {rival}"
+        elif score < 0.5 and los <= 0.05:
+            verdict = f"{learner} is weaker than {rival}"
+        else:
+            verdict = (
+                f"these {decks} decks cannot tell whether {learner} beats {rival}; rate it on more decks "
+                f"with `treppen tournament` or benchmarks/bench_strength.py"
+            )
+        lines.append(f"{verdict} (head-to-head score {score:.3f}, likelihood of superiority {los:.2f}, {decks} decks)")
+    return lines
+
+
+def describe_eval(record: dict[str, Any]) -> str:
+    """One line: win rate and point margin per evaluated opponent."""
+    parts = [
+        f"vs {name}: win {r['winrate']:.1%}, points {r['points']:+.1f}"
+        for name, r in record.items()
+        if isinstance(r, dict)
+    ]
+    return "; ".join(parts)
+
+
+def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_line: list[str]) -> None:
+    """Write ``metadata.json``: versions, start time, command line and seed; a resume is appended."""
+
+    def version(package: str) -> str:
+        try:
+            return importlib_metadata.version(package)
+        except importlib_metadata.PackageNotFoundError:
+            return "unknown"
+
+    entry = {
+        "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command_line": command_line,
+        "seed": config.seed,
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "torch": version("torch"),
+            "stable_baselines3": version("stable-baselines3"),
+            "sb3_contrib": version("sb3-contrib"),
+            "ray": version("ray"),
+            "treppen": version("treppen"),
+        },
+        "platform": platform.platform(),
+    }
+    path = run_dir / "metadata.json"
+    if resume and path.is_file():
+        data = json.loads(path.read_text())
+        data.setdefault("resumes", []).append(entry)
+    else:
+        data = entry
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def rating_callbacks(config: TrainConfig, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
+    """The evaluation (vs :data:`EVAL_OPPONENTS`, ``evals.jsonl``) and Elo (``elo.jsonl``) callbacks
+    of a run, as both backends drive them.
+
+    :param config: the run's config (``eval_every``, ``eval_deals``, ``elo_every``, ``elo_decks``).
+    :param rules: the run's rules, built once.
+    :param run_dir: the run folder.
+    """
+    evals = EvalCallback(
+        config.eval_every,
+        {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
+        run_dir / "evals.jsonl",
+        num_players=config.num_players,
+        rules=rules,
+        deals=config.eval_deals,
+    )
+    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
+    return evals, elo
