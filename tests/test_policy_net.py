@@ -3,6 +3,8 @@ table, logits, masking, save/load, NumPy snapshots and play through agents.load.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -13,7 +15,7 @@ from agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, act
 from agents.snapshot import NumpyPolicy
 from arena.tournament import run_tournament
 from train.config import load_config
-from train.policy_net import ActionFeatureNet, ActionFeaturePolicy, policy_logits
+from train.policy_net import ActionFeatureNet, ActionFeaturePolicy
 from train.pool import SelfPlayEnv, save_snapshot
 from train.selfplay import make_model
 from treppen_env.actions import (
@@ -166,3 +168,10 @@ def test_config_selects_the_policy():
     with pytest.raises(ValueError, match="policy='lstm'"):
         load_config(None, ["policy=lstm"])
     assert OBS_SIZE == model.observation_space.shape[0]
+
+
+def policy_logits(policy: Any, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """Unmasked logits (B, 898) of any MaskablePPO actor-critic policy for observations (B, 969)."""
+    obs_t = obs if torch.is_tensor(obs) else torch.as_tensor(np.asarray(obs, dtype=np.float32))
+    features = policy.extract_features(obs_t, policy.pi_features_extractor)
+    return policy.action_net(policy.mlp_extractor.forward_actor(features))

@@ -239,7 +239,7 @@ def test_elo_rating_plays_the_runs_rules(tmp_path):
 def test_latest_checkpoint_by_steps(tmp_path):
     for name in ("model_900_steps.zip", "model_10000_steps.zip", ".model_20000.tmp.zip", "model_x_steps.zip"):
         (tmp_path / name).write_text("")
-    assert latest_checkpoint(tmp_path).name == "model_10000_steps.zip"
+    assert latest_checkpoint(tmp_path)[1].name == "model_10000_steps.zip"
     assert latest_checkpoint(tmp_path / "none") is None
 
 
@@ -298,7 +298,7 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys):
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.zip"):
         assert (run / name).is_file(), name
     assert any((run / "tb").rglob("events.out.tfevents.*"))
-    assert latest_checkpoint(run / "checkpoints").name == "model_512_steps.zip"
+    assert latest_checkpoint(run / "checkpoints")[1].name == "model_512_steps.zip"
     assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000256.npz"]
     evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
     assert [e["steps"] for e in evals] == [256, 512]
@@ -321,7 +321,7 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys):
     # a new run may not overwrite this one; --resume continues it with a larger budget
     assert cli.main(["train", *TINY, f"runs_dir={tmp_path}", "name=smoke"]) == 2
     assert cli.main(["train", "--resume", str(run), "total_timesteps=1024"]) == 0
-    assert latest_checkpoint(run / "checkpoints").name == "model_1024_steps.zip"
+    assert latest_checkpoint(run / "checkpoints")[1].name == "model_1024_steps.zip"
     from sb3_contrib import MaskablePPO
 
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1024

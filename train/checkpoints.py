@@ -11,19 +11,27 @@ from treppen_env.files import atomic_write
 CHECKPOINT_PREFIX = "model_"
 
 
-def checkpoint_path(folder: Path, steps: int) -> Path:
-    """``<folder>/model_<steps>_steps.zip`` (SB3's CheckpointCallback naming)."""
-    return folder / f"{CHECKPOINT_PREFIX}{steps}_steps.zip"
+def checkpoint_path(folder: Path, steps: int, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".zip") -> Path:
+    """``<folder>/<prefix><steps>_steps<suffix>``: SB3's CheckpointCallback naming
+    (``model_<steps>_steps.zip``); the RLlib backend's checkpoint folders use ``rllib_`` and no suffix."""
+    return folder / f"{prefix}{steps}_steps{suffix}"
 
 
-def latest_checkpoint(folder: Path) -> Path | None:
-    """The checkpoint in ``folder`` with the most steps, or None."""
+def checkpoints(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".zip") -> list[tuple[int, Path]]:
+    """The checkpoints named by :func:`checkpoint_path` in ``folder``, as (steps, path), fewest steps first."""
+    end = f"_steps{suffix}"
     found = []
-    for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps.zip"):
-        middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps.zip")]
+    for path in folder.glob(f"{prefix}*{end}"):
+        middle = path.name[len(prefix) : -len(end)]
         if middle.isdigit():
             found.append((int(middle), path))
-    return max(found)[1] if found else None
+    return sorted(found)
+
+
+def latest_checkpoint(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".zip") -> tuple[int, Path] | None:
+    """(steps, path) of the checkpoint in ``folder`` with the most steps, or None."""
+    found = checkpoints(folder, prefix, suffix)
+    return found[-1] if found else None
 
 
 def save_model(model: Any, path: Path) -> Path:

@@ -24,7 +24,7 @@ import yaml
 from treppen_env.rules import Rules, did_you_mean, make_rules
 
 ACTIVATIONS = ("tanh", "relu")
-#: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability (train.pool.KINDS).
+#: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = ("random", "greedy", "snapshot", "best", "agent")
 POLICIES = ("mlp", "action_features")
 VEC_ENVS = ("subproc", "dummy")
@@ -188,7 +188,12 @@ class TrainConfig:
 
         :raises ValueError: for an unknown preset or option, or an impossible value.
         """
-        return make_rules(self.rules, **self.rules_options)
+        key = (self.rules, tuple(sorted(self.rules_options.items())))
+        built = self.__dict__.get("_rules")
+        if built is None or built[0] != key:  # built once; again only after rules or rules_options change
+            built = (key, make_rules(self.rules, **self.rules_options))
+            self.__dict__["_rules"] = built
+        return built[1]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of all fields (YAML-safe)."""

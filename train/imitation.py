@@ -35,7 +35,7 @@ from agents.base import Agent
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write
-from treppen_env.rules import make_rules
+from treppen_env.rules import Rules, make_rules
 
 #: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a
 #: staircase depth, RULES §4.1), a meld, a lay-off (§4.3), a discard (§4.4).
@@ -81,8 +81,7 @@ def collect(
     teacher: Callable[[], Agent],
     decisions: int,
     num_players: int = 2,
-    rules: str = "treppenromme",
-    rules_options: dict[str, Any] | None = None,
+    rules: Rules | str = "treppenromme",
     seed: int = 0,
     student: Any = None,
     gamma: float = 1.0,
@@ -95,8 +94,7 @@ def collect(
         seed every deal).
     :param decisions: decisions to record (whole deals are played; the last deal's extra ones are kept).
     :param num_players: players per deal.
-    :param rules: rules preset.
-    :param rules_options: rules options.
+    :param rules: the game's rules (or a preset name).
     :param seed: seeds the deals (deal ``i`` uses ``seed * 1_000_003 + i``).
     :param student: a MaskablePPO policy that plays its argmax action instead of the teacher
         (DAgger); ``None``: the teacher plays.
@@ -105,7 +103,7 @@ def collect(
     :param progress: called with the number of new decisions after each step.
     :return: the decisions, in the order played.
     """
-    envs = [raw_env(num_players=num_players, rules=rules, **(rules_options or {})) for _ in range(tables)]
+    envs = [raw_env(num_players=num_players, rules=rules) for _ in range(tables)]
     teachers = [teacher() for _ in range(tables)]
     obs_rows: list[np.ndarray] = []
     mask_rows: list[np.ndarray] = []
@@ -161,13 +159,13 @@ def collect(
     )
 
 
-def make_teacher(spec: str, rules: str = "treppenromme", rules_options: dict[str, Any] | None = None) -> Agent:
+def make_teacher(spec: str, rules: Rules | str = "treppenromme") -> Agent:
     """The teacher agent of ``spec`` (any :func:`agents.load` spec); ``greedy`` is told the rules.
 
     :raises ValueError: for an unknown spec.
     """
     if spec.strip().lower() == "greedy":
-        return agents.load("greedy", rules=make_rules(rules, **(rules_options or {})))
+        return agents.load("greedy", rules=make_rules(rules))
     return agents.load(spec)
 
 
@@ -273,10 +271,11 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
         if len(done) >= c.imitation_rounds:
             print(f"imitation: {len(done)} rounds done; held-out agreement {done[-1]['holdout']['all']:.3f}")
             return done[-1]["holdout"]
-    game = {"num_players": c.num_players, "rules": c.rules, "rules_options": c.rules_options}
+    rules = c.make_rules()
+    game = {"num_players": c.num_players, "rules": rules}
 
     def teacher() -> Agent:
-        return make_teacher(c.imitation_teacher, c.rules, c.rules_options)
+        return make_teacher(c.imitation_teacher, rules)
 
     writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
     rounds_left = range(len(done), c.imitation_rounds)

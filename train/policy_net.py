@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
@@ -44,7 +43,7 @@ from agents.action_features import (
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
 from treppen_env.observation import SLICES
-from treppen_env.rules import make_rules
+from treppen_env.rules import Rules, make_rules
 
 GLOBAL_FEATURES = GLOBAL_SLICE.stop - GLOBAL_SLICE.start
 _TAKES = slice(TAKE_BASE + 1, TAKE_BASE + NUM_CARDS + 1)
@@ -53,7 +52,7 @@ _TAKES = slice(TAKE_BASE + 1, TAKE_BASE + NUM_CARDS + 1)
 class ActionFeatureNet(nn.Module):
     """Scores the 898 actions of an observation from their features (see the module docstring).
 
-    :param rules: rules preset whose meld and lay-off values fill the action table (RULES §5).
+    :param rules: the rules (or a preset name) whose meld and lay-off values fill the action table (RULES §5).
     :param rules_options: rules options overriding the preset.
     :param card_dim: width of the card embeddings.
     :param hidden: width of the state embedding (also the value head's input).
@@ -70,7 +69,7 @@ class ActionFeatureNet(nn.Module):
 
     def __init__(
         self,
-        rules: str = "treppenromme",
+        rules: Rules | str = "treppenromme",
         rules_options: dict[str, Any] | None = None,
         card_dim: int = 64,
         hidden: int = 256,
@@ -209,10 +208,3 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), **self.net_kwargs}
-
-
-def policy_logits(policy: Any, obs: np.ndarray | torch.Tensor) -> torch.Tensor:
-    """Unmasked logits (B, 898) of any MaskablePPO actor-critic policy for observations (B, 969)."""
-    obs_t = obs if torch.is_tensor(obs) else torch.as_tensor(np.asarray(obs, dtype=np.float32))
-    features = policy.extract_features(obs_t, policy.pi_features_extractor)
-    return policy.action_net(policy.mlp_extractor.forward_actor(features))

@@ -22,11 +22,11 @@ import numpy as np
 import agents
 from agents.base import Agent, RandomAgent
 from agents.snapshot import NumpyPolicy, SnapshotAgent
+from train.config import OPPONENT_KINDS
 from treppen_env.files import atomic_write
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
 
-KINDS = ("random", "greedy", "snapshot", "best", "agent")
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
@@ -114,10 +114,10 @@ class OpponentPool:
     """
 
     def __init__(self, probs: dict[str, float], deterministic: bool = False, specs: Sequence[str] = ()):
-        unknown = sorted(set(probs) - set(KINDS))
+        unknown = sorted(set(probs) - set(OPPONENT_KINDS))
         if unknown:
-            raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(KINDS)}")
-        self.probs = np.array([float(probs.get(k, 0.0)) for k in KINDS])
+            raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(OPPONENT_KINDS)}")
+        self.probs = np.array([float(probs.get(k, 0.0)) for k in OPPONENT_KINDS])
         if (self.probs < 0).any() or self.probs[:2].sum() <= 0:
             raise ValueError(
                 f"opponent probabilities {probs} must be >= 0, with random or greedy above 0 "
@@ -145,7 +145,7 @@ class OpponentPool:
         probs = self.probs.copy()
         probs[2] *= bool(self.snapshots)
         probs[3] *= self.best is not None
-        kind = KINDS[int(rng.choice(len(KINDS), p=probs / probs.sum()))]
+        kind = OPPONENT_KINDS[int(rng.choice(len(OPPONENT_KINDS), p=probs / probs.sum()))]
         if kind == "snapshot":
             policies = list(self.snapshots.values())
             return kind, policies[int(rng.integers(len(policies)))]

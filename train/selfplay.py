@@ -54,8 +54,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
 
     # --- seeding (a resumed run reseeds with its step count, so it does not replay the same deals)
-    checkpoint = latest_checkpoint(checkpoints) if resume else None
-    start_steps = int(checkpoint.stem.split("_")[1]) if checkpoint else 0
+    start_steps, checkpoint = (latest_checkpoint(checkpoints) if resume else None) or (0, None)
     seed = config.seed + start_steps
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
@@ -198,9 +197,10 @@ def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: 
 def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     """The MaskablePPO policy (class or name) and its ``policy_kwargs`` for ``config.policy``."""
     if config.policy == "action_features":
+        rules = config.make_rules()  # saved in the model file as the preset and its overrides
         return ActionFeaturePolicy, {
-            "rules": config.rules,
-            "rules_options": dict(config.rules_options),
+            "rules": rules.name,
+            "rules_options": rules.overrides(),
             "card_dim": config.card_dim,
             "hidden": config.net_arch[-1],
             "action_dim": config.action_dim,

@@ -139,6 +139,8 @@ def make_rules(rules: str | Rules = "treppenromme", **options: Any) -> Rules:
         impossible value.
     """
     if isinstance(rules, Rules):
+        if not options:
+            return rules  # already built: the one object travels on
         base = rules
     elif rules in PRESETS:
         base = PRESETS[rules]

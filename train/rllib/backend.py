@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from agents.snapshot import ActionFeatureSnapshot, NumpyPolicy
+from train.checkpoints import checkpoint_path, checkpoints, latest_checkpoint
 from train.config import TrainConfig
 from train.rundir import describe_eval, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
@@ -67,11 +68,6 @@ FINAL_POLICY = "final_policy.npz"
 # --------------------------------------------------------------------------- the algorithm
 
 
-def module_ids(config: TrainConfig) -> list[str]:
-    """The RLModules: the learner, the two fixed agents and the snapshot slots."""
-    return [LEARNER, RANDOM, GREEDY, *(snapshot_id(k) for k in range(config.pool_size))]
-
-
 def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     """RLlib's PPO config (new API stack) for a TrainConfig.
 
@@ -79,7 +75,8 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     ``num_env_runners`` runners stepping ``n_envs`` envs each; minibatches of ``batch_size``,
     ``n_epochs`` passes; no KL penalty (as SB3); the learner runs in this process.
     """
-    env_config = {"num_players": config.num_players, "rules": config.rules, "rules_options": config.rules_options}
+    rules = config.make_rules()  # the run's one Rules object, pickled to every env runner
+    env_config = {"num_players": config.num_players, "rules": rules}
     learner_spec = RLModuleSpec(
         module_class=MaskedPolicyModule,
         model_config={
@@ -94,7 +91,7 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     agent_specs = {
         name: RLModuleSpec(
             module_class=AgentModule,
-            model_config={"agent": name, "rules": config.rules, "rules_options": config.rules_options, "seed": seed},
+            model_config={"agent": name, "rules": rules, "seed": seed},
         )
         for name in (RANDOM, GREEDY)
     }
@@ -207,36 +204,17 @@ class NumpyModel:
 # --------------------------------------------------------------------------- checkpoints
 
 
-def checkpoint_dir(folder: Path, steps: int) -> Path:
-    """``<folder>/rllib_<steps>_steps``."""
-    return folder / f"{CHECKPOINT_PREFIX}{steps}_steps"
-
-
-def latest_checkpoint(folder: Path) -> tuple[int, Path] | None:
-    """(steps, path) of the newest RLlib checkpoint in ``folder``, or None."""
-    found = []
-    for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps"):
-        middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps")]
-        if middle.isdigit() and path.is_dir():
-            found.append((int(middle), path))
-    return max(found) if found else None
-
-
 def save_checkpoint(algo: Algorithm, config: TrainConfig, folder: Path, steps: int) -> Path:
     """Save the algorithm (atomically: a temp folder renamed into place) and its NumPy policy;
     keep the newest :data:`KEEP_CHECKPOINTS` RLlib checkpoints (each holds every module)."""
-    target = checkpoint_dir(folder, steps)
+    target = checkpoint_path(folder, steps, CHECKPOINT_PREFIX, suffix="")
     tmp = folder / f".tmp_{target.name}"
     shutil.rmtree(tmp, ignore_errors=True)
     algo.save_to_path(str(tmp.resolve()))
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     export_policy(algo, config, folder / f"policy_{steps}_steps.npz", steps)
-    for _, old in sorted(
-        (int(p.name[len(CHECKPOINT_PREFIX) : -len("_steps")]), p)
-        for p in folder.glob(f"{CHECKPOINT_PREFIX}*_steps")
-        if p.name[len(CHECKPOINT_PREFIX) : -len("_steps")].isdigit()
-    )[:-KEEP_CHECKPOINTS]:
+    for _, old in checkpoints(folder, CHECKPOINT_PREFIX, suffix="")[:-KEEP_CHECKPOINTS]:
         shutil.rmtree(old, ignore_errors=True)
     return target
 
@@ -314,7 +292,7 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
     import torch
 
     run_dir = open_run_dir(config, resume, command_line or sys.argv)
-    latest = latest_checkpoint(run_dir / "checkpoints") if resume else None
+    latest = latest_checkpoint(run_dir / "checkpoints", CHECKPOINT_PREFIX, suffix="") if resume else None
     steps = latest[0] if latest else 0
     seed = config.seed + steps  # a resumed run does not replay the same deals
     torch.manual_seed(seed)

@@ -53,7 +53,7 @@ class TreppenRLlibEnv(PettingZooEnv):
     Each step returns the observation of the agent to move only; at the end of a deal every agent
     gets its final reward (RLlib's multi-agent contract, 2-4 players).
 
-    :param config: RLlib's ``env_config``: ``num_players``, ``rules`` and ``rules_options``.
+    :param config: RLlib's ``env_config``: ``num_players`` and ``rules`` (a :class:`~treppen_env.rules.Rules`).
     """
 
     observation_spaces: dict[str, gym.Space]
@@ -65,7 +65,6 @@ class TreppenRLlibEnv(PettingZooEnv):
                 num_players=config.get("num_players", 2),
                 rules=config.get("rules", "treppenromme"),
                 render_mode="ansi",
-                **config.get("rules_options", {}),
             )
         )
         spaces: dict[str, gym.Space] = {agent: _rename_space(space) for agent, space in self.observation_spaces.items()}
@@ -111,7 +110,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     - ``mlp``: ``self.pi``, an MLP (``net_arch`` hidden sizes, ``activation``) from observations
       (B, OBS_SIZE) float32 to logits (B, 898), and a separate value MLP ``self.vf``;
     - ``action_features``: the SB3 learner's :class:`train.policy_net.ActionFeatureNet`
-      (``self.net``; ``rules``, ``rules_options``, ``card_dim``, ``action_dim``, state embedding
+      (``self.net``; ``rules``, ``card_dim``, ``action_dim``, state embedding
       ``net_arch[-1]`` wide) and a linear value of its state embedding (``self.value``).
 
     Illegal actions get ``FLOAT_MIN`` logits, so they are never sampled and carry no probability in
@@ -127,7 +126,6 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
             self.net = ActionFeatureNet(
                 config.get("rules", "treppenromme"),
-                config.get("rules_options"),
                 card_dim=config.get("card_dim", 64),
                 hidden=hidden[-1],
                 action_dim=config.get("action_dim", 64),
@@ -155,13 +153,13 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
 class AgentModule(RLModule):
     """An untrained module playing a project agent: ``model_config = {"agent": "random" | "greedy",
-    "rules": preset, "rules_options": {...}, "seed": int}``. It outputs actions directly."""
+    "rules": Rules, "seed": int}``. It outputs actions directly."""
 
     def setup(self) -> None:
         from train.pool import make_agent
 
         config = self.model_config or {}
-        rules = make_rules(config.get("rules", "treppenromme"), **config.get("rules_options", {}))
+        rules = make_rules(config.get("rules", "treppenromme"))
         self.agent = make_agent(config.get("agent", RANDOM), seed=config.get("seed"), rules=rules)
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
