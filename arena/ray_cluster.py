@@ -56,9 +56,7 @@ _AGENTS: dict[str, Any] = {}
 
 
 @ray.remote(num_cpus=1)
-def _play_deals(
-    token: str, sources: Mapping[str, Any], specs: Sequence[Any], game_record: bool
-) -> list[dict[str, Any]]:
+def _play_deals(token: str, sources: dict[str, Any], specs: Sequence[Any], game_record: bool) -> list[dict[str, Any]]:
     """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents)."""
     if token not in _AGENTS:
         _AGENTS.clear()

@@ -104,7 +104,7 @@ class raw_env(AECEnv, EzPickle):
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.state_: GameState | None = None
         self._encoder = O.Encoder()

@@ -202,7 +202,7 @@ class SingleAgentEnv(gym.Env):
         self._stage = OVER
         return self._observation(), ILLEGAL_REWARD, True, False, {"illegal_action": True}
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # ansi text: gymnasium's RenderFrame is a TypeVar
         return self.aec.render()
 
     def _done(self) -> bool:

@@ -43,6 +43,7 @@ try:
     import ray
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.learner.learner_group import LearnerGroup
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 except ImportError as err:  # pragma: no cover - exercised without the extra
@@ -134,7 +135,7 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
 
 def learner_weights(algo: Algorithm) -> dict[str, np.ndarray]:
     """The learner module's state dict as NumPy arrays (``pi.<i>.weight``, ``vf.<i>.bias``, ...)."""
-    state = algo.learner_group.get_weights([LEARNER])[LEARNER]
+    state = _learners(algo).get_weights([LEARNER])[LEARNER]
     return {k: np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
 
 
@@ -142,10 +143,16 @@ def set_snapshot(algo: Algorithm, slot: int, weights: dict[str, Any] | None = No
     """Copy the learner's weights (or ``weights``) into snapshot slot ``slot``, in the learner and
     in every env runner (waiting for them)."""
     module = snapshot_id(slot)
-    algo.learner_group.set_weights({module: weights if weights is not None else learner_weights(algo)})
-    algo.env_runner_group.sync_weights(
-        from_worker_or_learner_group=algo.learner_group, policies=[module], timeout_seconds=60.0
-    )
+    learners, runners = _learners(algo), algo.env_runner_group
+    assert runners is not None, "the algorithm has no env runners"
+    learners.set_weights({module: weights if weights is not None else learner_weights(algo)})
+    runners.sync_weights(from_worker_or_learner_group=learners, policies=[module], timeout_seconds=60.0)
+
+
+def _learners(algo: Algorithm) -> LearnerGroup:
+    """The algorithm's learner group (built with it on the new API stack)."""
+    assert algo.learner_group is not None, "the algorithm has no learner group"
+    return algo.learner_group
 
 
 def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -193,7 +200,7 @@ class NumpyModel:
         self.policy = policy
         self.logger = logger
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS_SIZE,), np.float32)
-        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.action_space: gym.spaces.Discrete = gym.spaces.Discrete(NUM_ACTIONS)
 
     def predict(self, obs: np.ndarray, action_masks: np.ndarray, deterministic: bool = True) -> tuple[np.ndarray, None]:
         """Masked argmax actions: int64 (B,) for observations (B, OBS_SIZE), or (1,) for one."""

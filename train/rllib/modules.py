@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
+from collections.abc import Hashable
 from typing import Any
 
 import gymnasium as gym
@@ -56,18 +57,15 @@ class TreppenRLlibEnv(PettingZooEnv):
     :param config: RLlib's ``env_config``: ``num_players`` and ``rules`` (a :class:`~treppen_env.rules.Rules`).
     """
 
-    observation_spaces: dict[str, gym.Space]
-
     def __init__(self, config: dict[str, Any] | None = None):
         config = dict(config or {})
-        super().__init__(
-            treppen_env.env(
-                num_players=config.get("num_players", 2),
-                rules=config.get("rules", "treppenromme"),
-                render_mode="ansi",
-            )
+        env = treppen_env.env(
+            num_players=config.get("num_players", 2), rules=config.get("rules", "treppenromme"), render_mode="ansi"
         )
-        spaces: dict[str, gym.Space] = {agent: _rename_space(space) for agent, space in self.observation_spaces.items()}
+        super().__init__(env)
+        spaces: dict[Any, gym.Space] = {
+            agent: _rename_space(env.observation_space(agent)) for agent in env.possible_agents
+        }
         self.observation_spaces = spaces
         self.observation_space = gym.spaces.Dict(spaces)
 
@@ -79,7 +77,7 @@ class TreppenRLlibEnv(PettingZooEnv):
         obs, rewards, terminateds, truncateds, infos = super().step(action)
         return _rename(obs), rewards, terminateds, truncateds, infos
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]
         """The table as text (RLlib's wrapper passes an argument PettingZoo's ``render()`` lacks)."""
         return self.env.render()
 
@@ -118,7 +116,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     """
 
     def setup(self) -> None:
-        config = self.model_config or {}
+        config = _model_config(self)
         hidden = list(config.get("net_arch", [256, 256]))
         self.kind = config.get("policy", "mlp")
         if self.kind == "action_features":
@@ -133,8 +131,10 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
             self.value = nn.Linear(hidden[-1], 1)
             return
         activation = config.get("activation", "tanh")
-        obs_size = int(self.observation_space[OBS_KEY].shape[0])
-        self.pi = mlp([obs_size, *hidden, int(self.action_space.n)], activation)
+        obs_space, action_space = self.observation_space, self.action_space
+        assert isinstance(obs_space, gym.spaces.Dict) and isinstance(action_space, gym.spaces.Discrete)
+        obs_size = gym.spaces.flatdim(obs_space[OBS_KEY])
+        self.pi = mlp([obs_size, *hidden, int(action_space.n)], activation)
         self.vf = mlp([obs_size, *hidden, 1], activation)
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -158,7 +158,7 @@ class AgentModule(RLModule):
     def setup(self) -> None:
         from train.pool import make_agent
 
-        config = self.model_config or {}
+        config = _model_config(self)
         rules = make_rules(config.get("rules", "treppenromme"))
         self.agent = make_agent(config.get("agent", RANDOM), seed=config.get("seed"), rules=rules)
 
@@ -206,7 +206,7 @@ class SeatMapping:
         self.probs = weights / weights.sum()
         self.snapshots = snapshots
 
-    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
+    def __call__(self, agent_id: Hashable, episode: Any, **kwargs: Any) -> str:
         h = zlib.crc32(str(episode.id_).encode())
         seat = int(str(agent_id).rsplit("_", 1)[-1])
         if seat == h % self.num_players:
@@ -214,3 +214,9 @@ class SeatMapping:
         rng = np.random.default_rng([h, seat])
         kind = self.kinds[int(rng.choice(3, p=self.probs))]
         return snapshot_id(int(rng.integers(self.snapshots))) if kind == "snapshot" else kind
+
+
+def _model_config(module: RLModule) -> dict[str, Any]:
+    """A module's ``model_config`` as the dict our specs give (RLlib also allows its dataclass)."""
+    config = module.model_config
+    return config if isinstance(config, dict) else {}
