@@ -28,6 +28,11 @@ def checkpoints(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".z
     return sorted(found)
 
 
+def checkpoint_steps(path: Path) -> int:
+    """The steps in a checkpoint's name (``model_1024_steps.zip``: 1024)."""
+    return int(path.name.split("_steps")[0].rsplit("_", 1)[1])
+
+
 def latest_checkpoint(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".zip") -> tuple[int, Path] | None:
     """(steps, path) of the checkpoint in ``folder`` with the most steps, or None."""
     found = checkpoints(folder, prefix, suffix)

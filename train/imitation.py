@@ -259,84 +259,40 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
     """
     from torch.utils.tensorboard import SummaryWriter
-    from tqdm.auto import tqdm
 
-    c = config
-    policy = model.policy
+    c, policy = config, model.policy
     log_path = run_dir / "imitation.jsonl"
-    done = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.is_file() else []
-    if done:
-        state = torch.load(_round_path(run_dir, done[-1]["round"]), weights_only=True)
-        policy.load_state_dict(state)
-        if len(done) >= c.imitation_rounds:
-            print(f"imitation: {len(done)} rounds done; held-out agreement {done[-1]['holdout']['all']:.3f}")
-            return done[-1]["holdout"]
+    done = _finished_rounds(log_path, run_dir, policy)
+    if done and len(done) >= c.imitation_rounds:
+        print(f"imitation: {len(done)} rounds done; held-out agreement {done[-1]['holdout']['all']:.3f}")
+        return done[-1]["holdout"]
     rules = c.make_rules()
-    game = {"num_players": c.num_players, "rules": rules}
-
-    def teacher() -> Agent:
-        return make_teacher(c.imitation_teacher, rules)
-
-    writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
     rounds_left = range(len(done), c.imitation_rounds)
     total = c.imitation_holdout + (len(rounds_left) + bool(done)) * c.imitation_decisions if rounds_left else 0
-    bar = tqdm(total=total, desc="imitation", unit="decision", disable=not c.progress, dynamic_ncols=True)
+    bar = _GrowingBar(total, c.progress)
 
-    def progress(target: int) -> Callable[[int], None]:
-        """The bar's update for one collection of ``target`` decisions: the deals in play past the
-        target still finish, so the bar's total grows by what they add."""
-        seen = 0
-
-        def update(n: int) -> None:
-            nonlocal seen
-            extra = max(0, seen + n - max(seen, target))
-            seen += n
-            if extra:
-                bar.total += extra
-            bar.update(n)
-
-        return update
-
-    try:
-        holdout = collect(
-            teacher,
-            c.imitation_holdout,
-            seed=HOLDOUT_SEED + c.seed,
+    def collect_for(decisions: int, seed: int, student: Any = None) -> Decisions:
+        return collect(
+            lambda: make_teacher(c.imitation_teacher, rules),
+            decisions,
+            num_players=c.num_players,
+            rules=rules,
+            seed=seed,
             gamma=c.gamma,
-            progress=progress(c.imitation_holdout),
-            **game,
+            student=student,
+            progress=bar.collection(decisions),
         )
-        parts = (
-            [
-                collect(
-                    teacher,
-                    c.imitation_decisions,
-                    seed=c.seed,
-                    gamma=c.gamma,
-                    progress=progress(c.imitation_decisions),
-                    **game,
-                )
-            ]
-            if done
-            else []
-        )
+
+    writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
+    try:
+        holdout = collect_for(c.imitation_holdout, HOLDOUT_SEED + c.seed)
+        parts = [collect_for(c.imitation_decisions, c.seed)] if done else []  # round 0 again: seed only
         result: dict[str, float] = done[-1]["holdout"] if done else {}
         for r in rounds_left:
-            bar.set_postfix_str(f"round {r}: {'teacher' if r == 0 else 'student'} plays")
-            student = None if r == 0 else policy
-            parts.append(
-                collect(
-                    teacher,
-                    c.imitation_decisions,
-                    seed=c.seed + r,
-                    gamma=c.gamma,
-                    student=student,
-                    progress=progress(c.imitation_decisions),
-                    **game,
-                )
-            )
+            bar.note(f"round {r}: {'teacher' if r == 0 else 'student'} plays")
+            parts.append(collect_for(c.imitation_decisions, c.seed + r, student=None if r == 0 else policy))
             data = Decisions.concat(parts)
-            bar.set_postfix_str(f"round {r}: fit {len(data)} decisions")
+            bar.note(f"round {r}: fit {len(data)} decisions")
             losses = fit(
                 policy,
                 data,
@@ -344,22 +300,71 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
                 c.imitation_batch_size,
                 c.imitation_learning_rate,
                 c.vf_coef,
-                seed=c.seed + r,
+                c.seed + r,
             )
             result = agreement(policy, holdout)
-            for name, value in {
-                **losses,
-                **{f"agreement_{k}": v for k, v in result.items() if k != "decisions"},
-            }.items():
-                writer.add_scalar(f"imitation/{name}", value, r)
-            writer.flush()
-            atomic_write(_round_path(run_dir, r), lambda tmp: torch.save(policy.state_dict(), tmp), suffix=".pt")
-            append_jsonl(log_path, {"round": r, "decisions": len(data), **losses, "holdout": result})
-            bar.set_postfix_str(f"round {r}: held-out agreement {result['all']:.3f}")
+            _log_round(writer, log_path, run_dir, policy, r, len(data), losses, result)
+            bar.note(f"round {r}: held-out agreement {result['all']:.3f}")
     finally:
         bar.close()
         writer.close()
     return result
+
+
+def _finished_rounds(log_path: Path, run_dir: Path, policy: Any) -> list[dict[str, Any]]:
+    """The rounds ``imitation.jsonl`` lists as done; the policy is loaded from the last of them."""
+    done = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.is_file() else []
+    if done:
+        policy.load_state_dict(torch.load(_round_path(run_dir, done[-1]["round"]), weights_only=True))
+    return done
+
+
+def _log_round(
+    writer: Any,
+    log_path: Path,
+    run_dir: Path,
+    policy: Any,
+    round_: int,
+    decisions: int,
+    losses: dict[str, float],
+    result: dict[str, float],
+) -> None:
+    """A finished round: TensorBoard ``imitation/*``, the policy file, a line of ``imitation.jsonl``."""
+    for name, value in {**losses, **{f"agreement_{k}": v for k, v in result.items() if k != "decisions"}}.items():
+        writer.add_scalar(f"imitation/{name}", value, round_)
+    writer.flush()
+    atomic_write(_round_path(run_dir, round_), lambda tmp: torch.save(policy.state_dict(), tmp), suffix=".pt")
+    append_jsonl(log_path, {"round": round_, "decisions": decisions, **losses, "holdout": result})
+
+
+class _GrowingBar:
+    """The imitation progress bar. Each collection plays its deals in progress to the end past its
+    target, so the bar's total grows by what they add."""
+
+    def __init__(self, total: int, enabled: bool):
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, desc="imitation", unit="decision", disable=not enabled, dynamic_ncols=True)
+
+    def collection(self, target: int) -> Callable[[int], None]:
+        """The update function of one collection of ``target`` decisions."""
+        seen = 0
+
+        def update(n: int) -> None:
+            nonlocal seen
+            extra = max(0, seen + n - max(seen, target))
+            seen += n
+            if extra:
+                self.bar.total += extra
+            self.bar.update(n)
+
+        return update
+
+    def note(self, text: str) -> None:
+        self.bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _round_path(run_dir: Path, round_: int) -> Path:

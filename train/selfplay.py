@@ -17,6 +17,7 @@ import functools
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,13 @@ import gymnasium as gym
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from train.callbacks import CheckpointCallback, EloCallback, EvalCallback, PoolCallback, ProgressCallback, StatsCallback
-from train.checkpoints import checkpoint_path, latest_checkpoint, save_model
+from train.checkpoints import checkpoint_path, checkpoint_steps, latest_checkpoint, save_model
 from train.config import OPPONENT_KINDS, TrainConfig
 from train.imitation import describe_agreement, warm_start
 from train.keep_best import KeepBestCallback
@@ -48,96 +50,124 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
-    # --- config and run folder
     started = time.perf_counter()
     run_dir = open_run_dir(config, resume, command_line)
-    checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
-
-    # --- seeding (a resumed run reseeds with its step count, so it does not replay the same deals)
-    start_steps, checkpoint = (latest_checkpoint(checkpoints) if resume else None) or (0, None)
-    seed = config.seed + start_steps
+    start_steps, checkpoint = (latest_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
+    seed = config.seed + start_steps  # a resumed run reseeds with its step count: no replayed deals
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
     check_distribution_validation()
-
-    # --- envs: every opponent seat drawn per episode from random / greedy / snapshots
     rules = config.make_rules()  # built once, handed to every layer
-    vec_env = make_vec_env(config, rules, seed)
+    vec_env = make_vec_env(config, rules, seed)  # every opponent seat drawn per episode from the pool
+    model = load_or_make_model(config, vec_env, run_dir, checkpoint, seed, resume)
+    run = RunCallbacks.make(config, rules, run_dir)
+    try:
+        trained = learn(model, config, run, run_dir, fresh=checkpoint is None)
+    finally:
+        close_quietly(vec_env)
+    finish(model, config, run, run_dir, trained)
+    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
+    steps = model.num_timesteps - start_steps
+    print(f"total time: {minutes} min {seconds} s for {steps} steps (training and evaluations)")
+    if run.stats.illegal_actions:
+        warnings.warn(f"{run.stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
+    return run_dir
 
-    # --- the learner
+
+def load_or_make_model(
+    config: TrainConfig, vec_env: VecEnv, run_dir: Path, checkpoint: Path | None, seed: int, resume: bool
+) -> MaskablePPO:
+    """The learner: the checkpoint's model, or a fresh one (warm-started by imitation when the
+    config asks for it: clone the teacher, then PPO fine-tunes)."""
     if checkpoint is not None:
-        print(f"resuming from {checkpoint} ({start_steps} steps)")
+        print(f"resuming from {checkpoint} ({checkpoint_steps(checkpoint)} steps)")
         model = MaskablePPO.load(checkpoint, env=vec_env, device="cpu", tensorboard_log=str(run_dir / "tb"))
         model.set_random_seed(seed)
-    else:
-        if resume:
-            print(f"no checkpoint in {checkpoints}; starting the run from step 0")
-        model = make_model(config, vec_env, run_dir / "tb", seed)
-        if config.imitation_decisions:  # warm start: clone the teacher, then PPO fine-tunes
-            print(describe_agreement(warm_start(model, config, run_dir)))
+        return model
+    if resume:
+        print(f"no checkpoint in {run_dir / 'checkpoints'}; starting the run from step 0")
+    model = make_model(config, vec_env, run_dir / "tb", seed)
+    if config.imitation_decisions:
+        print(describe_agreement(warm_start(model, config, run_dir)))
+    return model
 
-    # --- callbacks
-    evals, elo = rating_callbacks(config, rules, run_dir)
-    stats = StatsCallback()
-    keep_best = (
-        KeepBestCallback(
-            config.best_every, run_dir, config.num_players, rules, config.best_decks, config.best_threshold
-        )
-        if config.best_every
-        else None
-    )
-    rollout = config.n_steps * config.n_envs
-    progress = ProgressCallback(config.total_timesteps, rollout, evals) if config.progress else None
-    callbacks = [
-        stats,
-        CheckpointCallback(config.checkpoint_every, checkpoints),
-        PoolCallback(config.snapshot_every, pool_dir, config.pool_size),
-        *([keep_best] if keep_best else []),
-        evals,
-        elo,
-        *([progress] if progress else []),
-    ]
 
-    # --- learn (Ctrl-C saves a checkpoint, so --resume continues from here)
+@dataclass
+class RunCallbacks:
+    """The callbacks of a run: statistics, checkpoints, the snapshot pool, keep-best gating,
+    evaluations, Elo and the progress bar."""
+
+    stats: StatsCallback
+    evals: EvalCallback
+    elo: EloCallback
+    keep_best: KeepBestCallback | None
+    progress: ProgressCallback | None
+    all: list[BaseCallback]
+
+    @classmethod
+    def make(cls, config: TrainConfig, rules: Rules, run_dir: Path) -> RunCallbacks:
+        evals, elo = rating_callbacks(config, rules, run_dir)
+        stats = StatsCallback()
+        keep_best = None
+        if config.best_every:
+            keep_best = KeepBestCallback(
+                config.best_every, run_dir, config.num_players, rules, config.best_decks, config.best_threshold
+            )
+        rollout = config.n_steps * config.n_envs
+        progress = ProgressCallback(config.total_timesteps, rollout, evals) if config.progress else None
+        everything = [
+            stats,
+            CheckpointCallback(config.checkpoint_every, run_dir / "checkpoints"),
+            PoolCallback(config.snapshot_every, run_dir / "pool", config.pool_size),
+            *([keep_best] if keep_best else []),
+            evals,
+            elo,
+            *([progress] if progress else []),
+        ]
+        return cls(stats, evals, elo, keep_best, progress, everything)
+
+
+def learn(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: Path, fresh: bool) -> bool:
+    """PPO up to ``total_timesteps``; Ctrl-C saves a checkpoint first, so ``--resume`` continues.
+
+    :return: whether any steps were trained (a finished run has none left).
+    """
     remaining = config.total_timesteps - model.num_timesteps
     if remaining <= 0:
         print(
             f"the run has {model.num_timesteps} of total_timesteps={config.total_timesteps} steps; "
             "raise total_timesteps= to train on"
         )
+        return False
     try:
-        if remaining > 0:
-            model.learn(remaining, callback=callbacks, tb_log_name="ppo", reset_num_timesteps=checkpoint is None)
+        model.learn(remaining, callback=run.all, tb_log_name="ppo", reset_num_timesteps=fresh)
     except KeyboardInterrupt:
-        saved = save_model(model, checkpoint_path(checkpoints, model.num_timesteps))
+        saved = save_model(model, checkpoint_path(run_dir / "checkpoints", model.num_timesteps))
         print(
             f"\ninterrupted at {model.num_timesteps} steps; saved {saved}; continue with "
             f"`treppen train --resume {run_dir}`"
         )
         raise
     finally:
-        if progress is not None:
-            progress.close()
-        close_quietly(vec_env)
+        if run.progress is not None:
+            run.progress.close()
+    return True
 
-    # --- save and final evaluation
-    save_model(model, checkpoint_path(checkpoints, model.num_timesteps))
+
+def finish(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: Path, trained: bool) -> None:
+    """Save the final model, evaluate, rate and gate it at its last step, and print the summary."""
+    save_model(model, checkpoint_path(run_dir / "checkpoints", model.num_timesteps))
     final = save_model(model, run_dir / "final_model.zip")
     steps = model.num_timesteps
-    if remaining > 0:
-        if evals.latest.get("steps") != steps:
-            evals.run(steps)
-        if config.elo_every and elo.latest.get("steps") != steps:
-            elo.run(steps)
-        if keep_best is not None and keep_best.latest.get("steps") != steps:
-            keep_best.run(steps)  # the final model is gated too
+    if trained:
+        if run.evals.latest.get("steps") != steps:
+            run.evals.run(steps)
+        if config.elo_every and run.elo.latest.get("steps") != steps:
+            run.elo.run(steps)
+        if run.keep_best is not None and run.keep_best.latest.get("steps") != steps:
+            run.keep_best.run(steps)  # the final model is gated too
         model.logger.dump(steps)
-    print_summary(run_dir, final, evals, elo, keep_best)
-    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
-    print(f"total time: {minutes} min {seconds} s for {steps - start_steps} steps (training and evaluations)")
-    if stats.illegal_actions:
-        warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
-    return run_dir
+    print_summary(run_dir, final, run.evals, run.elo, run.keep_best)
 
 
 def print_summary(
