@@ -1,4 +1,4 @@
-"""Agents that act from an observation: random, heuristic, search, learned and human (DESIGN "Agents").
+"""Agents that act from an observation: random, heuristic, search, learned and human (docs/ARCHITECTURE.md "Agents").
 
 Every agent has ``act(observation) -> int`` (a legal action of the observation's mask) and
 ``reset(seed=None)``. :func:`load` builds one from a spec string, as the command line and the
@@ -82,7 +82,7 @@ def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs
     return factory(**options)
 
 
-#: Entry-point group under which installed packages offer agents by name (DESIGN "Agents").
+#: Entry-point group under which installed packages offer agents by name (docs/ARCHITECTURE.md "Agents").
 ENTRY_POINT_GROUP = "treppen.agents"
 
 

@@ -1,7 +1,7 @@
 """Action and card features for the action-feature policy (:mod:`train.policy_net`).
 
-Every action of the ``Discrete(898)`` space (DESIGN "Actions") is described by what it does, so
-actions that move the same cards share what a network learns about them (issue 8; DouZero encodes
+Every action of the ``Discrete(898)`` space (docs/ARCHITECTURE.md "Actions") is described by what it does, so
+actions that move the same cards share what a network learns about them (DouZero encodes
 an action by its cards, ygo-agent scores a feature vector per action against the state):
 
 - :func:`action_table` - a static (898, ACTION_FEATURES) float32 table per rules: kind, the cards
@@ -203,7 +203,7 @@ def card_channel_matrix() -> np.ndarray:
 
 class NumpyActionFeatureNet:
     """The forward pass of :class:`train.policy_net.ActionFeatureNet` in NumPy, for opponent
-    snapshots (DESIGN "Training notes": no torch in the env's hot path). Only the logits of the
+    snapshots (docs/ARCHITECTURE.md "Training notes": no torch in the env's hot path). Only the logits of the
     asked-for actions are computed.
 
     :param arrays: the net's parameters as NumPy arrays, named as in its ``state_dict``

@@ -1,4 +1,4 @@
-"""The agent interface and the uniformly random agent (DESIGN "Agents").
+"""The agent interface and the uniformly random agent (docs/ARCHITECTURE.md "Agents").
 
 An agent acts from an observation dict only (``{"observation", "action_mask"}``), never from the
 engine state, and must return a legal action.

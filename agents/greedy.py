@@ -1,4 +1,4 @@
-"""A rummy heuristic that acts from the observation only (DESIGN "Agents").
+"""A rummy heuristic that acts from the observation only (docs/ARCHITECTURE.md "Agents").
 
 :class:`GreedyAgent` reads the public view (:func:`treppen_env.observation.decode`) and the action
 mask, never the engine state. Each decision scores hands with one function, ``_plan``: the best way

@@ -1,4 +1,4 @@
-"""A person at the terminal (DESIGN "Agents"; after OpenSpiel's ``bots/human.py``).
+"""A person at the terminal (docs/ARCHITECTURE.md "Agents"; after OpenSpiel's ``bots/human.py``).
 
 :class:`HumanAgent` prints the table as the observation shows it (:func:`render_view`), lists
 the legal moves in columns and reads a move: its text (``"take 2"``, ``"meld 7S 7H 7D"``,

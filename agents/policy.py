@@ -1,8 +1,8 @@
-"""A learned agent: a saved sb3-contrib ``MaskablePPO`` model (DESIGN "Agents").
+"""A learned agent: a saved sb3-contrib ``MaskablePPO`` model (docs/ARCHITECTURE.md "Agents").
 
 ``sb3_contrib`` (and so torch) is imported only when a model is loaded, so ``import agents`` stays
 light. The mask is always passed to the policy (``predict(..., action_masks=...)``): without it a
-MaskablePPO policy may pick illegal actions (sb3-contrib docs; DESIGN "Training notes").
+MaskablePPO policy may pick illegal actions (sb3-contrib docs; docs/ARCHITECTURE.md "Training notes").
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class PolicyAgent(Agent):
         if not mask[action]:
             raise RuntimeError(
                 f"{self!r} chose illegal action {action_to_str(action)} ({action}) despite the mask; "
-                "the policy's logits may be NaN (see DESIGN 'Training notes')"
+                "the policy's logits may be NaN (see docs/ARCHITECTURE.md 'Training notes')"
             )
         return action
 

@@ -1,4 +1,4 @@
-"""Search agents: determinized rollouts and information-set MCTS (issue 9, DESIGN "Agents").
+"""Search agents: determinized rollouts and information-set MCTS (docs/ARCHITECTURE.md "Agents").
 
 Both agents simulate only from what they may know: every simulation starts from a state sampled
 from the observation (:func:`treppen_env.determinize.sample_state`), never from the engine, so the

@@ -1,4 +1,4 @@
-"""Agent specs with settings: ``BASE[,key=value]...`` (DESIGN "Agents").
+"""Agent specs with settings: ``BASE[,key=value]...`` (docs/ARCHITECTURE.md "Agents").
 
 One syntax for every agent that takes settings, on the command line and in code, free of shell
 quoting: a base spec, then comma-separated ``key=value`` settings that become constructor

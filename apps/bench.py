@@ -5,7 +5,7 @@ legal actions with a seeded ``numpy.random.Generator``:
 
 - treppen: ``env.last()`` then ``np.flatnonzero(obs["action_mask"])``, for the wrapped ``env()``
   and ``raw_env``, over ``agent_iter()`` as PettingZoo users play;
-- OpenSpiel ``gin_rummy`` (C++, when ``pyspiel`` is importable), the reference of DESIGN
+- OpenSpiel ``gin_rummy`` (C++, when ``pyspiel`` is importable), the reference of docs/ARCHITECTURE.md
   "Performance notes", two ways:
 
   - ``observer``: its fast path, the Observer API (``make_observation(game)``, then
@@ -46,7 +46,7 @@ import numpy as np
 from treppen_env.files import atomic_write_text
 
 DEFAULT_OUT = Path("runs") / "bench" / "bench_env.json"
-#: The anchor of the ratios: OpenSpiel's fast path (DESIGN "Performance notes").
+#: The anchor of the ratios: OpenSpiel's fast path (docs/ARCHITECTURE.md "Performance notes").
 ANCHOR = "open_spiel observer"
 OPEN_SPIEL_MODES = ("observer", "asarray")
 

@@ -1,4 +1,5 @@
-"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay`` and ``bench`` (DESIGN).
+"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay`` and ``bench``
+(docs/ARCHITECTURE.md "Command line").
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.

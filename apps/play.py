@@ -1,4 +1,4 @@
-"""``treppen play``: a person against agents in the terminal (DESIGN "Command line").
+"""``treppen play``: a person against agents in the terminal (docs/ARCHITECTURE.md "Command line").
 
 The person's seat is played by :class:`agents.HumanAgent`, which shows the table from that seat's
 observation, lists the legal moves and reads one per line (``draw``, ``take 2``, ``meld 7H 8H 9H``,

@@ -1,4 +1,5 @@
-"""``treppen replay FILE [--deal N]``: a recorded deal move by move in the terminal (DESIGN "Game records").
+"""``treppen replay FILE [--deal N]``: a recorded deal move by move in the terminal
+(docs/ARCHITECTURE.md "Game records").
 
 Each move is printed with the table after it, drawn by :func:`treppen_env.render.render_text` (all
 hands shown); the replay checks every move and, at the end, the record's outcome and points.

@@ -1,4 +1,4 @@
-"""``treppen serve``: play, watch and replay deals in a local web page (DESIGN "Command line").
+"""``treppen serve``: play, watch and replay deals in a local web page (docs/ARCHITECTURE.md "Command line").
 
 Starts the app of :mod:`apps.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
 the page can seat only the agents given here.

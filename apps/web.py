@@ -1,4 +1,5 @@
-"""The web app behind ``treppen serve``: play, watch and replay deals in a browser (DESIGN "Command line").
+"""The web app behind ``treppen serve``: play, watch and replay deals in a browser
+(docs/ARCHITECTURE.md "Command line").
 
 A Starlette app with a JSON API and one static page (plain HTML/JS, no build step):
 
@@ -90,7 +91,7 @@ def _layoff_meld(state: GameState, card: int, target: int) -> int:
 
 
 def legal_moves(state: GameState, mask: np.ndarray) -> dict[str, Any]:
-    """The legal actions of ``mask`` grouped as the page offers them (DESIGN "Actions").
+    """The legal actions of ``mask`` grouped as the page offers them (docs/ARCHITECTURE.md "Actions").
 
     ``draw``: the action or None; ``take``: depth -> action; ``melds``: ``{action, cards}``;
     ``layoffs``: ``{action, card, meld, end}`` (``meld`` indexes the view's melds); ``discards``:

@@ -148,7 +148,7 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = F
 
     :param spec: the deal
     :param agents: agent by name (must hold every name in ``spec.seats``)
-    :param game_record: also return the deal's game record (DESIGN "Game records", seats named by
+    :param game_record: also return the deal's game record (docs/ARCHITECTURE.md "Game records", seats named by
         agent name) under the key ``"game_record"``
     :return: the record (see the module docstring)
     :raises ValueError: when an agent is missing or plays an illegal action

@@ -1,4 +1,4 @@
-"""Ray for the command line (DESIGN "Scale-out"): connecting to a Ray instance, and tournament deals
+"""Ray for the command line (docs/ARCHITECTURE.md "Scale-out"): connecting to a Ray instance, and tournament deals
 played as Ray tasks (``treppen tournament --ray-address ADDR``). Needs ``pip install 'treppen[ray]'``.
 
 A cluster: ``ray start --head`` on one machine, ``ray start --address <head>:6379`` on the others

@@ -1,4 +1,4 @@
-"""Duplicate-deal tournaments between agents, rated by Elo (DESIGN "Command line", STYLE "Tournament").
+"""Duplicate-deal tournaments between agents, rated by Elo (docs/ARCHITECTURE.md "Command line").
 
 This module plays a tournament: the schedule comes from :mod:`arena.schedule` (which deck, table
 and seating; duplicate decks with balanced seating orders), each deal is played by
@@ -124,8 +124,8 @@ def run_tournament(
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
     :param on_record: called with each new record
-    :param record_to: a ``.jsonl`` file to append each new deal's game record to (DESIGN "Game
-        records"; ``treppen replay`` and ``treppen serve`` replay them), or None
+    :param record_to: a ``.jsonl`` file to append each new deal's game record to (docs/ARCHITECTURE.md
+        "Game records"; ``treppen replay`` and ``treppen serve`` replay them), or None
     :param ray_address: play the deals as Ray tasks (``workers`` is then ignored): ``"auto"`` or
         ``"host:port"`` joins a cluster, ``"local"`` starts a local instance (see
         :func:`arena.ray_cluster.init_ray`); None plays in this machine's processes

@@ -1,4 +1,4 @@
-"""Search simulation speed from mid-deal (issue 9 "Fast simulation"; a benchmark, not a test).
+"""Search simulation speed from mid-deal (a benchmark, not a test).
 
 Usage: ``python benchmarks/bench_search.py [--positions 20] [--repeats 5] [--players 2 4]
 [--rules treppenromme] [--out runs/bench/bench_search.json]``

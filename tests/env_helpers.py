@@ -30,7 +30,7 @@ def stack_deck(
     stock: Sequence[str] = (),
     **options: object,
 ) -> list[str]:
-    """A 52-card deck (top first) dealing ``hands`` to their seats (DESIGN "Environment"): one
+    """A 52-card deck (top first) dealing ``hands`` to their seats (docs/ARCHITECTURE.md "Environment"): one
     card at a time clockwise from the seat left of ``dealer``, then the first staircase card, then
     the stock top first. Places not named are filled in card-index order."""
     return rules_helpers.stack_deck(num_players, make_rules(rules, **options), dealer, hands, staircase, stock)
@@ -65,7 +65,7 @@ def play_out(env, rng: np.random.Generator, on_step=None) -> dict[str, tuple]:
 
 
 def swap_hidden(state: GameState, seat: int, rng: np.random.Generator) -> GameState:
-    """A copy of ``state`` that differs only in what ``seat`` cannot see (DESIGN "Observations"):
+    """A copy of ``state`` that differs only in what ``seat`` cannot see (docs/ARCHITECTURE.md "Observations"):
     the stock order and the opponents' unseen hand cards are shuffled together and dealt back in
     the same sizes; cards publicly known to be in a hand (taken from the staircase) stay there."""
     other = state.clone()

@@ -25,7 +25,7 @@ def stack_deck(
     staircase: str | None = None,
     stock: Sequence[str] = (),
 ) -> list[str]:
-    """A 52-card deck (top first) that deals ``hands`` to their seats (DESIGN "Environment").
+    """A 52-card deck (top first) that deals ``hands`` to their seats (docs/ARCHITECTURE.md "Environment").
 
     :param num_players: players at the table.
     :param rules: rules giving the number of cards dealt (RULES §2.2).

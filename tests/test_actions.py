@@ -1,4 +1,4 @@
-"""The Discrete(898) action space: blocks, decoding and text (DESIGN "Actions", RULES §4)."""
+"""The Discrete(898) action space: blocks, decoding and text (docs/ARCHITECTURE.md "Actions", RULES §4)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from treppen_env.melds import run_index, set_index
 
 
 def test_block_offsets_design_actions() -> None:
-    """DESIGN "Actions": draw 0, take 1-52, sets 53-117, runs 118-689, lay-offs 690-845, discards 846-897."""
+    """docs/ARCHITECTURE.md "Actions": draw 0, take 1-52, sets 53-117, runs 118-689, lay-offs 690-845,
+    discards 846-897."""
     assert (DRAW, MELD_SET_BASE, MELD_RUN_BASE, LAYOFF_BASE, DISCARD_BASE, NUM_ACTIONS) == (
         0,
         53,
@@ -70,7 +71,7 @@ def test_all_actions_round_trip_rules_4() -> None:
     ],
 )
 def test_decode_block_boundaries_design_actions(index: int, action: Action, text: str) -> None:
-    """DESIGN "Actions": the first and last index of each block decode as the table says."""
+    """docs/ARCHITECTURE.md "Actions": the first and last index of each block decode as the table says."""
     assert decode(index) == action
     assert action_to_str(index) == text
     assert parse_action(text) == index
@@ -122,7 +123,7 @@ def test_encoders_match_blocks_rules_4_3() -> None:
     ],
 )
 def test_parse_is_lenient_rules_4(text: str, canonical: str) -> None:
-    """DESIGN "Actions": parsing is case-insensitive and reads a meld's cards in any order."""
+    """docs/ARCHITECTURE.md "Actions": parsing is case-insensitive and reads a meld's cards in any order."""
     assert action_to_str(parse_action(text)) == canonical
 
 

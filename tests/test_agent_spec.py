@@ -1,4 +1,4 @@
-"""Agent specs with settings, ``NAME[,key=value]...`` (agents.spec, DESIGN "Agents")."""
+"""Agent specs with settings, ``NAME[,key=value]...`` (agents.spec, docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agents (DESIGN "Agents"): legality over random deals, greedy behaviour in built positions and
+"""Agents (docs/ARCHITECTURE.md "Agents"): legality over random deals, greedy behaviour in built positions and
 against random play on duplicate deals, the human agent with scripted input, the policy agent on a
 tiny model, and ``agents.load``.
 

@@ -1,4 +1,4 @@
-"""Cards and their text notation (RULES §1, DESIGN "Cards and notation")."""
+"""Cards and their text notation (RULES §1, docs/ARCHITECTURE.md "Cards and notation")."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from treppen_env.cards import (
     ],
 )
 def test_index_is_13_suit_plus_rank_rules_1_1(text: str, index: int) -> None:
-    """RULES §1.1 / DESIGN: card = 13 * suit + rank, suits S H D C, ranks A 2 .. K."""
+    """RULES §1.1, docs/ARCHITECTURE.md "Cards and notation": card = 13 * suit + rank, suits S H D C, ranks A 2 .. K."""
     assert parse_card(text) == index
     assert card_to_str(index) == text
     assert make_card(suit_of(index), rank_of(index)) == index
@@ -61,7 +61,7 @@ def test_index_is_13_suit_plus_rank_rules_1_1(text: str, index: int) -> None:
     ],
 )
 def test_parse_aliases_and_case_rules_1_1(text: str, expected: str) -> None:
-    """DESIGN notation: `10` for T, suit symbols, case-insensitive parsing."""
+    """docs/ARCHITECTURE.md "Cards and notation": `10` for T, suit symbols, case-insensitive parsing."""
     assert card_to_str(parse_card(text)) == expected
 
 
@@ -75,7 +75,7 @@ def test_every_card_round_trips_rules_1_1() -> None:
 
 @pytest.mark.parametrize("text", ["", "X", "1S", "11H", "QX", "QHH", "10", "S", "AJ", "♠", "0S"])
 def test_bad_text_raises_naming_it_rules_1_1(text: str) -> None:
-    """DESIGN notation: bad text raises ValueError naming the text."""
+    """docs/ARCHITECTURE.md "Cards and notation": bad text raises ValueError naming the text."""
     with pytest.raises(ValueError, match="not a card") as info:
         parse_card(text)
     assert repr(text) in str(info.value)
@@ -91,7 +91,7 @@ def test_bad_index_raises_rules_1_1(value: int) -> None:
 
 
 def test_int_and_non_text_input_rules_1_1() -> None:
-    """DESIGN notation: an index is accepted as is; other objects raise ValueError."""
+    """docs/ARCHITECTURE.md "Cards and notation": an index is accepted as is; other objects raise ValueError."""
     assert parse_card(24) == 24
     with pytest.raises(ValueError, match="not a card"):
         parse_card(True)  # type: ignore[arg-type]

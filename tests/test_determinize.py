@@ -1,4 +1,4 @@
-"""Determinization: states sampled from one player's observation (issue 9, DESIGN "Agents")."""
+"""Determinization: states sampled from one player's observation (docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
 

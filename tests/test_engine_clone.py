@@ -1,4 +1,4 @@
-"""GameState.clone: the cheap copy search plays on (issue 9 "Fast simulation").
+"""GameState.clone: the cheap copy search plays on (the search agents' inner loop).
 
 A clone must evolve exactly as the original would (same legal masks, same reshuffles) and
 independently of it (playing on one never changes the other).

@@ -20,7 +20,7 @@ def fresh(preset: str = "treppenromme", num_players: int = 2, seed: int = 0, **o
 
 # ---------------------------------------------------------------------- RULES §2: the deal
 def test_deal_order_two_players_design_environment() -> None:
-    """DESIGN "Environment", RULES §2.2-2.3: dealer 0: deck[0] to seat 1, deck[1] to seat 0, ...,
+    """docs/ARCHITECTURE.md "Environment", RULES §2.2-2.3: dealer 0: deck[0] to seat 1, deck[1] to seat 0, ...,
     deck[14] is the first staircase card and deck[15] the top of the stock."""
     state = fresh()
     deck = [card_to_str(c) for c in range(52)]

@@ -1,7 +1,7 @@
 """Scripted deals of the ``rum500`` preset from stacked decks (RULES §2-§6, §8).
 
 Two players get 13 cards each (RULES §2.2). With dealer 0 seat 1 plays first (§2.4), and the deck
-is dealt deck[0] to seat 1, deck[1] to seat 0, ... (DESIGN "Environment").
+is dealt deck[0] to seat 1, deck[1] to seat 0, ... (docs/ARCHITECTURE.md "Environment").
 """
 
 from __future__ import annotations

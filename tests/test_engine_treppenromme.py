@@ -1,7 +1,7 @@
 """Scripted deals of the ``treppenromme`` preset from stacked decks (RULES §3-§6).
 
 Two players, dealer 0 unless said otherwise, so seat 0 plays first (RULES §2.4) and the deck is
-dealt deck[0] to seat 1, deck[1] to seat 0, ... (DESIGN "Environment").
+dealt deck[0] to seat 1, deck[1] to seat 0, ... (docs/ARCHITECTURE.md "Environment").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The PettingZoo environment (treppen_env.aec): API contract, determinism, privacy, rewards,
-scripted deals, bad input and import purity (DESIGN "Environment")."""
+scripted deals, bad input and import purity (docs/ARCHITECTURE.md "Environment")."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def trajectory(env, seed: int, actions_seed: int, disturb: bool = False) -> list
     return out
 
 
-# ---------------------------------------------------------------- PettingZoo API (DESIGN "Environment")
+# ---------------------------------------------------------------- PettingZoo API (docs/ARCHITECTURE.md "Environment")
 @pytest.mark.parametrize("maker", sorted(MAKERS))
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_api_test_passes(maker, num_players, rules):
@@ -208,7 +208,7 @@ def test_pickled_env_replays_identically(maker):
     assert trajectory(clone, seed=9, actions_seed=1) == trajectory(env, seed=9, actions_seed=1)
 
 
-# ---------------------------------------------------------------- privacy (DESIGN "Observations")
+# ---------------------------------------------------------------- privacy (docs/ARCHITECTURE.md "Observations")
 def check_privacy(raw, other, rng: np.random.Generator, stats: dict) -> None:
     """Every agent's observation is unchanged by what it cannot see (compared through ``other``,
     an env of the same shape holding a swapped copy of the state); only the mover has a mask."""
@@ -291,7 +291,7 @@ def test_known_cards_are_shown_to_every_opponent():
     ],
 )
 def test_reset_deals_the_given_deck(num_players, rules, dealer, per_hand, first, legal):
-    # DESIGN "Environment": one card at a time clockwise from the seat left of the dealer, then the
+    # docs/ARCHITECTURE.md "Environment": one card at a time clockwise from the seat left of the dealer, then the
     # first staircase card, then the stock top first; RULES §2.2 (13 cards in rum500 with 2
     # players), §2.4 (treppenromme: the dealer plays first; rum500: the player left of the dealer).
     env = treppen_env.env(num_players=num_players, rules=rules)
@@ -312,7 +312,7 @@ def test_reset_deals_the_given_deck(num_players, rules, dealer, per_hand, first,
 
 
 def test_reset_accepts_deck_text_and_the_two_player_example():
-    # DESIGN: with 2 players and dealer 0, deck[0] goes to seat 1, deck[1] to seat 0, ...,
+    # docs/ARCHITECTURE.md "Environment": with 2 players and dealer 0, deck[0] goes to seat 1, deck[1] to seat 0, ...,
     # deck[14] is the first staircase card and deck[15] the top of the stock.
     deck = ["AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "10S", "J♠", "qs", "KS", "AH", "2H", "3H"]
     deck += [c for c in range(52) if c > 15]
@@ -367,7 +367,7 @@ def test_scripted_deal_masks_and_result():
     assert env.agents == []
 
 
-# ---------------------------------------------------------------- rewards and infos (DESIGN "Rewards")
+# ---------------------------------------------------------------- rewards and infos (docs/ARCHITECTURE.md "Rewards")
 ROMME_HANDS = {
     0: "5S 5H 5D 9C TC JC QC".split(),
     1: "AS KH 3D 4S 7H 8D 6C".split(),  # 15 + 10 + 3 + 4 + 7 + 8 + 6 = 53 (ace in hand 15, §3.3)
@@ -543,7 +543,7 @@ def test_game_where_nobody_reaches_the_target_stops_at_max_deals():
     assert treppen_env.raw_env().rules.max_deals == 200  # the default (treppen_env.rules.Rules)
 
 
-# ---------------------------------------------------------------- bad input (DESIGN "Bad input")
+# ---------------------------------------------------------------- bad input (docs/ARCHITECTURE.md "Bad input")
 def test_raw_env_rejects_illegal_actions_with_text_and_reason():
     env = treppen_env.raw_env(num_players=2)
     env.reset(options={"deck": B_DECK, "dealer": 0})
@@ -742,7 +742,7 @@ def test_unknown_reset_options_are_ignored():
     assert env.agents == ["player_0", "player_1"]
 
 
-# ---------------------------------------------------------------- import purity (DESIGN "Layout")
+# ---------------------------------------------------------------- import purity (docs/ARCHITECTURE.md "Layout")
 def test_rules_engine_imports_no_rl_libraries():
     code = (
         "import sys\n"

@@ -1,5 +1,5 @@
 """Third-party agents in ``agents.load``: ``package.module:ClassName`` and the ``treppen.agents``
-entry points, with settings in the spec (DESIGN "Agents")."""
+entry points, with settings in the spec (docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
 

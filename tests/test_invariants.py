@@ -9,7 +9,7 @@ turn and phase, the §4.4 ban, the §4.2 must-use card, the deal result and the 
 - the staircase is non-empty at every turn start (§4.6);
 - every deal ends within ``max_turns`` turns (§6.5);
 - the legal mask is non-empty while the deal is on and equals the shadow's legal set (mask
-  exactness, DESIGN "Actions");
+  exactness, docs/ARCHITECTURE.md "Actions");
 - in sampled positions every masked-in action succeeds on a clone and sampled masked-out actions
   raise on a clone, leaving it unchanged.
 
@@ -495,7 +495,7 @@ def test_random_deals_reach_dead_ends_rules_4_4_4_5() -> None:
 
 
 def test_mask_exactness_in_sampled_positions() -> None:
-    """DESIGN "Actions": at every step of a deal every masked-in action succeeds on a clone and
+    """docs/ARCHITECTURE.md "Actions": at every step of a deal every masked-in action succeeds on a clone and
     sampled masked-out actions raise IllegalActionError naming the action."""
     assert deals_counted(play_deals("rum500", 2, deals=1, seed=3, clone_every=1)) == 1
     assert deals_counted(play_deals("treppenromme", 2, deals=1, seed=3, clone_every=1)) == 1

@@ -118,7 +118,7 @@ def test_one_agent_per_seat():
 @pytest.mark.parametrize("game", [False, True])
 def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, capsys, tmp_path, game):
     """``treppen play`` runs on the match loop: a person always choosing the first listed move
-    plays random to the end; every deal's result is printed once and recorded (DESIGN "Game records")."""
+    plays random to the end; every deal's result is printed once and recorded (docs/ARCHITECTURE.md "Game records")."""
     from apps import cli
     from treppen_env import records
 

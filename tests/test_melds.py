@@ -102,7 +102,7 @@ def test_thirteen_card_run_values_rules_3_2_3_3() -> None:
 
 
 def test_candidate_table_layout_rules_3_1_3_2() -> None:
-    """DESIGN "Actions": 65 sets (rank x omitted suit S H D C, then all four) and 572 runs."""
+    """docs/ARCHITECTURE.md "Actions": 65 sets (rank x omitted suit S H D C, then all four) and 572 runs."""
     assert (NUM_SET_MELDS, NUM_RUN_MELDS, NUM_MELDS) == (65, 572, 637)
     assert len(MELDS) == len(MELD_BITS) == 637
     assert [parse_card(c) for c in ("7H", "7D", "7C")] == list(MELDS[set_index(6, 0)].cards)

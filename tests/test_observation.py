@@ -1,5 +1,5 @@
 """The observation tensor (treppen_env.observation): layout, exact values and decode() round trips
-(DESIGN "Environment", "Observations")."""
+(docs/ARCHITECTURE.md "Environment", "Observations")."""
 
 from __future__ import annotations
 

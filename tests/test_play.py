@@ -1,5 +1,5 @@
 """``treppen play`` as a person meets it: the human agent's input handling and texts, and the CLI's
-names (DESIGN "Command line"; RULES §4 for the phases, §5 for booked points)."""
+names (docs/ARCHITECTURE.md "Command line"; RULES §4 for the phases, §5 for booked points)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Game records: round trips, replays without the RNG, and tampered records (DESIGN "Game records")."""
+"""Game records: round trips, replays without the RNG, and tampered records (docs/ARCHITECTURE.md "Game records")."""
 
 from __future__ import annotations
 

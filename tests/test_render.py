@@ -1,4 +1,4 @@
-"""Rendering (treppen_env.render, the env's render modes; DESIGN "Environment")."""
+"""Rendering (treppen_env.render, the env's render modes; docs/ARCHITECTURE.md "Environment")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Ray RLlib backend and Ray tournaments (DESIGN "Scale-out") on a local Ray instance.
+"""The Ray RLlib backend and Ray tournaments (docs/ARCHITECTURE.md "Scale-out") on a local Ray instance.
 
 One Ray instance (127.0.0.1, 6 logical CPUs, no dashboard, its files in a temporary folder, no auth token
 in the home folder) serves all these tests and is shut down in teardown, even after a failure.

@@ -69,7 +69,7 @@ def test_seating_orders_are_every_circular_order():
     ],
 )
 def test_every_ordered_pair_sits_at_every_distance_equally_often(names, players, tables_per_deck):
-    """The seat bias of issue 12: with rotations only, one agent always sat right before the same
+    """The seat bias that rotating seats alone leaves: with rotations only, one agent always sat right before the same
     other. Now, over (players - 1)! visits of each table, each ordered pair of agents at a table
     sits at each distance 1 .. players - 1 (seats after) equally often."""
     tables = list(combinations(names, players))
@@ -94,7 +94,7 @@ def test_every_ordered_pair_sits_at_every_distance_equally_often(names, players,
 def test_copies_of_greedy_rate_equal_at_four_seats():
     """Random and three copies of greedy at 4 seats over 12 decks (2 x 3!, balanced): the copies
     rate within each other's 95% intervals, all far above random. (With rotations only, the copy
-    seated just before random rated 26-28 Elo above the other two, issue 12.)"""
+    seated just before random rated 26-28 Elo above the other two.)"""
     entrants = {"random": "random", "greedy": "greedy", "greedy-2": "greedy", "greedy-3": "greedy"}
     records = run_tournament(entrants, players=4, decks=12, seed=0)
     assert len(records) == 12 * 4

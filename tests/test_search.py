@@ -1,4 +1,4 @@
-"""Search agents: rollout and IS-MCTS (issue 9, DESIGN "Agents").
+"""Search agents: rollout and IS-MCTS (docs/ARCHITECTURE.md "Agents").
 
 No peeking (same observation + seed = same action whatever the hidden cards), only legal actions,
 budgets respected (counted in simulations, never timed tightly), seeds repeat, specs.

@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium view (treppen_env.SingleAgentEnv, DESIGN "Single-agent view"): seats,
+"""The single-agent Gymnasium view (treppen_env.SingleAgentEnv, docs/ARCHITECTURE.md "Single-agent view"): seats,
 rewards, deals that end before the learner moves, bad input and order of calls, env checkers."""
 
 from __future__ import annotations

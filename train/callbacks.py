@@ -198,7 +198,7 @@ def _json_end(value: float) -> float | None:
 
 class StatsCallback(BaseCallback):
     """Counts illegal actions (must stay 0), logs the learner's mean episode reward per opponent
-    kind, and stops training on non-finite policy weights (NaN logits, DESIGN "Training notes")."""
+    kind, and stops training on non-finite policy weights (NaN logits, docs/ARCHITECTURE.md "Training notes")."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -35,7 +35,7 @@ BACKENDS = ("sb3", "rllib")
 class TrainConfig:
     """Everything a self-play run needs; each field maps to one YAML key."""
 
-    # --- backend (DESIGN "Scale-out")
+    # --- backend (docs/ARCHITECTURE.md "Scale-out")
     backend: str = "sb3"
     """``sb3``: sb3-contrib MaskablePPO on this machine; ``rllib``: Ray RLlib PPO (``pip install
     'treppen[ray]'``), env runners on a local Ray instance or a cluster"""
@@ -70,7 +70,7 @@ class TrainConfig:
 
     # --- PPO (sb3-contrib MaskablePPO)
     learning_rate: float = 3e-4
-    """Adam step size; much larger values risk NaN logits (DESIGN "Training notes")"""
+    """Adam step size; much larger values risk NaN logits (docs/ARCHITECTURE.md "Training notes")"""
     n_steps: int = 1024
     """steps per env per rollout; one update sees ``n_steps * n_envs`` transitions (rllib: one
     training iteration gathers ``n_steps * n_envs`` env steps over all runners and seats)"""
@@ -372,7 +372,7 @@ def validate(config: TrainConfig) -> None:
     _require(
         c.learning_rate <= 0.01,
         f"learning_rate={c.learning_rate} is too large for PPO "
-        "(NaN logits, DESIGN 'Training notes'); use at most 0.01, typically 3e-4",
+        "(NaN logits, docs/ARCHITECTURE.md 'Training notes'); use at most 0.01, typically 3e-4",
     )
     _require(0 < c.gamma <= 1, f"gamma={c.gamma} must be in (0, 1]")
     _require(0 <= c.gae_lambda <= 1, f"gae_lambda={c.gae_lambda} must be in [0, 1]")

@@ -3,7 +3,7 @@
 Deals are seeded (deal ``i`` uses seed ``seed + i // num_players``) and the learner takes seat
 ``i % num_players``, so with ``deals`` a multiple of the player count every deal is played from
 every seat ("duplicate-ish": the luck of the cards cancels between seats). The model acts
-deterministically through ``predict(..., action_masks=...)`` (DESIGN "Training notes"); several
+deterministically through ``predict(..., action_masks=...)`` (docs/ARCHITECTURE.md "Training notes"); several
 deals run side by side so the policy sees batches.
 """
 

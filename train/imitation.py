@@ -1,4 +1,4 @@
-"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play (issue 8).
+"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play .
 
 Strong card-game agents start from imitation and improve by RL afterwards (Suphx, AlphaStar); we
 have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The steps:

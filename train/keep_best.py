@@ -1,4 +1,4 @@
-"""Keep-best: every snapshot of the learner is gated against the best model so far (issue 8).
+"""Keep-best: every snapshot of the learner is gated against the best model so far .
 
 At each gate the learner plays a small duplicate tournament (:func:`arena.tournament.run_tournament`)
 against the current best: the same decks with the seats swapped, so the luck of the cards cancels;

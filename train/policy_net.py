@@ -1,4 +1,4 @@
-"""The action-feature policy: every action scored from its features against the state (issue 8).
+"""The action-feature policy: every action scored from its features against the state .
 
 :class:`ActionFeatureNet` is a plain ``torch.nn.Module`` (no Stable-Baselines3 in it, so other
 backends can wrap it): observation (B, 969) -> action logits (B, 898) and a state embedding.

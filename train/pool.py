@@ -2,8 +2,8 @@
 
 A snapshot is the learner's policy MLP (hidden layers + action head) saved as a small ``.npz``
 file. Opponents play snapshots with :class:`NumpyPolicy`, a NumPy forward pass (masked argmax, or
-a sample from the masked softmax), so the env workers never run torch in their hot path (DESIGN
-"Training notes": a frozen torch policy's forward on one observation costs more than an env step).
+a sample from the masked softmax), so the env workers never run torch in their hot path
+(docs/ARCHITECTURE.md "Training notes": a frozen torch policy's forward on one observation costs more than an env step).
 
 :class:`SelfPlayEnv` is :class:`treppen_env.SingleAgentEnv` whose opponent seats are
 :class:`PoolOpponent` objects: at every episode start each seat draws who plays it, random,

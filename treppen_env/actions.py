@@ -1,4 +1,4 @@
-"""The ``Discrete(898)`` action space: block offsets, encoders, decoding and text (DESIGN "Actions").
+"""The ``Discrete(898)`` action space: block offsets, encoders, decoding and text (docs/ARCHITECTURE.md "Actions").
 
 | block         | indices  | meaning                                                            |
 |---------------|----------|--------------------------------------------------------------------|

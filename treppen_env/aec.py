@@ -12,7 +12,7 @@
 | Observation Values | ``observation`` in [-10, 10], ``action_mask`` in {0, 1}       |
 
 Observation space: see :mod:`treppen_env.observation` (seats relative to the observer, only what
-that player may know). Legal actions mask: ``action_mask`` is exact (RULES §4, DESIGN "Actions");
+that player may know). Legal actions mask: ``action_mask`` is exact (RULES §4, docs/ARCHITECTURE.md "Actions");
 it is all zeros for an agent that is not to move. Action space: see :mod:`treppen_env.actions`.
 
 Rewards: at the end of a deal, ``(points_i - mean of the others' points) / 100`` (zero-sum), or
@@ -304,7 +304,7 @@ def _forwarded(name: str) -> property:
 
 
 class ClassicWrapper(OrderEnforcingWrapper):
-    """PettingZoo's classic wrapper chain in one thin layer (DESIGN "Performance notes").
+    """PettingZoo's classic wrapper chain in one thin layer (docs/ARCHITECTURE.md "Performance notes").
 
     Acts as ``OrderEnforcingWrapper(TerminateIllegalWrapper(AssertOutOfBoundsWrapper(env), -1))``:
     an action outside ``Discrete(898)`` (``898``, ``-1``, ``1.5``, ``True``, ``None`` for a live

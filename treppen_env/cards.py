@@ -1,4 +1,4 @@
-"""Cards, card sets and the text notation (RULES §1, DESIGN "Cards and notation").
+"""Cards, card sets and the text notation (RULES §1, docs/ARCHITECTURE.md "Cards and notation").
 
 A card is an ``int`` in 0..51: ``card = 13 * suit + rank`` with suits S, H, D, C and ranks
 A, 2, ..., 10, J, Q, K (rank 0 is the ace). A set of cards is a Python ``int`` used as a 52-bit

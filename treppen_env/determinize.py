@@ -1,4 +1,4 @@
-"""Determinization: full game states sampled from what one player may know (DESIGN "Agents").
+"""Determinization: full game states sampled from what one player may know (docs/ARCHITECTURE.md "Agents").
 
 Search agents never read the engine: they sample states consistent with their observation and
 simulate on those. :func:`sample_state` rebuilds everything public exactly (staircase, table

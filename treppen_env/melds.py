@@ -1,6 +1,6 @@
 """Melds as pure functions on card bitsets: the candidate table, legality and values (RULES §3, §5).
 
-The 637 candidate melds are listed in the order of the action space (DESIGN "Actions"): first the
+The 637 candidate melds are listed in the order of the action space (docs/ARCHITECTURE.md "Actions"): first the
 65 sets (rank r x 5: the four 3-card sets omitting S, H, D, C in that order, then the 4-card set),
 then the 572 runs (suit x low-end rank x length 3..13). A run with low-end rank ``low`` and length
 ``n`` holds ranks ``low, low+1, ... (mod 13)`` of one suit; it wraps when ``low + n - 1 > 13``

@@ -2,7 +2,7 @@
 
 An observation is a float32 vector of fixed size :data:`OBS_SIZE` for 2-4 players. Seats are
 relative to the observer (0 = self, 1 = next to the left, ...) and padded to 4. It holds only what
-the observer may know (DESIGN "Environment"): never the stock order or an opponent's unseen cards.
+the observer may know (docs/ARCHITECTURE.md "Environment"): never the stock order or an opponent's unseen cards.
 
 Layout (:data:`LAYOUT`, ``name: shape`` - meaning):
 
@@ -200,7 +200,7 @@ class Encoder:
     Every seat keeps a buffer and the state values it was written from; :meth:`encode` compares
     the state with them (card bitsets by XOR, lists by equality) and rewrites only the entries
     that differ, so a step costs what the moves since that seat's last observation changed
-    (DESIGN "Performance notes"). The table's per-card view (:func:`table_view`) is computed once
+    (docs/ARCHITECTURE.md "Performance notes"). The table's per-card view (:func:`table_view`) is computed once
     per lay: it is cached on the state object and its ``table_version``, which the engine bumps at
     every deal, meld and lay-off, so a copied or replaced state is never served a stale table.
     The encoder holds no state of its own that the observation depends on: any state may be
@@ -223,7 +223,7 @@ class Encoder:
     def encode(self, state: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,), a new array.
 
-        Depends only on the state and ``seat`` (DESIGN "Environment"); opponents' hands enter only
+        Depends only on the state and ``seat`` (docs/ARCHITECTURE.md "Environment"); opponents' hands enter only
         as sizes and as the cards they took from the staircase (``known``).
         """
         n = state.num_players

@@ -1,4 +1,4 @@
-"""Game records: write, read, replay and check deals (DESIGN "Game records").
+"""Game records: write, read, replay and check deals (docs/ARCHITECTURE.md "Game records").
 
 A record is one JSON object per deal, one per line (``.jsonl``, or gzipped ``.jsonl.gz``):
 

@@ -1,4 +1,4 @@
-"""Text rendering of a position: the staircase drawn as a staircase, the melds, the hands (DESIGN).
+"""Text rendering of a position: the staircase drawn as a staircase, the melds, the hands (docs/ARCHITECTURE.md).
 
 Used by the env's ``render_mode="ansi"``/``"human"`` and by the human agent.
 """

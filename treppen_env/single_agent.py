@@ -1,4 +1,4 @@
-"""Single-agent Gymnasium view of the AEC env for Stable-Baselines3 (DESIGN "Single-agent view").
+"""Single-agent Gymnasium view of the AEC env for Stable-Baselines3 (docs/ARCHITECTURE.md "Single-agent view").
 
 One seat learns; every other seat is played inside the env by opponents, so each transition and
 each reward belongs to the learner (the trap of PettingZoo #1147 cannot occur). The observation is

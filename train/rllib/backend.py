@@ -1,4 +1,4 @@
-"""``backend: rllib``: self-play PPO on Ray RLlib's new API stack (DESIGN "Scale-out").
+"""``backend: rllib``: self-play PPO on Ray RLlib's new API stack (docs/ARCHITECTURE.md "Scale-out").
 
 Reads top to bottom: Ray -> PPO config (env, modules, seat mapping) -> algorithm (or restore)
 -> training iterations with snapshots, checkpoints, evaluations and Elo -> export. The run folder

@@ -1,4 +1,4 @@
-"""RLlib pieces of ``backend: rllib`` that run inside Ray's env runners and learner (DESIGN "Scale-out").
+"""RLlib pieces of ``backend: rllib`` that run inside Ray's env runners and learner (docs/ARCHITECTURE.md "Scale-out").
 
 - :class:`TreppenRLlibEnv`: the AEC env through RLlib's ``PettingZooEnv`` wrapper, with the
   observation dict's ``observation`` key renamed ``observations`` (the key RLlib's action-masking
