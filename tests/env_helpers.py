@@ -10,8 +10,8 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
-import rules_helpers
 
+from tests import rules_helpers
 from treppen_env.actions import parse_action
 from treppen_env.cards import bits_to_cards, cards_to_bits, parse_card
 from treppen_env.engine import GameState

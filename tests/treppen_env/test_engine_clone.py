@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rules_helpers import snapshot
 
+from tests.rules_helpers import snapshot
 from treppen_env.engine import GameState
 from treppen_env.rules import make_rules
 

@@ -89,11 +89,10 @@ def test_student_reproduces_the_teacher():
     assert losses["loss"] < 0.1
 
 
-def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys):
-    from test_train import TINY
+def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys, tiny_train):
 
     overrides = [
-        *TINY,
+        *tiny_train,
         "policy=action_features",
         "net_arch=[32]",
         "card_dim=8",

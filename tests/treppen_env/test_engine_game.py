@@ -6,8 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from rules_helpers import bits, names, new_deal, play, snapshot, stack_deck
 
+from tests.rules_helpers import bits, names, new_deal, play, snapshot, stack_deck
 from treppen_env.actions import NUM_ACTIONS, parse_action
 from treppen_env.cards import card_to_str
 from treppen_env.engine import GameState, IllegalActionError, Phase

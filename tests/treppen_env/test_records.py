@@ -9,9 +9,9 @@ import json
 
 import numpy as np
 import pytest
-from env_helpers import B_DECK, B_TURN_1, random_action
 
 from arena.match import play_match
+from tests.env_helpers import B_DECK, B_TURN_1, random_action
 from treppen_env import raw_env, records
 from treppen_env.actions import DISCARD_BASE, parse_action
 from treppen_env.cards import card_to_str

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from env_helpers import B_DECK, play_texts, scenario_t
 
 import treppen_env
+from tests.env_helpers import B_DECK, play_texts, scenario_t
 from treppen_env.render import render_text
 
 # Scenario T (see env_helpers) with player_0 to move: its own hand is shown, the others' as counts.

@@ -199,7 +199,7 @@ def test_garbage_never_crashes_the_server(client):
 
 
 def deal_records():
-    from test_records import play_recorded
+    from tests.treppen_env.test_records import play_recorded
 
     _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     return recs

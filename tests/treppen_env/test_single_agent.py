@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 import pytest
-from env_helpers import stack_deck
 
 import agents
 from agents.base import RandomAgent
+from tests.env_helpers import stack_deck
 from treppen_env import SingleAgentEnv
 from treppen_env.actions import NUM_ACTIONS, parse_action
 from treppen_env.observation import OBS_SIZE, decode
@@ -206,7 +206,7 @@ def test_illegal_action_ends_the_episode():
 
 @pytest.mark.parametrize("action", [898, -1, 1.5, True, None])
 def test_actions_outside_the_space_raise(action):
-    # one behaviour with raw_env and env() (tests/test_env.py); True is not "take 1", -1 not "discard KC"
+    # one behaviour with raw_env and env() (tests/treppen_env/test_env.py); True is not "take 1", -1 not "discard KC"
     env = SingleAgentEnv(RandomAgent(seed=0))
     env.reset(seed=0)
     with pytest.raises(ValueError) as err:

@@ -10,12 +10,12 @@ import time
 
 import numpy as np
 import pytest
-from env_helpers import swap_hidden
 
 import agents
 from agents import GreedyAgent, ISMCTSAgent, RolloutAgent
 from agents.search import public_view
 from arena.match import play_match
+from tests.env_helpers import swap_hidden
 from treppen_env import raw_env
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, decode, encode, views

@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 import pytest
-from env_helpers import B_DECK, B_TURN_1, CONFIGS, play_out, play_texts, random_action, stack_deck, swap_hidden
 from pettingzoo.test import api_test, seed_test
 
 import treppen_env
+from tests.env_helpers import B_DECK, B_TURN_1, CONFIGS, play_out, play_texts, random_action, stack_deck, swap_hidden
 from treppen_env import observation as O
 from treppen_env.actions import NUM_ACTIONS, action_to_str, encode_discard, parse_action
 from treppen_env.cards import parse_card
@@ -649,7 +649,7 @@ NOT_ACTIONS = [898, -1, 1.5, True, np.True_, None, "draw", np.float64(0.0), np.a
 
 
 def single_agent_env(**kwargs):
-    """The SingleAgentEnv layer with a random opponent (its own tests: tests/test_single_agent.py)."""
+    """The SingleAgentEnv layer with a random opponent (its own tests: tests/treppen_env/test_single_agent.py)."""
     from agents.base import RandomAgent
 
     return treppen_env.SingleAgentEnv(RandomAgent(seed=0), seat=0, **kwargs)

@@ -7,11 +7,11 @@ import io
 from typing import Any
 
 import numpy as np
-from env_helpers import stack_deck
 
 import treppen_env
 from agents import HumanAgent
 from agents.human import PROMPT, render_view
+from tests.env_helpers import stack_deck
 from treppen_env.actions import DISCARD_BASE, DRAW, parse_action
 from treppen_env.observation import decode
 

@@ -7,7 +7,9 @@ import copy
 
 import numpy as np
 import pytest
-from env_helpers import (
+
+import treppen_env
+from tests.env_helpers import (
     CONFIGS,
     cards,
     expected_view,
@@ -18,8 +20,6 @@ from env_helpers import (
     stack_deck,
     view_dict,
 )
-
-import treppen_env
 from treppen_env import observation as O
 from treppen_env.actions import decode as decode_action
 from treppen_env.cards import parse_card

@@ -7,8 +7,8 @@ dealt deck[0] to seat 1, deck[1] to seat 0, ... (docs/ARCHITECTURE.md "Environme
 from __future__ import annotations
 
 import pytest
-from rules_helpers import assert_illegal, bits, legal_texts, names, new_deal, play
 
+from tests.rules_helpers import assert_illegal, bits, legal_texts, names, new_deal, play
 from treppen_env.actions import parse_action
 from treppen_env.cards import parse_card
 from treppen_env.engine import Phase

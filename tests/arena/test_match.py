@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from env_helpers import B_DECK, B_TURN_1
 
 import treppen_env
 from agents import Agent, GreedyAgent, RandomAgent
 from arena.match import MatchError, play_match
+from tests.env_helpers import B_DECK, B_TURN_1
 from treppen_env.actions import parse_action
 
 

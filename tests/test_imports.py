@@ -1,0 +1,116 @@
+"""The import structure (docs/ARCHITECTURE.md "Layout"): imports only go down the package layers,
+and no modules import each other in a circle. Every import counts, those inside functions too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The packages from the bottom layer up: a package may import only those before it (and itself).
+LAYERS = ("treppen_env", "agents", "arena", "train", "apps")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_modules() -> dict[str, Path]:
+    return {module_name(p): p for package in LAYERS for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules that ``path`` imports, anywhere in the file (``from a import b`` names
+    module ``a.b`` when that is a module, else ``a``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module for a in node.names
+            ]
+        else:
+            continue
+        found |= {name for name in names if name in modules}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    return {name: imports_of(path, modules) - {name} for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    layer = {name: LAYERS.index(name.split(".")[0]) for name in graph}
+    return sorted((a, b) for a, targets in graph.items() for b in targets if layer[b] > layer[a])
+
+
+def test_the_walk_sees_imports_inside_functions():
+    graph = import_graph()
+    assert "arena.plots" in graph["arena.results"]  # imported inside write_outputs
+    assert "train.rllib.backend" in graph["train.launch"]  # imported inside train()
+    assert set(graph) >= {"treppen_env.engine", "agents.snapshot", "arena.match", "train.rundir", "apps.cli"}
+
+
+def test_no_upward_imports():
+    assert upward(import_graph()) == []
+
+
+def test_no_import_circles():
+    assert circles(import_graph()) == []
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected_circles", "expected_upward"),
+    [
+        ({"agents.a": {"train.b"}, "train.b": {"agents.a"}}, [["agents.a", "train.b"]], [("agents.a", "train.b")]),
+        (
+            {"arena.a": {"arena.b"}, "arena.b": {"arena.c"}, "arena.c": {"arena.a"}},
+            [["arena.a", "arena.b", "arena.c"]],
+            [],
+        ),
+        ({"apps.a": {"treppen_env.b"}, "treppen_env.b": set()}, [], []),
+    ],
+)
+def test_the_checks_catch_built_cases(graph, expected_circles, expected_upward):
+    assert circles(graph) == expected_circles
+    assert upward(graph) == expected_upward

@@ -1,0 +1,120 @@
+"""The training config (train/config.py): defaults, typed overrides, clear errors for bad keys and values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from train.config import TrainConfig, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_default_configs_load():
+    for name in ("selfplay.yaml", "selfplay_long.yaml"):
+        config = load_config(ROOT / "configs" / name)
+        assert isinstance(config, TrainConfig)
+        assert config.num_players == 2 and config.rules == "treppenromme"
+    assert load_config(None) == TrainConfig()
+
+
+def test_overrides_are_typed(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"n_steps": 64, "batch_size": 32, "rules_options": {"target": 300}}))
+    config = load_config(
+        path,
+        [
+            "learning_rate=1e-4",
+            "net_arch=[64, 32]",
+            "rules_options.max_turns=200",
+            "name=abc",
+            "target_kl=null",
+            "gamma=1",
+            "progress=false",
+        ],
+    )
+    assert config.learning_rate == 1e-4 and isinstance(config.learning_rate, float)
+    assert config.net_arch == [64, 32]
+    assert config.rules_options == {"target": 300, "max_turns": 200}
+    assert config.name == "abc" and config.target_kl is None and config.progress is False
+    assert config.gamma == 1.0 and isinstance(config.gamma, float)
+
+
+def test_unknown_key_lists_valid_keys(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("learnin_rate: 0.001\n")
+    with pytest.raises(ValueError, match="learnin_rate") as err:
+        load_config(path)
+    assert "learning_rate" in str(err.value) and "n_steps" in str(err.value)
+    with pytest.raises(ValueError, match="total_steps"):
+        load_config(None, ["total_steps=5"])
+
+
+def test_a_key_typo_suggests_the_near_key():
+    with pytest.raises(
+        ValueError, match=r"^unknown config key\(s\) \['total_timestep'\] \(did you mean total_timesteps\?\); "
+    ):
+        load_config(None, ["total_timestep=5"])
+    with pytest.raises(ValueError, match=r"\['max_turn'\] \(did you mean max_turns\?\); valid options"):
+        load_config(None, ["rules_options.max_turn=5"])
+    with pytest.raises(ValueError) as err:
+        load_config(None, ["zzzz=5"])
+    assert "did you mean" not in str(err.value)
+
+
+def test_whole_numbers_written_as_floats_are_ints(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("total_timesteps: 1e5\nn_steps: 2.048e3\n")  # YAML 1.1: a string and a float
+    config = load_config(path, ["eval_every=5e4", "n_epochs=10.0"])
+    assert (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs) == (100_000, 2048, 50_000, 10)
+    assert all(type(v) is int for v in (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs))
+    with pytest.raises(ValueError, match=r"total_timesteps=1.5 has the wrong type; expected int"):
+        load_config(None, ["total_timesteps=1.5"])
+    with pytest.raises(ValueError, match=r"total_timesteps=True has the wrong type"):
+        load_config(None, ["total_timesteps=true"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (["total_timesteps=-5"], ["total_timesteps", "-5"]),
+        (["num_players=5"], ["num_players", "5"]),
+        (["n_steps=100", "n_envs=2", "batch_size=64"], ["batch_size=64", "n_steps", "n_envs", "200"]),
+        (["learning_rate=abc"], ["learning_rate", "abc"]),
+        (["net_arch=[0, 5]"], ["net_arch"]),
+        (["opponent_random=0.5"], ["opponent", "sum"]),
+        (["rules=gin"], ["gin", "treppenromme"]),
+        (["rules_options.max_turn=5"], ["max_turn", "max_turns"]),
+        (["vec_env=threads"], ["vec_env", "subproc"]),
+        (["learning_rate=0.5"], ["learning_rate", "0.5"]),
+        (["n_steps"], ["n_steps", "key=value"]),
+        (["seed.x=1"], ["seed.x", "rules_options"]),
+    ],
+)
+def test_bad_values_name_the_key(overrides, words):
+    with pytest.raises(ValueError) as err:
+        load_config(None, overrides)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"nope\.yaml"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
+    with pytest.warns(DeprecationWarning, match="elo_deals is deprecated; use elo_decks"):
+        assert load_config(None, ["elo_deals=7"]).elo_decks == 7
+    with pytest.raises(ValueError, match="disagree; give elo_decks only"), pytest.warns(DeprecationWarning):
+        load_config(None, ["elo_deals=7", "elo_decks=8"])
+
+
+def test_rllib_backend_rejects_sb3_only_settings():
+    with pytest.raises(ValueError, match=r"backend=rllib does not support \{'best_every': 1000\}"):
+        load_config(None, ["backend=rllib", "best_every=1000"])
+    with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
+        load_config(None, ["ray_address=auto"])
+    assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8

@@ -1,0 +1,120 @@
+"""Self-play training from the command line (apps/train.py, train/selfplay.py): tiny runs, resume,
+checkpoints, the progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import agents
+from agents.base import RandomAgent
+from apps import cli
+from apps import train as train_command
+from arena.match import play_match
+from train.callbacks import ProgressCallback
+from train.checkpoints import latest_checkpoint
+from train.config import load_config
+from treppen_env import raw_env
+
+
+def test_latest_checkpoint_by_steps(tmp_path):
+    for name in ("model_900_steps.zip", "model_10000_steps.zip", ".model_20000.tmp.zip", "model_x_steps.zip"):
+        (tmp_path / name).write_text("")
+    assert latest_checkpoint(tmp_path)[1].name == "model_10000_steps.zip"
+    assert latest_checkpoint(tmp_path / "none") is None
+
+
+@pytest.mark.parametrize(
+    ("start", "total", "end"), [(0, 1500, 2048), (0, 2048, 2048), (1024, 1025, 2048), (2048, 2048, 2048)]
+)
+def test_progress_bar_total_is_the_rollout_boundary_the_run_ends_at(start, total, end):
+    """SB3 collects whole rollouts (here 512 steps x 2 envs): the bar counts to the step the run
+    really ends at, so it keeps its total (tqdm drops a total that the count has passed)."""
+    progress = ProgressCallback(total, rollout=512 * 2)
+    progress.model = argparse.Namespace(num_timesteps=start)
+    progress._on_training_start()
+    try:
+        assert (progress.bar.n, progress.bar.total) == (start, end)
+        progress.model.num_timesteps = end
+        progress._on_step()
+        assert f"{end}/{end}" in str(progress.bar)
+    finally:
+        progress.close()
+
+
+def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
+    assert cli.main(["train", *tiny_train, f"runs_dir={tmp_path}", "name=smoke"]) == 0
+    run = tmp_path / "smoke"
+    printed = capsys.readouterr().out
+    assert "final model" in printed
+    assert re.search(r"^total time: \d+ min \d+ s for 512 steps \(training and evaluations\)$", printed, re.M)
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.zip"):
+        assert (run / name).is_file(), name
+    assert any((run / "tb").rglob("events.out.tfevents.*"))
+    assert latest_checkpoint(run / "checkpoints")[1].name == "model_512_steps.zip"
+    assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000256.npz"]
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert [e["steps"] for e in evals] == [256, 512]
+    assert all(e[name]["illegal_actions"] == 0 for e in evals for name in ("random", "greedy"))
+    elos = [json.loads(line) for line in (run / "elo.jsonl").read_text().splitlines()]
+    assert [e["steps"] for e in elos] == [512]  # one rating in the run, none repeated at the end
+    assert elos[0]["elo"]["random"] == 0 and set(elos[0]["elo"]) == {"learner", "random", "greedy"}
+    assert elos[0]["deals"] == 2 * 3 * 2  # decks x pairings x seatings
+    low, high = elos[0]["ci"]  # null where the data do not bound it (ci_unbounded names the side)
+    learner = elos[0]["elo"]["learner"]
+    assert elos[0]["ci_unbounded"] in (None, "above", "below", "both")
+    assert (low is None or low <= learner) and (high is None or learner <= high)
+    meta = json.loads((run / "metadata.json").read_text())
+    assert {"python", "torch", "stable_baselines3", "sb3_contrib", "treppen"} <= set(meta["versions"])
+    assert meta["command_line"][:2] == ["treppen", "train"] and meta["seed"] == 0 and meta["start_time"]
+    assert load_config(run / "config.yaml").name == "smoke"
+
+    _play_legal_deals(run / "final_model.zip")
+
+    # a new run may not overwrite this one; --resume continues it with a larger budget
+    assert cli.main(["train", *tiny_train, f"runs_dir={tmp_path}", "name=smoke"]) == 2
+    assert cli.main(["train", "--resume", str(run), "total_timesteps=1024"]) == 0
+    assert latest_checkpoint(run / "checkpoints")[1].name == "model_1024_steps.zip"
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1024
+    assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
+    assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000768.npz"]  # pool_size=1
+    with pytest.raises(ValueError, match="learning_rate"):  # fixed by the saved model
+        train_command.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
+    assert load_config(run / "config.yaml").total_timesteps == 1024
+
+
+def _play_legal_deals(model_path: Path, deals: int = 3) -> None:
+    """The saved model, loaded as a PolicyAgent, plays whole deals through the raw env (which
+    raises on an illegal action)."""
+    learner = agents.load(str(model_path))
+    assert isinstance(learner, agents.PolicyAgent)
+    env = raw_env(num_players=2)
+    for seed in range(deals):
+        result = play_match(env, [RandomAgent(seed=seed), learner], seed=seed)
+        assert result.outcome is not None and len(result.actions) > 0
+
+
+def test_train_cli_subprocess_envs(tmp_path, tiny_train):
+    """SubprocVecEnv workers (forkserver): snapshots reach the workers, masks come back."""
+    overrides = [o for o in tiny_train if not o.startswith("vec_env")] + [
+        "vec_env=subproc",
+        "opponent_random=0",
+        "opponent_greedy=0.5",
+        "opponent_snapshot=0.5",
+    ]
+    assert cli.main(["train", *overrides, "total_timesteps=768", f"runs_dir={tmp_path}", "name=sub"]) == 0
+    run = tmp_path / "sub"
+    assert (run / "final_model.zip").is_file()
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(next((run / "tb").iterdir())))
+    events.Reload()
+    assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
+    assert events.Scalars("selfplay/pool_size")[-1].value == 1
+    assert "selfplay/reward_vs_snapshot" in events.Tags()["scalars"]
