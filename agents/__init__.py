@@ -21,6 +21,7 @@ from agents.policy import PolicyAgent
 from agents.search import ISMCTSAgent, RolloutAgent
 from agents.snapshot import NumpyPolicy, SnapshotAgent
 from agents.spec import check_settings, parse_spec, settings_of
+from treppen_env.rules import Rules
 
 __all__ = [
     "SPECS",
@@ -49,7 +50,9 @@ SPECS: dict[str, type[Agent]] = {
 MODEL_FILES = ("final_model.zip", "model.zip", "final_policy.npz")
 
 
-def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
+def load(
+    spec: str | os.PathLike[str] | Agent, seed: int | None = None, rules: Rules | str | None = None, **kwargs: Any
+) -> Agent:
     """Build an agent from ``spec``.
 
     :param spec: ``BASE[,key=value]...`` (see :mod:`agents.spec`): the base is a built-in name
@@ -60,6 +63,8 @@ def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs
         e.g. ``"greedy,epsilon=0.1"``. An :class:`Agent` is returned as it is; a third-party
         object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
     :param seed: seeds the agent's generator (a ``seed`` setting in the spec wins).
+    :param rules: the game's rules, handed to every agent whose constructor takes ``rules`` (the
+        greedy and search agents score and simulate by them); a ``rules`` setting in the spec wins.
     :param kwargs: further constructor arguments (e.g. ``rules="rum500"`` for ``"greedy"``,
         ``deterministic=False`` for a model); the spec's settings override them.
     :return: the agent.
@@ -75,11 +80,16 @@ def load(spec: str | os.PathLike[str] | Agent, seed: int | None = None, **kwargs
         factory: Any = SPECS[base.lower()]
         name = base.lower()
     elif _is_import_path(base) or base in _entry_points():
-        return _load_external(base, seed, {**kwargs, **settings})
+        return _load_external(base, seed, {**_rules_for(_external_factory(base), rules), **kwargs, **settings})
     else:
         factory, name = _model_factory(Path(base)), base
-    options = check_settings(name, factory, {"seed": seed, **kwargs, **settings})
+    options = check_settings(name, factory, {"seed": seed, **_rules_for(factory, rules), **kwargs, **settings})
     return factory(**options)
+
+
+def _rules_for(factory: Any, rules: Rules | str | None) -> dict[str, Any]:
+    """``{"rules": rules}`` when ``factory`` takes a ``rules`` keyword and rules are given, else ``{}``."""
+    return {"rules": rules} if rules is not None and "rules" in settings_of(factory) else {}
 
 
 #: Entry-point group under which installed packages offer agents by name (docs/ARCHITECTURE.md "Agents").
@@ -98,8 +108,11 @@ def _is_import_path(base: str) -> bool:
     return bool(colon) and all(p.isidentifier() for p in [*module.split("."), *attr.split(".")])
 
 
-def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Agent:
-    """A third-party agent: ``package.module:ClassName`` or an entry point of ``treppen.agents``."""
+def _external_factory(base: str) -> Any:
+    """What ``package.module:ClassName`` or an entry point of ``treppen.agents`` names.
+
+    :raises ValueError: when it does not import or is not callable.
+    """
     import importlib
 
     points = _entry_points()
@@ -115,6 +128,14 @@ def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Age
         raise ValueError(f"agent spec {base!r}: module {module_name!r} has no {attr!r}") from None
     if not callable(factory):
         raise ValueError(f"agent spec {base!r}: {target} is not a class or a function that builds an agent")
+    return factory
+
+
+def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Agent:
+    """A third-party agent: ``package.module:ClassName`` or an entry point of ``treppen.agents``."""
+    factory = _external_factory(base)
+    points = _entry_points()
+    target = points[base].value if base in points else base
     accepted = settings_of(factory)
     options = check_settings(base, factory, {**({"seed": seed} if "seed" in accepted else {}), **settings})
     agent = factory(**options)

@@ -19,7 +19,7 @@ from arena.match import play_match
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env
-from treppen_env.rules import PRESETS
+from treppen_env.rules import PRESETS, make_rules
 
 MOVES_HELP = """\
 moves (type the text or the move's number in the list shown):
@@ -71,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{len(args.opponents)} opponents given; a table seats 1 to 3 opponents besides you")
     if not 0 <= args.seat < num_players:
         raise ValueError(f"--seat {args.seat} is not a seat 0..{num_players - 1}")
-    env = raw_env(num_players=num_players, rules=args.rules, episode="game" if args.game else "deal")
+    rules = make_rules(args.rules)  # one object for the table and every agent at it
+    env = raw_env(num_players=num_players, rules=rules, episode="game" if args.game else "deal")
     players = [
-        agents.load(spec, seed=None if args.seed is None else args.seed + seat)
+        agents.load(spec, seed=None if args.seed is None else args.seed + seat, rules=rules)
         for seat, spec in enumerate(_opponent_specs(args))
     ]
     try:

@@ -373,7 +373,7 @@ class App:
         seed = int(self._seeds.spawn(1)[0].generate_state(1)[0])
         env = raw_env(num_players=len(specs), rules=rules, episode=episode)
         env.reset(seed=seed, options={"dealer": seed % len(specs)})
-        players = [None if s == YOU else agents.load(s, seed=seed + i) for i, s in enumerate(specs)]
+        players = [None if s == YOU else agents.load(s, seed=seed + i, rules=env.rules) for i, s in enumerate(specs)]
         sid = secrets.token_urlsafe(18)
         recorded_specs = ["human" if s == YOU else s for s in specs]  # the person is "human", as in treppen play
         recorder = records.Recorder(env, recorded_specs, extra={"source": "serve"}, on_record=self._save(sid))

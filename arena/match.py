@@ -31,6 +31,7 @@ import agents as agent_lib
 from agents.base import Agent
 from arena.schedule import DealSpec
 from treppen_env import records as game_records
+from treppen_env.rules import Rules
 
 
 class Player(Protocol):
@@ -187,8 +188,8 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = F
     return result_record
 
 
-def build_agents(sources: Mapping[str, str | Agent]) -> dict[str, Agent]:
-    """Agents by name from specs (via ``agents.load``) or ready agents.
+def build_agents(sources: Mapping[str, str | Agent], rules: Rules | None = None) -> dict[str, Agent]:
+    """Agents by name from specs (via ``agents.load``, told the game's ``rules``) or ready agents.
 
     :raises ValueError: for an unknown spec or ``human`` (a tournament has no terminal)
     """
@@ -197,7 +198,7 @@ def build_agents(sources: Mapping[str, str | Agent]) -> dict[str, Agent]:
         if isinstance(source, str):
             if source == "human":
                 raise ValueError(f"agent {name!r}: 'human' cannot play a tournament; use `treppen play`")
-            built[name] = agent_lib.load(source)
+            built[name] = agent_lib.load(source, rules=rules)
         else:
             built[name] = source
     return built

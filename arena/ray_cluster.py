@@ -60,7 +60,7 @@ def _play_deals(token: str, sources: dict[str, Any], specs: Sequence[Any], game_
     """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents)."""
     if token not in _AGENTS:
         _AGENTS.clear()
-        _AGENTS[token] = build_agents(sources)
+        _AGENTS[token] = build_agents(sources, specs[0].rules)  # one tournament: one game's rules
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(1)
     return [play_deal(spec, _AGENTS[token], game_record) for spec in specs]

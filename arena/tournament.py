@@ -83,9 +83,9 @@ def resolve_specs(items: Sequence[str]) -> dict[str, str]:
 _WORKER_AGENTS: dict[str, Agent] = {}
 
 
-def _init_worker(sources: Mapping[str, str | Agent]) -> None:
+def _init_worker(sources: Mapping[str, str | Agent], rules: Rules) -> None:
     """Worker initializer: load the agents once per process, one torch thread each."""
-    _WORKER_AGENTS.update(build_agents(sources))
+    _WORKER_AGENTS.update(build_agents(sources, rules))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -138,7 +138,7 @@ def run_tournament(
         raise ValueError(f"limit={limit}; need None (no limit) or >= 0")
     rules = make_rules(rules)
     specs = schedule(names, players, decks, seed, rules, tables_per_deck)
-    built = build_agents(agents)
+    built = build_agents(agents, rules)
     header = {
         "version": FORMAT_VERSION,
         "agents": {n: a if isinstance(a, str) else repr(a) for n, a in agents.items()},
@@ -170,7 +170,7 @@ def run_tournament(
 
             played = play_on_ray(todo, agents, ray_address, record_to is not None)
         else:
-            played = _play_all(todo, built if workers == 1 else agents, workers, record_to is not None)
+            played = _play_all(todo, built if workers == 1 else agents, workers, rules, record_to is not None)
         for rec in played:
             game_record = rec.pop("game_record", None)
             if record_to is not None and game_record["deal_id"] not in recorded:  # written before the result
@@ -203,7 +203,9 @@ def _recorded_deals(path: str | os.PathLike | None) -> set[str]:
     return {str(r.get("deal_id")) for r in game_records.read(path, repair=True)}
 
 
-def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int, game_record: bool = False):
+def _play_all(
+    todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: int, rules: Rules, game_record: bool = False
+):
     """Yield the records of ``todo``, in order with one worker, as they finish with more."""
     if workers == 1:
         for spec in todo:
@@ -212,7 +214,7 @@ def _play_all(todo: list[DealSpec], agents: Mapping[str, Agent | str], workers: 
     if not todo:
         return
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(dict(agents),))
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(dict(agents), rules))
     try:
         queue = iter(todo)
         pending = {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 4 * workers)}

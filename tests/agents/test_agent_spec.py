@@ -10,6 +10,7 @@ import agents
 from agents import GreedyAgent
 from agents.spec import parse_spec, parse_value
 from arena.tournament import resolve_specs
+from treppen_env.rules import make_rules
 
 
 @pytest.mark.parametrize(
@@ -82,3 +83,12 @@ def test_load_rejects_unknown_settings_and_bad_values_listing_the_allowed_ones()
 def test_tournament_names_keep_settings_apart_from_labels() -> None:
     specs = resolve_specs(["greedy,epsilon=0.1", "eps=greedy,epsilon=0.2", "greedy"])
     assert specs == {"greedy,epsilon=0.1": "greedy,epsilon=0.1", "eps": "greedy,epsilon=0.2", "greedy": "greedy"}
+
+
+def test_load_hands_the_games_rules_to_agents_that_take_them():
+    """The table's rules reach every agent that simulates or scores by them (RULES §8); the others
+    are built as before, and a ``rules`` setting in the spec wins."""
+    assert agents.load("ismcts", rules="rum500").rules.name == "rum500"
+    assert agents.load("greedy", rules=make_rules("rum500", max_turns=50)).rules.max_turns == 50
+    assert agents.load("greedy,rules=treppenromme", rules="rum500").rules.name == "treppenromme"
+    assert isinstance(agents.load("random", rules="rum500"), agents.RandomAgent)

@@ -212,3 +212,10 @@ def test_agent_names_from_specs():
     assert names["best"] == "greedy" and names["random-2"] == "random"
     more = resolve_specs(["runs/x/best_model.zip", "runs/y/model.zip", "runs/x/ckpt/ck_100_steps.zip"])
     assert list(more) == ["x-best_model", "y", "ck_100_steps"]
+
+
+def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
+    """``run_tournament(rules=...)`` hands the game's rules to each agent it builds from a spec: a
+    search agent simulating treppenromme would raise on a rum500 mask (RULES §4.2)."""
+    records = run_tournament({"greedy": "greedy", "ismcts": "ismcts,iterations=2"}, decks=1, rules="rum500", seed=3)
+    assert len(records) == 2 and all(r["steps"] > 0 for r in records)
