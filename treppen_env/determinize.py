@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits, rank_of, suit_of
-from treppen_env.engine import GameState, Phase, TableMeld
+from treppen_env.engine import GameState, Phase, TableMeld, can_play_on
 from treppen_env.observation import PublicView, decode, views
 from treppen_env.rules import Rules, make_rules
 
@@ -71,7 +71,6 @@ def sample_state(
         raise ValueError("the observation is of a deal that is over: there is nothing to sample")
     obs = observation["observation"] if isinstance(observation, dict) else observation
     n = view.num_players
-    state = GameState(rules, n, rng)
     hidden = unseen_cards(view)
     known = [0, *(cards_to_bits(k) for k in view.known)]
     need = [view.hand_sizes[s] - known[s].bit_count() for s in range(1, n)]
@@ -93,32 +92,30 @@ def sample_state(
     else:
         raise ValueError(f"no deal of the unseen cards in {MAX_TRIES} tries lets the player to move use its taken card")
     known[0] = cards_to_bits(own_known) & hand
-
-    state.dealer = view.dealer
-    state.hands = hands
-    state.staircase = list(view.staircase)
-    state.stock = pool[start:]
-    state.melds = [_table_meld(m) for m in view.melds]
-    state.points = list(view.points)
-    state.totals = list(view.totals)
-    state.known = known
-    state.laid_before = list(view.laid_before)
-    state.current = view.to_move
-    state.phase = _PHASES[view.phase]
     # Booked points come only from laying (RULES §5): points without a lay in an earlier turn mean a
     # lay this turn. After an earlier lay the flag is unknowable and changes nothing (it only feeds
     # laid_before, §6.2).
     mover = view.to_move
-    state.laid_this_turn = state.phase == Phase.MELD and not view.laid_before[mover] and view.points[mover] != 0
-    state.banned = -1 if view.banned is None else view.banned
-    state.must_use = -1 if view.must_use is None else view.must_use
-    state.turn = round(float(views(np.asarray(obs))["turn"][0]) * rules.max_turns)
-    state.outcome = None
-    state.went_out = None
-    state.deal_points = None
-    state._refresh_table()
-    state._mask_valid = False
-    return state
+    phase = _PHASES[view.phase]
+    return GameState.from_position(
+        rules,
+        rng,
+        dealer=view.dealer,
+        current=mover,
+        phase=phase,
+        hands=hands,
+        staircase=view.staircase,
+        stock=pool[start:],
+        melds=[_table_meld(m) for m in view.melds],
+        known=known,
+        points=view.points,
+        totals=view.totals,
+        laid_before=view.laid_before,
+        laid_this_turn=phase == Phase.MELD and not view.laid_before[mover] and view.points[mover] != 0,
+        banned=-1 if view.banned is None else view.banned,
+        must_use=-1 if view.must_use is None else view.must_use,
+        turn=round(float(views(np.asarray(obs))["turn"][0]) * rules.max_turns),
+    )
 
 
 def _table_meld(meld: dict) -> TableMeld:
@@ -132,8 +129,4 @@ def _table_meld(meld: dict) -> TableMeld:
 
 def _can_use(rules: Rules, view: PublicView, hand: int, card: int) -> bool:
     """Whether the player to move can meld or lay off its must-use ``card`` with ``hand`` (RULES §4.2)."""
-    probe = GameState(rules, view.num_players, np.random.default_rng(0))
-    probe.hands = [hand if s == view.to_move else 0 for s in range(view.num_players)]
-    probe.melds = [_table_meld(m) for m in view.melds]
-    probe._refresh_table()
-    return probe._can_play(card, hand)
+    return can_play_on(rules, [_table_meld(m) for m in view.melds], card, hand)

@@ -1,39 +1,41 @@
 """The rules engine: one deal (and a game of deals) as a mutable state with an exact legal mask.
 
-Pure Python and NumPy (no RL imports). :class:`GameState` deals (RULES §2), runs the turn phases
-draw -> meld/discard (RULES §4) with booking at lay time (§5), ends deals (§6) and games (§7).
-Every rule is applied in one ``_apply_<phase>`` / ``_legal_<phase>`` method pair per phase.
-Randomness comes only from the ``numpy.random.Generator`` passed in.
+NumPy arrays and Numba kernels (no RL imports). :class:`GameState` deals (RULES §2), runs the turn
+phases draw -> meld/discard (RULES §4) with booking at lay time (§5), ends deals (§6) and games
+(§7). The position is a fixed layout of three arrays (:mod:`treppen_env.core.layout`); legality,
+the actions and the end of a deal are kernels over them (:mod:`treppen_env.core.kernels`), one per
+rule, and this module is their validated Python face: it deals, checks outside input, explains
+illegal actions and reads the arrays back as cards. Randomness comes only from the
+``numpy.random.Generator`` passed in.
 """
 
 from __future__ import annotations
 
 import copy
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import overload
 
 import numpy as np
 
 from treppen_env import actions as A
 from treppen_env.cards import (
+    FULL_DECK,
     NUM_CARDS,
     NUM_RANKS,
     bits_to_cards,
-    card_flags,
     card_to_str,
-    hand_points,
+    cards_to_str,
     make_card,
+    parse_card,
     parse_deck,
 )
-from treppen_env.melds import (
-    MAX_RUN,
-    MELDS,
-    layoff_value,
-    meld_values,
-    melds_within,
-)
+from treppen_env.core import kernels as K
+from treppen_env.core import layout as L
+from treppen_env.core.tables import rules_table
+from treppen_env.melds import MAX_RUN, MELD_BITS, MIN_RUN, run_allowed, run_cards
 from treppen_env.rules import Rules
 
 OUTCOMES = ("went_out", "romme", "stock_exhausted", "max_turns")
@@ -42,14 +44,12 @@ OUTCOMES = ("went_out", "romme", "stock_exhausted", "max_turns")
 class Phase(IntEnum):
     """Where the player to move is in their turn (RULES §4)."""
 
-    DRAW = 0  #: draw from the stock or take from the staircase (§4.1)
-    MELD = 1  #: meld, lay off or discard (§4.3-4.4)
-    DEAL_OVER = 2  #: the deal has ended (§6)
+    DRAW = L.DRAW  #: draw from the stock or take from the staircase (§4.1)
+    MELD = L.MELD  #: meld, lay off or discard (§4.3-4.4)
+    DEAL_OVER = L.DEAL_OVER  #: the deal has ended (§6)
 
 
-# The members as module globals: the hot path compares phases several times a step, and a class
-# attribute of an Enum costs several times a global's lookup on Python 3.11.
-_DRAW, _MELD, _DEAL_OVER = Phase.DRAW, Phase.MELD, Phase.DEAL_OVER
+_KINDS = ("set", "run")  # meld kinds by their code in the meld table (layout.SET, layout.RUN)
 
 
 class IllegalActionError(ValueError):
@@ -78,12 +78,141 @@ class TableMeld:
         return tuple(make_card(self.suit, (self.low + i) % NUM_RANKS) for i in range(self.length))
 
 
+class _SeatBits(Sequence[int]):
+    """Per-seat card bitsets of a state (hands or known cards), read and written as Python ints.
+
+    A live view of the ``u64`` array: ``state.hands[s]`` reads seat ``s``'s hand and
+    ``state.hands[s] = bits`` writes it (the state is validated again before it is played on).
+    """
+
+    __slots__ = ("_base", "_state")
+
+    def __init__(self, state: GameState, base: int):
+        self._state = state
+        self._base = base
+
+    def __len__(self) -> int:
+        return self._state.num_players
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return int(self._state._u64[self._base + _seat_index(index, len(self))])
+
+    def __setitem__(self, index: int, bits: int) -> None:
+        self._state._u64[self._base + _seat_index(index, len(self))] = _as_bits(bits)
+        self._state._touch()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class _CardRow(Sequence[int]):
+    """The staircase or the stock of a state, bottom to top, as a live sequence of card indices
+    (a view of the ``i8`` array and its length slot; item assignment writes through)."""
+
+    __slots__ = ("_len_slot", "_start", "_state")
+
+    def __init__(self, state: GameState, start: int, len_slot: int):
+        self._state = state
+        self._start = start
+        self._len_slot = len_slot
+
+    def __len__(self) -> int:
+        return int(self._state._i64[self._len_slot])
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        cards = self._state._i8[self._start : self._start + len(self)]
+        if isinstance(index, slice):
+            return cards[index].tolist()
+        return int(cards[index])
+
+    def __setitem__(self, index: int, card: int) -> None:
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"card index {index} out of range for {n} cards")
+        self._state._i8[self._start + index % n] = parse_card(card)
+        self._state._touch()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self[:])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self[:] == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self[:])
+
+
+def _seat_index(index: int, n: int) -> int:
+    if not -n <= index < n:
+        raise IndexError(f"seat {index} out of range for {n} players")
+    return index % n
+
+
+def _as_bits(bits: int) -> int:
+    bits = operator.index(bits)
+    if not 0 <= bits <= FULL_DECK:
+        raise ValueError(f"card bitset {bits:#x} is not a set of cards 0..{NUM_CARDS - 1}")
+    return bits
+
+
+def _scalar(slot: int, doc: str) -> property:
+    """A property reading and writing the int64 slot ``slot``."""
+
+    def get(self: GameState) -> int:
+        return int(self._i64[slot])
+
+    def put(self: GameState, value: int) -> None:
+        self._i64[slot] = operator.index(value)
+        self._touch()
+
+    return property(get, put, doc=doc)
+
+
+def _per_seat(slot: int, doc: str, kind: type = int) -> property:
+    """A property reading (as a new list) and writing the int64 per-seat slots from ``slot``."""
+
+    def get(self: GameState) -> list:
+        return [kind(v) for v in self._i64[slot : slot + self.num_players].tolist()]
+
+    def put(self: GameState, values: Sequence[int]) -> None:
+        if len(values) != self.num_players:
+            raise ValueError(f"{len(values)} values for {self.num_players} seats")
+        self._i64[slot : slot + self.num_players] = [operator.index(v) for v in values]
+        self._touch()
+
+    return property(get, put, doc=doc)
+
+
+_PHASES = (Phase.DRAW, Phase.MELD, Phase.DEAL_OVER)
+
+
 class GameState:
     """A game of Treppenrommé in progress, positioned inside one deal.
 
-    Seats are 0..n-1 clockwise. Hands, melds' cards and the publicly known cards are 52-bit
-    ``int`` bitsets (see :mod:`treppen_env.cards`); the staircase is a list bottom to top and the
-    stock a list whose last element is the top card.
+    Seats are 0..n-1 clockwise. The position lives in three NumPy arrays laid out as
+    :mod:`treppen_env.core.layout` lists, and every rule is a compiled kernel of
+    :mod:`treppen_env.core.kernels` over them; this class is their validated, readable face.
+    Hands, melds' cards and the publicly known cards read as 52-bit ``int`` bitsets (see
+    :mod:`treppen_env.cards`); the staircase and the stock read as sequences bottom to top (the
+    stock's last card is its top). Fields may be assigned (tests, determinization): the state is
+    then validated (:meth:`validate`) before the next legal mask or action.
 
     :param rules: the rules (see :func:`treppen_env.rules.make_rules`).
     :param num_players: 2 to 4.
@@ -96,12 +225,12 @@ class GameState:
         self.rules = rules
         self.num_players = num_players
         self.rng = rng
-        self.totals = [0] * num_players
-        self.deals_played = 0
-        self._values = meld_values(rules)
+        self._tab = rules_table(rules)
+        self._u64, self._i8, self._i64 = L.new_arrays(num_players)
         self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._spare = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False
-        self.table_version = 0
+        self._dirty = False
 
     # ------------------------------------------------------------------ deal (RULES §2)
     def deal(self, dealer: int = 0, deck: Sequence[int | str] | None = None) -> None:
@@ -117,44 +246,279 @@ class GameState:
             raise ValueError(f"dealer={dealer!r} is not a seat 0..{n - 1}")
         cards = self.rng.permutation(NUM_CARDS).tolist() if deck is None else parse_deck(deck)
         per_hand = self.rules.cards_dealt(n)
-        self.dealer = int(dealer)
-        self.hands = [0] * n
+        u64, i8, i64 = L.new_arrays(n)
+        for slot in (L.TOTALS, L.DEALS_PLAYED, L.TABLE_VERSION):  # what outlives a deal
+            i64[slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)] = self._i64[
+                slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)
+            ]
+        dealer = int(dealer)
         for i, card in enumerate(cards[: n * per_hand]):
-            self.hands[(self.dealer + 1 + i) % n] |= 1 << card
-        self.staircase = [cards[n * per_hand]]
-        self.stock = cards[n * per_hand + 1 :][::-1]
-        self.melds: list[TableMeld] = []
-        self.points = [0] * n
-        self.known = [0] * n
-        self.laid_before = [False] * n
-        self.laid_this_turn = False
-        self.banned = -1
-        self.must_use = -1
-        self.turn = 0
-        self.current = self.dealer if self.rules.dealer_plays_first else (self.dealer + 1) % n
-        self.phase = _DRAW
-        self.outcome: str | None = None
-        self.went_out: int | None = None
-        self.deal_points: list[int] | None = None
-        self._refresh_table()
-        self._mask_valid = False
+            u64[L.HAND + (dealer + 1 + i) % n] |= np.uint64(1 << card)
+        stock = cards[n * per_hand + 1 :]
+        i8[L.STAIRS] = cards[n * per_hand]
+        i8[L.STOCK : L.STOCK + len(stock)] = stock[::-1]
+        i64[L.STAIRS_LEN] = 1
+        i64[L.STOCK_LEN] = len(stock)
+        i64[L.DEALER] = dealer
+        i64[L.CURRENT] = dealer if self.rules.dealer_plays_first else (dealer + 1) % n
+        i64[L.PHASE] = L.DRAW
+        i64[L.DEALT] = 1
+        self._u64, self._i8, self._i64 = u64, i8, i64
+        self._touch()
+        self._check()
 
     def next_deal(self, deck: Sequence[int | str] | None = None) -> None:
         """Deal the next deal of the game, the deal passing one seat to the left (RULES §2.1)."""
         self.deal((self.dealer + 1) % self.num_players, deck)
 
+    @classmethod
+    def from_position(
+        cls,
+        rules: Rules,
+        rng: np.random.Generator,
+        *,
+        dealer: int,
+        current: int,
+        phase: Phase,
+        hands: Sequence[int],
+        staircase: Sequence[int],
+        stock: Sequence[int],
+        melds: Sequence[TableMeld] = (),
+        known: Sequence[int] | None = None,
+        points: Sequence[int] | None = None,
+        totals: Sequence[int] | None = None,
+        laid_before: Sequence[bool] | None = None,
+        laid_this_turn: bool = False,
+        banned: int = -1,
+        must_use: int = -1,
+        turn: int = 0,
+        deals_played: int = 0,
+    ) -> GameState:
+        """A state inside a deal built from its parts (a determinization, a test position),
+        validated before anything is played on it.
+
+        :param hands: one card bitset per seat (the number of seats is ``len(hands)``).
+        :param staircase: bottom to top; ``stock``: bottom to top (the last card is the top).
+        :raises ValueError: naming the problem when the parts are not a position of a deal: a
+            card in two places or in none, a meld that is not one, a must-use or banned card
+            that is not in the mover's hand, ... (see :meth:`validate`).
+        """
+        n = len(hands)
+        state = cls(rules, n, rng)
+        state._i64[L.DEALT] = 1
+        state.dealer, state.current, state.phase = dealer, current, phase
+        state.hands = hands
+        state.staircase = staircase
+        state.stock = stock
+        state.melds = melds
+        state.known = [0] * n if known is None else known
+        state.points = [0] * n if points is None else points
+        state.totals = [0] * n if totals is None else totals
+        state.laid_before = [False] * n if laid_before is None else laid_before
+        state.laid_this_turn = laid_this_turn
+        state.banned, state.must_use, state.turn = banned, must_use, turn
+        state.deals_played = deals_played
+        state._check()
+        return state
+
+    # ------------------------------------------------------------------ fields
+    dealer = _scalar(L.DEALER, "The dealing seat (RULES §2.1).")
+    current = _scalar(L.CURRENT, "The seat to move.")
+    turn = _scalar(L.TURN, "Turns completed this deal (RULES §6.5).")
+    banned = _scalar(L.BANNED, "The card the mover may not discard this turn, -1 for none (RULES §4.4).")
+    must_use = _scalar(L.MUST_USE, "The taken card the mover must play at once, -1 for none (RULES §4.2).")
+    deals_played = _scalar(L.DEALS_PLAYED, "Deals finished in this game (RULES §7).")
+    points = _per_seat(L.POINTS, "Points booked this deal per seat (RULES §5); a new list.")
+    totals = _per_seat(L.TOTALS, "Game totals per seat (RULES §7.1); a new list.")
+    laid_before = _per_seat(
+        L.LAID_BEFORE, "Per seat: melded or laid off in an earlier turn of this deal (RULES §6.2).", bool
+    )
+
+    @property
+    def phase(self) -> Phase:
+        """Where the player to move is in their turn (RULES §4)."""
+        return _PHASES[self._i64[L.PHASE]]
+
+    @phase.setter
+    def phase(self, value: int) -> None:
+        self._i64[L.PHASE] = Phase(value)
+        self._touch()
+
+    @property
+    def laid_this_turn(self) -> bool:
+        """Whether the mover has melded or laid off this turn (RULES §6.2)."""
+        return bool(self._i64[L.LAID_THIS_TURN])
+
+    @laid_this_turn.setter
+    def laid_this_turn(self, value: bool) -> None:
+        self._i64[L.LAID_THIS_TURN] = bool(value)
+        self._touch()
+
+    @property
+    def hands(self) -> _SeatBits:
+        """Each seat's hand as a card bitset (a live view; assign an item or the whole list)."""
+        self._need_deal("hands")
+        return _SeatBits(self, L.HAND)
+
+    @hands.setter
+    def hands(self, hands: Sequence[int]) -> None:
+        self._set_seat_bits(L.HAND, hands)
+
+    @property
+    def known(self) -> _SeatBits:
+        """Per seat the cards it took from the staircase and still holds (public; RULES §4.1)."""
+        self._need_deal("known")
+        return _SeatBits(self, L.KNOWN)
+
+    @known.setter
+    def known(self, known: Sequence[int]) -> None:
+        self._set_seat_bits(L.KNOWN, known)
+
+    @property
+    def staircase(self) -> _CardRow:
+        """The staircase, bottom to top (a live view; RULES §2.3, §4.1)."""
+        self._need_deal("staircase")
+        return _CardRow(self, L.STAIRS, L.STAIRS_LEN)
+
+    @staircase.setter
+    def staircase(self, cards: Sequence[int]) -> None:
+        self._set_cards(L.STAIRS, L.STAIRS_LEN, cards)
+
+    @property
+    def stock(self) -> _CardRow:
+        """The stock, bottom to top: its last card is the top (a live view; RULES §2.2)."""
+        self._need_deal("stock")
+        return _CardRow(self, L.STOCK, L.STOCK_LEN)
+
+    @stock.setter
+    def stock(self, cards: Sequence[int]) -> None:
+        self._set_cards(L.STOCK, L.STOCK_LEN, cards)
+
+    @property
+    def melds(self) -> list[TableMeld]:
+        """The table melds in the order laid (new :class:`TableMeld` objects: changing one does not
+        change the state; assign the whole list to do that)."""
+        self._need_deal("melds")
+        i8, u64 = self._i8, self._u64
+        out = []
+        for i in range(int(self._i64[L.NUM_MELDS])):
+            owner, kind, suit, low, length = i8[L.MELDS + L.MELD_COLS * i : L.MELDS + L.MELD_COLS * (i + 1)].tolist()
+            out.append(TableMeld(owner, _KINDS[kind], suit, low, length, int(u64[L.MELD_BITS + i])))
+        return out
+
+    @melds.setter
+    def melds(self, melds: Sequence[TableMeld]) -> None:
+        if len(melds) > L.MAX_MELDS:
+            raise ValueError(f"{len(melds)} table melds: at most {L.MAX_MELDS} fit on the table")
+        for i, m in enumerate(melds):
+            if m.kind not in _KINDS:
+                raise ValueError(f"table meld {i} has kind {m.kind!r}; expected 'set' or 'run'")
+            row = L.MELDS + L.MELD_COLS * i
+            for col, value in ((L.M_OWNER, m.owner), (L.M_SUIT, m.suit), (L.M_LOW, m.low), (L.M_LENGTH, m.length)):
+                if not -1 <= value <= NUM_RANKS:
+                    raise ValueError(f"table meld {i} has {value} in a field that holds -1..13: {m}")
+                self._i8[row + col] = value
+            self._i8[row + L.M_KIND] = _KINDS.index(m.kind)
+            self._u64[L.MELD_BITS + i] = _as_bits(m.bits)
+        self._i64[L.NUM_MELDS] = len(melds)
+        self._touch()
+
+    @property
+    def table_version(self) -> int:
+        """Bumped at every deal, meld and lay-off: caches of the table are keyed on it."""
+        return int(self._i64[L.TABLE_VERSION])
+
+    @property
+    def layoff_slots(self) -> tuple[int, int, int]:
+        """Card bitsets that can be laid off now onto a set, a run's low end and a run's high end
+        (RULES §4.3). A card on the table is never a slot."""
+        self._check()
+        s = self._u64[L.SLOTS : L.SLOTS + 3].tolist()
+        return (int(s[0]), int(s[1]), int(s[2]))
+
+    @property
+    def outcome(self) -> str | None:
+        """How the deal ended (one of :data:`OUTCOMES`), ``None`` while it runs (RULES §6)."""
+        code = int(self._i64[L.OUTCOME])
+        return None if code == L.NO_OUTCOME else OUTCOMES[code - 1]
+
+    @property
+    def went_out(self) -> int | None:
+        """The seat that went out, else ``None`` (RULES §6.1)."""
+        seat = int(self._i64[L.WENT_OUT])
+        return None if seat < 0 else seat
+
+    @property
+    def deal_points(self) -> list[int] | None:
+        """The ended deal's points per seat (RULES §6.2-6.4), ``None`` while it runs."""
+        if self._i64[L.OUTCOME] == L.NO_OUTCOME:
+            return None
+        return self._i64[L.DEAL_POINTS : L.DEAL_POINTS + self.num_players].tolist()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The validated ``(u64, i8, i64)`` arrays of the state (:mod:`treppen_env.core.layout`),
+        not copies: for kernels that read them; write only through the kernels."""
+        self._check()
+        return self._u64, self._i8, self._i64
+
+    @property
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(tab, meld_bits)``: the rules table and the candidate melds' bitsets the kernels read."""
+        return self._tab, MELD_BITS
+
+    def _need_deal(self, name: str) -> None:
+        if not self._i64[L.DEALT]:
+            raise AttributeError(f"GameState.{name}: no deal has been dealt yet (call deal())")
+
+    def _set_seat_bits(self, base: int, values: Sequence[int]) -> None:
+        if len(values) != self.num_players:
+            raise ValueError(f"{len(values)} card bitsets for {self.num_players} seats")
+        for s, bits in enumerate(values):
+            self._u64[base + s] = _as_bits(bits)
+        self._touch()
+
+    def _set_cards(self, start: int, len_slot: int, cards: Sequence[int]) -> None:
+        if len(cards) > NUM_CARDS:
+            raise ValueError(f"{len(cards)} cards: a pile holds at most {NUM_CARDS}")
+        self._i8[start : start + len(cards)] = [parse_card(c) for c in cards]
+        self._i64[len_slot] = len(cards)
+        self._touch()
+
+    def _touch(self) -> None:
+        """Note that the arrays were written from outside the kernels: validate before playing."""
+        self._dirty = True
+        self._mask_valid = False
+
+    def _check(self) -> None:
+        """Validate the arrays once after outside writes and rebuild the table's lay-off slots."""
+        if self._dirty:
+            self.validate()
+            K.refresh_table(self._u64, self._i8, self._i64, self._tab)
+            self._dirty = False
+
+    def validate(self) -> None:
+        """Check that the arrays hold a position of a deal (RULES §1.1, §3, §4), before any kernel
+        runs on them.
+
+        :raises ValueError: naming the problem: a card in two places or in none, a card index
+            outside 0..51, a table meld that is not a legal meld, known cards not in their holder's
+            hand, a must-use or banned card that is not the mover's, a counter out of range.
+        """
+        validate_arrays(self.rules, self.num_players, self._u64, self._i8, self._i64)
+
     # ------------------------------------------------------------------ queries
     @property
     def deal_over(self) -> bool:
         """Whether the current deal has ended (RULES §6)."""
-        return self.phase == _DEAL_OVER
+        return self._i64[L.PHASE] == L.DEAL_OVER
 
     def game_over(self) -> bool:
         """Whether the game has ended: a total reached the target with one highest (RULES §7.1)."""
         if not self.deal_over:
             return False
-        best = max(self.totals)
-        return best >= self.rules.target and self.totals.count(best) == 1
+        totals = self.totals
+        best = max(totals)
+        return best >= self.rules.target and totals.count(best) == 1
 
     def winner(self) -> int | None:
         """The seat with the highest total once the game is over, else ``None`` (RULES §7.1)."""
@@ -166,7 +530,8 @@ class GameState:
         win = self.winner()
         if win is None:
             return [0] * self.num_players
-        pay = [self.totals[win] - t for t in self.totals]
+        totals = self.totals
+        pay = [totals[win] - t for t in totals]
         return [sum(pay) if i == win else -pay[i] for i in range(self.num_players)]
 
     def legal_mask(self) -> np.ndarray:
@@ -176,11 +541,8 @@ class GameState:
         set until the deal ends. The array is owned by the state: copy it before changing it.
         """
         if not self._mask_valid:
-            self._mask[:] = 0
-            if self.phase == _DRAW:
-                self._legal_draw(self._mask)
-            elif self.phase == _MELD:
-                self._legal_meld(self._mask)
+            self._check()
+            K.legal_mask(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask)
             self._mask_valid = True
         return self._mask
 
@@ -191,8 +553,7 @@ class GameState:
     def clone(self, rng: np.random.Generator | None = None) -> GameState:
         """An independent copy that plays on exactly as this state would (the inner loop of search).
 
-        Copies only the mutable containers (hands, staircase, stock, melds, points, ...); the
-        immutable table view, rules and candidate tables are shared. No generic deepcopy.
+        Copies the three state arrays and the mask; the rules and their table are shared.
 
         :param rng: the copy's generator (reshuffles, RULES §6.4); ``None`` copies this state's
             generator, so the copy also reshuffles as this state would.
@@ -200,75 +561,17 @@ class GameState:
         new = object.__new__(GameState)
         new.__dict__.update(self.__dict__)
         new.rng = copy.deepcopy(self.rng) if rng is None else rng
-        new.totals = list(self.totals)
+        new._u64 = self._u64.copy()
+        new._i8 = self._i8.copy()
+        new._i64 = self._i64.copy()
         new._mask = self._mask.copy()
-        if "hands" in self.__dict__:  # a deal has been dealt
-            new.hands = list(self.hands)
-            new.staircase = list(self.staircase)
-            new.stock = list(self.stock)
-            new.melds = [TableMeld(m.owner, m.kind, m.suit, m.low, m.length, m.bits) for m in self.melds]
-            new.points = list(self.points)
-            new.known = list(self.known)
-            new.laid_before = list(self.laid_before)
-            new.deal_points = None if self.deal_points is None else list(self.deal_points)
+        new._spare = np.empty_like(self._spare)
         return new
-
-    # ------------------------------------------------------------------ legality
-    def _legal_draw(self, mask: np.ndarray) -> None:
-        """RULES §4.1-4.2: the stock's top card, or the top d staircase cards."""
-        if self.stock:
-            mask[A.DRAW] = 1
-        depth = len(self.staircase)
-        if not self.rules.must_use_taken:
-            mask[A.TAKE_BASE + 1 : A.TAKE_BASE + depth + 1] = 1
-            return
-        hand = self.hands[self.current]
-        taken = 0
-        for d in range(1, depth + 1):
-            deepest = self.staircase[-d]
-            taken |= 1 << deepest
-            if self._can_play(deepest, hand | taken):
-                mask[A.TAKE_BASE + d] = 1
 
     def _can_play(self, card: int, cards: int) -> bool:
         """Whether ``card`` can be melded with ``cards`` or laid off at once (RULES §4.2)."""
-        if (1 << card) & self._slots_any:
-            return True
-        return any(MELDS[m].bits >> card & 1 for m in melds_within(cards, self.rules.corner_runs))
-
-    def _legal_meld(self, mask: np.ndarray) -> None:
-        """RULES §4.3-4.5: melds, lay-offs and the discard, with the must-use and dead-end rules."""
-        hand = self.hands[self.current]
-        layable = hand
-        melds = melds_within(hand, self.rules.corner_runs)
-        if self.must_use >= 0:
-            layable = 1 << self.must_use
-            melds = [m for m in melds if MELDS[m].bits & layable]
-        for m in melds:
-            mask[A.MELD_BASE + m] = 1
-        for target, slots in enumerate(self.layoff_slots):
-            for card in bits_to_cards(layable & slots):
-                mask[A.LAYOFF_BASE + 3 * card + target] = 1
-        if self.must_use < 0:
-            discardable = hand & ~(1 << self.banned) if self.banned >= 0 else hand
-            mask[A.DISCARD_BASE :] = np.frombuffer(card_flags(discardable), np.int8)
-        if self.banned >= 0 and hand >> self.banned & 1:
-            self._mask_dead_ends(mask, hand, melds)
-
-    def _mask_dead_ends(self, mask: np.ndarray, hand: int, melds: list[int]) -> None:
-        """RULES §4.5: clear melds and lay-offs that would leave only the banned card, unless that
-        card could then be laid off. ``melds`` are the legal meld candidates."""
-        rest = hand ^ (1 << self.banned)
-        if rest.bit_count() == 1:  # laying off the one other card
-            card = rest.bit_length() - 1
-            actions = [A.LAYOFF_BASE + 3 * card + t for t in range(3) if mask[A.LAYOFF_BASE + 3 * card + t]]
-        else:
-            actions = [A.MELD_BASE + m for m in melds if MELDS[m].bits == rest]
-        for a in actions:
-            trial = self.clone(rng=self.rng)  # the trial only lays: it never draws on the generator
-            trial._lay(A.decode(a))
-            if not (1 << self.banned) & trial._slots_any:
-                mask[a] = 0
+        self._check()
+        return bool(K.can_play(self._u64, self._tab, MELD_BITS, card, np.uint64(cards)))
 
     # ------------------------------------------------------------------ actions
     def apply(self, action: int) -> None:
@@ -278,148 +581,25 @@ class GameState:
             it breaks, when the action is not legal here; the state is then unchanged.
         """
         try:
-            # A NumPy integer (as Gymnasium spaces sample) must not leak into the card lists and bitsets.
             action = operator.index(action)
         except TypeError:
             raise IllegalActionError(f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}") from None
-        mask = self.legal_mask()
+        mask = self._mask if self._mask_valid else self.legal_mask()
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))
-        self._mask_valid = False
-        if action < A.MELD_BASE:
-            self._apply_draw(action)
-        elif action >= A.DISCARD_BASE:
-            self._apply_discard(action - A.DISCARD_BASE)
-        else:
-            self._lay(A.decode(action))
-            if self.hands[self.current] == 0:
-                self._end_deal("went_out")
+        spare = self._spare
+        if K.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action) == K.STEP_RESHUFFLE:
+            self._reshuffle(spare)
+        self._spare, self._mask = mask, spare
 
-    def _apply_draw(self, action: int) -> None:
-        """RULES §4.1-4.2, §4.4: draw the stock's top card or take the top d staircase cards."""
-        seat = self.current
-        if action == A.DRAW:
-            self.hands[seat] |= 1 << self.stock.pop()
-        else:
-            depth = action - A.TAKE_BASE
-            taken = self.staircase[-depth:]
-            del self.staircase[-depth:]
-            bits = sum(1 << c for c in taken)
-            self.hands[seat] |= bits
-            self.known[seat] |= bits
-            if depth == 1:
-                self.banned = taken[0]
-            if self.rules.must_use_taken:
-                self.must_use = taken[0]
-        self.phase = _MELD
-
-    def _lay(self, act: A.Action) -> None:
-        """RULES §4.3, §5: lay a meld or lay off a card, booking its value at once."""
-        seat = self.current
-        if act.kind == "meld":
-            shape = MELDS[act.meld]
-            bits = shape.bits
-            self.melds.append(TableMeld(seat, shape.kind, shape.suit, shape.low, shape.length, bits))
-            self.points[seat] += self._values[act.meld]
-        else:
-            bits = 1 << act.card
-            meld = self.melds[self._slot_owner[act.target][act.card]]
-            meld.bits |= bits
-            meld.length += 1
-            if act.target == A.TARGET_LOW:
-                meld.low = (meld.low - 1) % NUM_RANKS
-            self.points[seat] += layoff_value(self.rules, act.card, act.target)
-        self.hands[seat] &= ~bits
-        self.known[seat] &= ~bits
-        if self.must_use >= 0 and bits >> self.must_use & 1:
-            self.must_use = -1
-        if self.banned >= 0 and bits >> self.banned & 1:
-            self.banned = -1  # the banned card left the hand: nothing is banned any more (§4.4)
-        self.laid_this_turn = True
-        self._refresh_table()
-
-    def _apply_discard(self, card: int) -> None:
-        """RULES §4.4, §6.1, §6.4-6.5: discard onto the staircase and end the turn."""
-        seat = self.current
-        self.hands[seat] &= ~(1 << card)
-        self.known[seat] &= ~(1 << card)
-        self.staircase.append(card)
-        if self.hands[seat] == 0:
-            self._end_deal("went_out")
-            return
-        self.laid_before[seat] |= self.laid_this_turn
-        self.turn += 1
-        if not self.stock:
-            if self.rules.stock_exhausted == "reshuffle" and len(self.staircase) > 1:
-                rest = self.staircase[:-1]
-                self.stock = self.rng.permutation(rest).tolist()
-                self.staircase = self.staircase[-1:]
-            else:
-                self._end_deal("stock_exhausted")
-                return
-        if self.turn >= self.rules.max_turns:
-            self._end_deal("max_turns")
-            return
-        self.current = (seat + 1) % self.num_players
-        self.phase = _DRAW
-        self.banned = -1
-        self.laid_this_turn = False
-
-    # ------------------------------------------------------------------ end of deal (RULES §6)
-    def _end_deal(self, outcome: str) -> None:
-        """Score the deal (RULES §6.2-6.5) and add it to the game totals (§7.1)."""
-        rules = self.rules
-        in_hand = [hand_points(h, rules.ace_hand) for h in self.hands]
-        result = list(self.points)
-        factor = 1
-        if outcome == "went_out":
-            self.went_out = self.current
-            if not self.laid_before[self.current]:
-                outcome = "romme"
-                if rules.romme_double:
-                    factor = 2
-            if rules.going_out_credit:
-                result[self.current] += factor * sum(in_hand)
-        if rules.hand_penalty:
-            result = [r - factor * h for r, h in zip(result, in_hand, strict=True)]
-        self.outcome = outcome
-        self.deal_points = result
-        self.totals = [t + r for t, r in zip(self.totals, result, strict=True)]
-        self.deals_played += 1
-        self.phase = _DEAL_OVER
-        self.banned = -1
-        self.must_use = -1
-
-    # ------------------------------------------------------------------ table bookkeeping
-    def _refresh_table(self) -> None:
-        """Recompute where cards can be laid off after a meld or lay-off (RULES §4.3).
-
-        ``_slot_owner[target][card]`` is the table index of the meld that ``card`` can be laid off
-        onto at ``target`` (set, low end, high end) and :attr:`layoff_slots` their bitsets. A card
-        on the table (in another meld) can never be laid off, so it is no slot. Bumps
-        :attr:`table_version`, which caches of the table (the observation's) are keyed on.
-        """
-        owners: tuple[dict[int, int], dict[int, int], dict[int, int]] = ({}, {}, {})
-        corner = self.rules.corner_runs
-        on_table = 0
-        for i, meld in enumerate(self.melds):
-            on_table |= meld.bits
-            if meld.kind == "set":
-                if meld.length == 3:
-                    missing = next(bits_to_cards(_rank_bits(meld.low) & ~meld.bits))
-                    owners[A.TARGET_SET][missing] = i
-                continue
-            if meld.length == MAX_RUN:
-                continue
-            if corner or meld.low >= 1:
-                owners[A.TARGET_LOW][make_card(meld.suit, (meld.low - 1) % NUM_RANKS)] = i
-            if corner or meld.low + meld.length <= NUM_RANKS:
-                owners[A.TARGET_HIGH][make_card(meld.suit, (meld.low + meld.length) % NUM_RANKS)] = i
-        self._slot_owner = tuple({c: i for c, i in d.items() if not on_table >> c & 1} for d in owners)
-        slots = tuple(sum(1 << c for c in d) for d in self._slot_owner)
-        self.layoff_slots: tuple[int, int, int] = (slots[0], slots[1], slots[2])
-        self._slots_any = slots[0] | slots[1] | slots[2]
-        self.table_version += 1
+    def _reshuffle(self, mask: np.ndarray) -> None:
+        """RULES §6.4, ``stock_exhausted="reshuffle"``: the staircase except its top card, shuffled
+        by the state's generator, becomes the stock; the turn then ends."""
+        rest = self.staircase[:-1]
+        stock = [int(c) for c in self.rng.permutation(rest)]
+        if sorted(stock) != sorted(rest):
+            raise ValueError("the reshuffled stock is not the staircase's cards below its top (RULES §6.4)")
+        K.reshuffle(self._u64, self._i8, self._i64, self._tab, MELD_BITS, mask, np.array(stock, dtype=np.int8))
 
     # ------------------------------------------------------------------ errors
     def _illegal_reason(self, action: int) -> str:
@@ -463,3 +643,122 @@ class GameState:
 
 def _rank_bits(rank: int) -> int:
     return sum(1 << make_card(s, rank) for s in range(4))
+
+
+def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> None:
+    """Check that ``(u64, i8, i64)`` hold a position of a deal under ``rules`` (RULES §1.1, §3,
+    §4) before a kernel runs on them; see :meth:`GameState.validate`.
+
+    :raises ValueError: naming the first problem found.
+    """
+    n = num_players
+    if i64[L.NUM_PLAYERS] != n:
+        raise ValueError(f"the state's arrays are for {i64[L.NUM_PLAYERS]} players, not {n}")
+    if not i64[L.DEALT]:
+        return
+    _check_counters(rules, n, i64)
+    places: dict[int, str] = {}
+
+    def put(card: int, where: str) -> None:
+        if not 0 <= card < NUM_CARDS:
+            raise ValueError(f"{where} holds card index {card}, not a card 0..{NUM_CARDS - 1}")
+        if card in places:
+            raise ValueError(f"card {card_to_str(card)} is in two places: {places[card]} and {where} (RULES §1.1)")
+        places[card] = where
+
+    for s in range(L.MAX_SEATS):
+        for card in bits_to_cards(_check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))):
+            put(card, f"the hand of seat {s}")
+    for name, start, slot in (("the staircase", L.STAIRS, L.STAIRS_LEN), ("the stock", L.STOCK, L.STOCK_LEN)):
+        for card in i8[start : start + i64[slot]].tolist():
+            put(card, name)
+    for i in range(int(i64[L.NUM_MELDS])):
+        for card in bits_to_cards(_check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))):
+            put(card, f"table meld {i}")
+    if len(places) != NUM_CARDS:
+        missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
+        raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
+    _check_turn_fields(u64, i64)
+
+
+def _check_counters(rules: Rules, n: int, i64: np.ndarray) -> None:
+    """Seats, phase, turn and the piles' and table's lengths are in range."""
+    for name, slot, top in (("dealer", L.DEALER, n), ("seat to move", L.CURRENT, n), ("phase", L.PHASE, 3)):
+        if not 0 <= i64[slot] < top:
+            raise ValueError(f"the {name} is {i64[slot]}; expected 0..{top - 1}")
+    if not 0 <= i64[L.TURN] <= rules.max_turns:
+        raise ValueError(f"turn {i64[L.TURN]} is not in 0..max_turns={rules.max_turns} (RULES §6.5)")
+    for name, slot, top in (
+        ("staircase", L.STAIRS_LEN, NUM_CARDS),
+        ("stock", L.STOCK_LEN, NUM_CARDS),
+        ("table", L.NUM_MELDS, L.MAX_MELDS),
+    ):
+        if not 0 <= i64[slot] <= top:
+            raise ValueError(f"the {name} holds {i64[slot]} entries; expected 0..{top}")
+
+
+def _check_seat_bits(n: int, seat: int, hand: int, known: int) -> int:
+    """``seat``'s hand after checking its bitsets: cards only, none for a seat not in play, and
+    the publicly known cards in the hand (RULES §4.1)."""
+    if (hand | known) & ~FULL_DECK:
+        raise ValueError(f"seat {seat}'s card bitsets have bits above card {NUM_CARDS - 1}")
+    if seat >= n and hand | known:
+        raise ValueError(f"seat {seat} is not in play ({n} players) but holds cards")
+    if known & ~hand:
+        stray = cards_to_str(bits_to_cards(known & ~hand))
+        raise ValueError(f"seat {seat} is known to hold {stray}, which are not in its hand (RULES §4.1)")
+    return hand
+
+
+def _check_meld_row(rules: Rules, n: int, i: int, i8: np.ndarray, bits: int) -> int:
+    """The cards of table meld ``i`` after checking its row is a legal meld (RULES §3.1-3.2)."""
+    owner, kind, suit, low, length = i8[L.MELDS + L.MELD_COLS * i : L.MELDS + L.MELD_COLS * (i + 1)].tolist()
+    where = f"table meld {i} (owner {owner}, kind {kind}, suit {suit}, low {low}, length {length})"
+    if not 0 <= owner < n:
+        raise ValueError(f"{where}: the owner is not a seat 0..{n - 1}")
+    if not 0 <= low < NUM_RANKS:
+        raise ValueError(f"{where}: the low rank is not 0..{NUM_RANKS - 1}")
+    if kind == L.SET:
+        ok = suit == -1 and 3 <= length <= 4 and bits & ~_rank_bits(low) == 0 and bits.bit_count() == length
+        if not ok:
+            raise ValueError(
+                f"{where}: not a set of 3 or 4 cards of one rank (RULES §3.1): {cards_to_str(bits_to_cards(bits))}"
+            )
+    elif kind == L.RUN:
+        if not (0 <= suit < 4 and MIN_RUN <= length <= MAX_RUN and run_allowed(rules, low, length)):
+            raise ValueError(f"{where}: not a run allowed by these rules (RULES §3.2)")
+        if bits != sum(1 << c for c in run_cards(suit, low, length)):
+            raise ValueError(f"{where}: its cards {cards_to_str(bits_to_cards(bits))} are not the run it describes")
+    else:
+        raise ValueError(f"{where}: the kind is not {L.SET} (set) or {L.RUN} (run)")
+    return bits
+
+
+def _check_turn_fields(u64: np.ndarray, i64: np.ndarray) -> None:
+    """The must-use and banned cards are in the mover's hand, in the meld phase (RULES §4.2,
+    §4.4); a turn starts with a staircase card (§4.6)."""
+    phase, hand = int(i64[L.PHASE]), int(u64[L.HAND + int(i64[L.CURRENT])])
+    if phase == L.DRAW and i64[L.STAIRS_LEN] == 0:
+        raise ValueError("a turn starts with an empty staircase (RULES §4.6)")
+    for name, slot in (("must-use card", L.MUST_USE), ("banned card", L.BANNED)):
+        card = int(i64[slot])
+        if card != -1 and (phase != L.MELD or not 0 <= card < NUM_CARDS or not hand >> card & 1):
+            text = card_to_str(card) if 0 <= card < NUM_CARDS else str(card)
+            raise ValueError(
+                f"the {name} is {text}: it must be a card in the mover's hand in the meld phase, "
+                "or -1 for none (RULES §4.2, §4.4)"
+            )
+
+
+def can_play_on(rules: Rules, melds: Sequence[TableMeld], card: int, cards: int) -> bool:
+    """Whether ``card`` can be laid off onto the table ``melds`` or melded with the bitset
+    ``cards`` (which holds it) under ``rules`` (RULES §4.2): the must-use test on a table alone.
+
+    :raises ValueError: when a meld is not a legal meld (RULES §3.1-3.2).
+    """
+    probe = GameState(rules, max(2, 1 + max((m.owner for m in melds), default=0)), np.random.default_rng(0))
+    probe.melds = melds
+    for i in range(len(melds)):
+        _check_meld_row(rules, probe.num_players, i, probe._i8, int(probe._u64[L.MELD_BITS + i]))
+    K.refresh_table(probe._u64, probe._i8, probe._i64, probe._tab)
+    return bool(K.can_play(probe._u64, probe._tab, MELD_BITS, card, np.uint64(cards)))

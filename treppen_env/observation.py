@@ -32,7 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treppen_env.cards import NUM_CARDS, NUM_RANKS, make_card
+from treppen_env.cards import NUM_CARDS
+from treppen_env.core import kernels as K
 from treppen_env.engine import GameState, Phase
 
 LAYOUT_VERSION = 1
@@ -88,12 +89,6 @@ def views(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {name: obs[SLICES[name]].reshape(shape) for name, shape in LAYOUT}
 
 
-def _bits_rows(*bitsets: int) -> np.ndarray:
-    """0/1 uint8 array of shape (len(bitsets), 52) of card bitsets, in one unpacking."""
-    raw = np.frombuffer(b"".join(b.to_bytes(8, "little") for b in bitsets), np.uint8)
-    return np.unpackbits(raw.reshape(len(bitsets), 8), axis=1, bitorder="little")[:, :NUM_CARDS]
-
-
 class TableView(NamedTuple):
     """The table's per-card view (RULES §3, §4.3), as :func:`table_view` computes it.
 
@@ -106,111 +101,43 @@ class TableView(NamedTuple):
     features: np.ndarray
 
 
+#: Start of each piece the kernel writes, in the order of ``kernels.OBS_PIECES``.
+_OFFSETS = np.array([SLICES[name].start for name in K.OBS_PIECES], dtype=np.int64)
+#: The kernel's constants: staircase depths 0..52 (float32 values), then the scales.
+_CONSTS = np.array([*_DEPTHS, HAND_SCALE, POINTS_SCALE, TOTALS_SCALE, TOTALS_CLIP], dtype=np.float64)
+assert _CONSTS.size == K.C_TOTALS_CLIP + 1 and K.OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == K.TABLE_COLS
+
+
+def encode(state: GameState, seat: int) -> np.ndarray:
+    """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,), a new array.
+
+    Depends only on the state and ``seat`` (docs/ARCHITECTURE.md "Environment"); opponents' hands enter only
+    as sizes and as the cards they took from the staircase (``known``). Written in one kernel
+    (:func:`treppen_env.core.kernels.write_observation`) from the state's arrays.
+    """
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    u64, i8, i64 = state.arrays()
+    K.write_observation(u64, i8, i64, state.tables[0], seat, _OFFSETS, _CONSTS, obs)
+    return obs
+
+
 def table_view(state: GameState) -> TableView:
     """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3)."""
-    owned = [0] * state.num_players
-    in_set = in_run = low_end = high_end = 0
-    for meld in state.melds:
-        owned[meld.owner] |= meld.bits
-        if meld.kind == "set":
-            in_set |= meld.bits
-        else:
-            in_run |= meld.bits
-            low_end |= 1 << make_card(meld.suit, meld.low)
-            high_end |= 1 << make_card(meld.suit, (meld.low + meld.length - 1) % NUM_RANKS)
-    rows = _bits_rows(*owned, in_set, in_run, low_end, high_end, *state.layoff_slots)
-    n = state.num_players
-    return TableView(rows[:n], np.ascontiguousarray(rows[n:].T, dtype=np.float32))
-
-
-# Offsets of the pieces the encoder writes entry by entry.
-_HAND = SLICES["hand"].start
-_STAIRS = SLICES["staircase"].start
-_OWNER = SLICES["meld_owner"]
-_TABLE = SLICES["table"]
-_KNOWN = SLICES["known"].start
-_MUST_USE = SLICES["must_use"].start
-_BANNED = SLICES["banned"].start
-_HAND_SIZES = SLICES["hand_sizes"].start
-_STOCK = SLICES["stock_size"].start
-_PHASE = SLICES["phase"].start
-_POINTS = SLICES["points"].start
-_TOTALS = SLICES["totals"].start
-_DEALER = SLICES["dealer"].start
-_TO_MOVE = SLICES["to_move"].start
-_SEATS = SLICES["seats"].start
-_LAID = SLICES["laid_before"].start
-_TURN = SLICES["turn"].start
-
-
-class _SeatView:
-    """One seat's observation buffer and the state values it was last written from (the values
-    of an all-zero buffer at first, so the first encoding writes everything from scratch)."""
-
-    __slots__ = (
-        "banned",
-        "dealer",
-        "hand",
-        "known",
-        "laid_before",
-        "must_use",
-        "obs",
-        "phase",
-        "points",
-        "stairs",
-        "table",
-        "to_move",
-        "totals",
-    )
-
-    def __init__(self, num_players: int) -> None:
-        self.obs = np.zeros(OBS_SIZE, dtype=np.float32)
-        self.obs[_SEATS : _SEATS + num_players] = 1.0
-        self.hand = 0
-        self.known = [0] * num_players  # by relative seat; entry 0 unused
-        self.stairs: list[int] = []
-        self.table: tuple[GameState, int] | None = None
-        self.must_use = self.banned = self.phase = self.dealer = self.to_move = -1
-        self.points = [0] * num_players  # by absolute seat, as in the state
-        self.totals = [0] * num_players
-        self.laid_before = [False] * num_players
-
-
-def _write_bits(obs: np.ndarray, start: int, old: int, new: int) -> None:
-    """Write the entries ``start + card`` of the cards whose bit differs between ``old`` and ``new``."""
-    changed = old ^ new
-    while changed:
-        low = changed & -changed
-        card = low.bit_length() - 1
-        obs[start + card] = 1.0 if new & low else 0.0
-        changed ^= low
-
-
-def _move_one_hot(obs: np.ndarray, start: int, old: int, new: int) -> None:
-    """Move a one-hot entry of the piece at ``start`` from index ``old`` to ``new`` (-1: none)."""
-    if old >= 0:
-        obs[start + old] = 0.0
-    if new >= 0:
-        obs[start + new] = 1.0
+    v = views(encode(state, 0))  # seat 0's relative seats are the absolute seats
+    owned = np.ascontiguousarray(v["meld_owner"][:, : state.num_players].T, dtype=np.uint8)
+    return TableView(owned, v["table"].copy())
 
 
 class Encoder:
-    """Writes the observations of one game, each seat's from what changed since its last one.
-
-    Every seat keeps a buffer and the state values it was written from; :meth:`encode` compares
-    the state with them (card bitsets by XOR, lists by equality) and rewrites only the entries
-    that differ, so a step costs what the moves since that seat's last observation changed
-    (docs/ARCHITECTURE.md "Performance notes"). The table's per-card view (:func:`table_view`) is computed once
-    per lay: it is cached on the state object and its ``table_version``, which the engine bumps at
-    every deal, meld and lay-off, so a copied or replaced state is never served a stale table.
-    The encoder holds no state of its own that the observation depends on: any state may be
-    encoded at any time, and a fresh encoder writes from scratch.
+    """Writes the observations of one game (see :func:`encode`) and caches the table's per-card
+    view (:func:`table_view`) on the state object and its ``table_version``, which the engine
+    bumps at every deal, meld and lay-off, so a copied or replaced state is never served a stale
+    table. Any state may be encoded at any time.
     """
 
     def __init__(self) -> None:
         self._table_key: tuple[GameState, int] | None = None
         self._table: TableView | None = None
-        self._seats: dict[tuple[int, int], _SeatView] = {}
 
     def table(self, state: GameState) -> TableView:
         """:func:`table_view` of ``state``, recomputed only after a lay (or for another state)."""
@@ -221,94 +148,8 @@ class Encoder:
         return self._table
 
     def encode(self, state: GameState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` in ``state``: float32 array of shape (OBS_SIZE,), a new array.
-
-        Depends only on the state and ``seat`` (docs/ARCHITECTURE.md "Environment"); opponents' hands enter only
-        as sizes and as the cards they took from the staircase (``known``).
-        """
-        n = state.num_players
-        view = self._seats.get((n, seat))
-        if view is None:
-            view = self._seats[(n, seat)] = _SeatView(n)
-        obs = view.obs
-        hands = state.hands
-        if hands[seat] != view.hand:
-            _write_bits(obs, _HAND, view.hand, hands[seat])
-            view.hand = hands[seat]
-        known = state.known
-        for k in range(1, n):
-            bits = known[(seat + k) % n]
-            if bits != view.known[k]:
-                _write_bits(obs, _KNOWN + (k - 1) * NUM_CARDS, view.known[k], bits)
-                view.known[k] = bits
-        stairs = state.staircase
-        if stairs != view.stairs:
-            obs[_STAIRS : _STAIRS + NUM_CARDS] = 0.0
-            depth = len(stairs)
-            for card in stairs:  # bottom to top; entry by entry beats building an index array here
-                obs[_STAIRS + card] = _DEPTHS[depth]
-                depth -= 1
-            view.stairs = list(stairs)
-        self._write_table(view, state, seat)
-        _write_scalars(view, state, seat)
-        return obs.copy()
-
-    def _write_table(self, view: _SeatView, state: GameState, seat: int) -> None:
-        """The ``meld_owner`` and ``table`` pieces, rewritten when the table changed (RULES §4.3)."""
-        key = (state, state.table_version)
-        if view.table is not None and view.table[0] is state and view.table[1] == key[1]:
-            return
-        n = state.num_players
-        owned, features = self.table(state)
-        # meld_owner (52 x 4): column k marks the cards of relative seat k's melds
-        view.obs[_OWNER].reshape(NUM_CARDS, MAX_SEATS)[:, :n] = owned[[(seat + k) % n for k in range(n)]].T
-        view.obs[_TABLE] = features.ravel()
-        view.table = key
-
-
-def encode(state: GameState, seat: int) -> np.ndarray:
-    """The observation of ``seat`` in ``state``, written from scratch: float32 array of shape
-    (OBS_SIZE,). See :meth:`Encoder.encode`; an env keeps one :class:`Encoder` to reuse work."""
-    return Encoder().encode(state, seat)
-
-
-def _write_scalars(view: _SeatView, state: GameState, seat: int) -> None:
-    """Write the pieces from ``must_use`` on (one-card, per-seat and scalar) into ``view``'s buffer."""
-    obs = view.obs
-    n = state.num_players
-    hands = state.hands
-    if state.must_use != view.must_use:
-        _move_one_hot(obs, _MUST_USE, view.must_use, state.must_use)
-        view.must_use = state.must_use
-    if state.banned != view.banned:
-        _move_one_hot(obs, _BANNED, view.banned, state.banned)
-        view.banned = state.banned
-    for k in range(n):
-        obs[_HAND_SIZES + k] = hands[(seat + k) % n].bit_count() / HAND_SCALE
-    obs[_STOCK] = len(state.stock) / NUM_CARDS
-    if state.phase != view.phase:
-        _move_one_hot(obs, _PHASE, view.phase, state.phase)
-        view.phase = int(state.phase)
-    dealer = (state.dealer - seat) % n
-    if dealer != view.dealer:
-        _move_one_hot(obs, _DEALER, view.dealer, dealer)
-        view.dealer = dealer
-    to_move = (state.current - seat) % n
-    if to_move != view.to_move:
-        _move_one_hot(obs, _TO_MOVE, view.to_move, to_move)
-        view.to_move = to_move
-    if state.points != view.points:
-        view.points = list(state.points)
-        obs[_POINTS : _POINTS + n] = [state.points[(seat + k) % n] / POINTS_SCALE for k in range(n)]
-    if state.totals != view.totals:
-        view.totals = list(state.totals)
-        obs[_TOTALS : _TOTALS + n] = [
-            min(TOTALS_CLIP, max(-TOTALS_CLIP, state.totals[(seat + k) % n] / TOTALS_SCALE)) for k in range(n)
-        ]
-    if state.laid_before != view.laid_before:
-        view.laid_before = list(state.laid_before)
-        obs[_LAID : _LAID + n] = [state.laid_before[(seat + k) % n] for k in range(n)]
-    obs[_TURN] = state.turn / state.rules.max_turns
+        """The observation of ``seat`` in ``state`` (:func:`encode`): float32 (OBS_SIZE,), a new array."""
+        return encode(state, seat)
 
 
 @dataclass(frozen=True)

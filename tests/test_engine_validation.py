@@ -1,0 +1,157 @@
+"""Validation of states built from outside input, before any kernel runs on them.
+
+A deck option, a record, a determinization or a state edited field by field must hold each card
+exactly once (RULES §1.1), legal melds (§3) and a consistent turn (§4); otherwise a clear
+``ValueError`` names the problem instead of play on corrupt arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rules_helpers import bits, new_deal, play
+
+import treppen_env
+from treppen_env import actions as A
+from treppen_env.cards import parse_card
+from treppen_env.core import kernels as K
+from treppen_env.core import layout as L
+from treppen_env.determinize import sample_state
+from treppen_env.engine import GameState, Phase, TableMeld
+from treppen_env.observation import SLICES, encode
+from treppen_env.rules import make_rules
+
+
+def dealt(seed: int = 0, players: int = 2) -> GameState:
+    state = GameState(make_rules(), players, np.random.default_rng(seed))
+    state.deal(0)
+    return state
+
+
+def test_kernel_action_blocks_match_the_action_space() -> None:
+    assert (K.A_DRAW, K.A_TAKE_BASE, K.A_MELD_BASE, K.A_LAYOFF_BASE, K.A_DISCARD_BASE) == (
+        A.DRAW,
+        A.TAKE_BASE,
+        A.MELD_BASE,
+        A.LAYOFF_BASE,
+        A.DISCARD_BASE,
+    )
+    assert (K.TARGET_SET, K.TARGET_LOW, K.TARGET_HIGH) == (A.TARGET_SET, A.TARGET_LOW, A.TARGET_HIGH)
+    assert tuple(Phase) == (L.DRAW, L.MELD, L.DEAL_OVER)
+
+
+def test_a_bad_deck_option_is_named() -> None:
+    env = treppen_env.raw_env(num_players=2)
+    deck = [f"{r}{s}" for s in "SHDC" for r in "A23456789TJQK"]
+    with pytest.raises(ValueError, match=r"repeated: AS.*missing: 2S"):
+        env.reset(options={"deck": ["AS", *deck[2:], "AS"]})
+    with pytest.raises(ValueError, match="got 51 cards"):
+        env.reset(options={"deck": deck[:-1]})
+
+
+def test_a_card_in_two_places_is_named_before_play() -> None:
+    state = dealt()
+    card = state.stock[-1]
+    state.hands[0] |= 1 << card
+    with pytest.raises(ValueError, match=r"card \w\w is in two places: the hand of seat 0 and the stock"):
+        state.legal_mask()
+    with pytest.raises(ValueError, match="in two places"):
+        state.apply(A.DRAW)
+
+
+def test_a_missing_card_is_named() -> None:
+    state = dealt()
+    stock = list(state.stock)
+    state.stock = stock[1:]
+    with pytest.raises(ValueError, match=r"1 cards are nowhere in the state: \w\w"):
+        state.legal_mask()
+
+
+def test_known_cards_must_be_in_the_hand() -> None:
+    state = dealt()
+    state.known[1] = 1 << state.stock[0]
+    with pytest.raises(ValueError, match=r"seat 1 is known to hold .* not in its hand"):
+        state.legal_actions()
+
+
+def test_a_banned_or_must_use_card_must_be_the_movers() -> None:
+    state = dealt()
+    state.banned = state.staircase[0]
+    with pytest.raises(ValueError, match=r"banned card is .*: it must be a card in the mover's hand"):
+        state.legal_mask()
+    state = dealt()
+    state.apply(A.DRAW)
+    state.must_use = state.stock[0]
+    with pytest.raises(ValueError, match="must-use card"):
+        state.apply(A.DISCARD_BASE + next(c for c in range(52) if state.hands[state.current] >> c & 1))
+
+
+def test_a_table_meld_must_be_a_legal_meld() -> None:
+    state = new_deal(hands={0: ["6S", "6H", "6D", "QH", "KH", "AH", "2H"]}, staircase="9C")
+    play(state, "draw", "meld 6S 6H 6D")
+    (meld,) = state.melds
+    state.melds = [TableMeld(meld.owner, "run", 0, 5, 3, meld.bits)]
+    with pytest.raises(ValueError, match=r"table meld 0 .*are not the run it describes"):
+        state.legal_mask()
+    state.melds = [TableMeld(meld.owner, "set", -1, 5, 3, meld.bits | bits("6C"))]
+    with pytest.raises(ValueError, match="not a set of 3 or 4 cards"):
+        state.legal_mask()
+    rum = new_deal("rum500", hands={0: ["QH", "KH", "AH", "2H"]}, staircase="9C")
+    rum.apply(A.DRAW)
+    rum.hands[0] &= ~bits("KH", "AH", "2H")
+    rum.melds = [TableMeld(0, "run", 1, 12, 3, bits("KH", "AH", "2H"))]  # K-A-2 turns the corner (§3.2)
+    with pytest.raises(ValueError, match="not a run allowed by these rules"):
+        rum.legal_mask()
+
+
+def test_from_position_is_validated_and_plays_like_the_dealt_state() -> None:
+    state = dealt(3)
+    twin = GameState.from_position(
+        state.rules,
+        np.random.default_rng(3),
+        dealer=state.dealer,
+        current=state.current,
+        phase=state.phase,
+        hands=list(state.hands),
+        staircase=list(state.staircase),
+        stock=list(state.stock),
+    )
+    np.testing.assert_array_equal(twin.legal_mask(), state.legal_mask())
+    for action in (A.DRAW, A.DISCARD_BASE + next(iter(c for c in range(52) if state.hands[0] >> c & 1))):
+        if state.legal_mask()[action]:
+            state.apply(action)
+            twin.apply(action)
+    assert (twin.hands, twin.staircase, twin.stock) == (state.hands, state.staircase, state.stock)
+    with pytest.raises(ValueError, match="in two places"):
+        GameState.from_position(
+            state.rules,
+            np.random.default_rng(0),
+            dealer=0,
+            current=0,
+            phase=Phase.DRAW,
+            hands=[bits("AS", "2S"), bits("2S")],
+            staircase=[parse_card("3S")],
+            stock=[],
+        )
+
+
+def test_a_corrupt_observation_is_rejected_by_determinization() -> None:
+    state = dealt(4)
+    obs = encode(state, 0)
+    bad = obs.copy()
+    card = state.staircase[0]
+    bad[SLICES["hand"].start + card] = 1.0  # the staircase card also in the observer's hand
+    bad[SLICES["hand_sizes"].start] += 1 / 13
+    with pytest.raises(ValueError, match="in two places"):
+        sample_state(bad, "treppenromme", np.random.default_rng(0))
+
+
+def test_the_arrays_after_an_edit_are_what_the_kernels_play_on() -> None:
+    # edits through the views write the arrays; a consistent edit plays on
+    state = dealt(5)
+    mine = next(c for c in range(52) if state.hands[0] >> c & 1)
+    top = state.stock[-1]
+    state.hands[0] ^= (1 << mine) | (1 << top)
+    state.stock[-1] = mine
+    state.apply(A.DRAW)
+    assert state.hands[state.current] >> mine & 1

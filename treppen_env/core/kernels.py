@@ -1,0 +1,625 @@
+"""The rules engine's kernels: legality, the turn's actions, the table and the end of a deal.
+
+Every kernel is a small ``@numba.njit(cache=True)`` function over the state's three arrays
+``u64`` (uint64 card bitsets), ``i8`` (int8 cards and meld rows) and ``i64`` (int64 counters),
+whose slots :mod:`treppen_env.core.layout` lists, and the read-only rules table ``tab`` (int64,
+:func:`treppen_env.core.tables.rules_table`) with the candidate melds' bitsets ``meld_bits``
+(uint64, shape (637,), :data:`treppen_env.melds.MELD_BITS`). A kernel allocates no Python objects;
+it trusts its arrays, which :class:`treppen_env.engine.GameState` validates whenever they come
+from outside input. The entry points are :func:`legal_mask`, :func:`step`, :func:`reshuffle`,
+:func:`can_play` and :func:`refresh_table`.
+
+All kernels live in this one module: Numba's cache is keyed on a function's own source file, so a
+kernel calling a kernel of another module could load a stale compiled callee.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from treppen_env.core.layout import (
+    BANNED,
+    CURRENT,
+    DEAL_OVER,
+    DEAL_POINTS,
+    DEALER,
+    DEALS_PLAYED,
+    DRAW,
+    HAND,
+    KNOWN,
+    LAID_BEFORE,
+    LAID_THIS_TURN,
+    M_KIND,
+    M_LENGTH,
+    M_LOW,
+    M_OWNER,
+    M_SUIT,
+    MAX_TURNS_OUTCOME,
+    MELD,
+    MELD_BITS,
+    MELD_COLS,
+    MELDS,
+    MUST_USE,
+    NUM_CARDS,
+    NUM_MELD_CANDIDATES,
+    NUM_MELDS,
+    NUM_PLAYERS,
+    NUM_RANKS,
+    NUM_TARGETS,
+    OUTCOME,
+    PHASE,
+    POINTS,
+    ROMME,
+    SET,
+    SHAPE_COLS,
+    SLOT_OWNER,
+    SLOTS,
+    STAIRS,
+    STAIRS_LEN,
+    STOCK,
+    STOCK_EXHAUSTED,
+    STOCK_LEN,
+    T_ALLOWED,
+    T_CORNER_RUNS,
+    T_GOING_OUT_CREDIT,
+    T_HAND_PENALTY,
+    T_HAND_VALUE,
+    T_LAYOFF_VALUE,
+    T_MAX_TURNS,
+    T_MELD_VALUE,
+    T_MUST_USE_TAKEN,
+    T_RESHUFFLE,
+    T_ROMME_DOUBLE,
+    T_SHAPE,
+    TABLE_VERSION,
+    TOTALS,
+    TURN,
+    WENT_OUT,
+    WENT_OUT_OUTCOME,
+)
+
+# Action blocks (treppen_env.actions, restated as plain ints: the kernels must not import the
+# engine's Python modules; a test checks they agree).
+A_DRAW = 0
+A_TAKE_BASE = 0
+A_MELD_BASE = 1 + NUM_CARDS
+A_LAYOFF_BASE = A_MELD_BASE + NUM_MELD_CANDIDATES
+A_DISCARD_BASE = A_LAYOFF_BASE + NUM_TARGETS * NUM_CARDS
+TARGET_SET, TARGET_LOW, TARGET_HIGH = 0, 1, 2
+
+#: :func:`step` results.
+STEP_DONE = 0
+STEP_RESHUFFLE = 1
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+jit = numba.njit(cache=True, nogil=True)
+
+
+# ---------------------------------------------------------------------------- card bitsets
+@jit
+def bit(card: int) -> np.uint64:
+    """The bitset (uint64) holding only ``card`` (0..51)."""
+    return _ONE << np.uint64(card)
+
+
+@jit
+def has(bits: np.uint64, card: int) -> bool:
+    """Whether ``card`` is in the uint64 bitset ``bits``."""
+    return (bits >> np.uint64(card)) & _ONE != _ZERO
+
+
+@jit
+def count(bits: np.uint64) -> int:
+    """Number of cards in the uint64 bitset ``bits``."""
+    n = 0
+    while bits != _ZERO:
+        bits &= bits - _ONE
+        n += 1
+    return n
+
+
+@jit
+def lowest(bits: np.uint64) -> int:
+    """The lowest card of a non-empty uint64 bitset ``bits``."""
+    card = 0
+    while (bits >> np.uint64(card)) & _ONE == _ZERO:
+        card += 1
+    return card
+
+
+# ---------------------------------------------------------------------------- the table
+@jit
+def refresh_table(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray) -> None:
+    """Recompute where cards can be laid off from the meld table (RULES §4.3, §3.2, §3.5).
+
+    Writes ``SLOTS`` (a bitset per target: set, low end, high end) and ``SLOT_OWNER`` (the meld
+    each slot card goes onto) and bumps ``TABLE_VERSION``. A 3-card set takes its rank's missing
+    card; a run below its low end and above its high end, through the ace only with
+    ``corner_runs``; a 13-card run and a 4-card set take nothing. A card already on the table is
+    no slot.
+    """
+    corner = tab[T_CORNER_RUNS] != 0
+    on_table = _ZERO
+    for i in range(i64[NUM_MELDS]):
+        on_table |= u64[MELD_BITS + i]
+    for t in range(NUM_TARGETS):
+        u64[SLOTS + t] = _ZERO
+    i8[SLOT_OWNER : SLOT_OWNER + NUM_TARGETS * NUM_CARDS] = -1
+    for i in range(i64[NUM_MELDS]):
+        row = MELDS + MELD_COLS * i
+        low = int(i8[row + M_LOW])
+        length = int(i8[row + M_LENGTH])
+        if i8[row + M_KIND] == SET:
+            if length == 3:
+                for suit in range(4):
+                    card = NUM_RANKS * suit + low
+                    if not has(u64[MELD_BITS + i], card):
+                        _set_slot(u64, i8, on_table, TARGET_SET, card, i)
+            continue
+        if length == NUM_RANKS:
+            continue
+        suit = int(i8[row + M_SUIT])
+        if corner or low >= 1:
+            _set_slot(u64, i8, on_table, TARGET_LOW, NUM_RANKS * suit + (low + NUM_RANKS - 1) % NUM_RANKS, i)
+        if corner or low + length <= NUM_RANKS:
+            _set_slot(u64, i8, on_table, TARGET_HIGH, NUM_RANKS * suit + (low + length) % NUM_RANKS, i)
+    i64[TABLE_VERSION] += 1
+
+
+@jit
+def _set_slot(u64: np.ndarray, i8: np.ndarray, on_table: np.uint64, target: int, card: int, meld: int) -> None:
+    """Record that ``card`` can be laid off onto table meld ``meld`` at ``target``, unless the card
+    is on the table already (RULES §4.3)."""
+    if not has(on_table, card):
+        u64[SLOTS + target] |= bit(card)
+        i8[SLOT_OWNER + NUM_CARDS * target + card] = meld
+
+
+@jit
+def slots_any(u64: np.ndarray) -> np.uint64:
+    """Every card that can be laid off somewhere now (RULES §4.3)."""
+    return u64[SLOTS + TARGET_SET] | u64[SLOTS + TARGET_LOW] | u64[SLOTS + TARGET_HIGH]
+
+
+# ---------------------------------------------------------------------------- legality
+@jit
+def can_play(u64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, card: int, cards: np.uint64) -> bool:
+    """Whether ``card`` can be laid off now or melded with ``cards`` (which hold it; RULES §4.2)."""
+    if has(slots_any(u64), card):
+        return True
+    rest = ~cards
+    for m in range(NUM_MELD_CANDIDATES):
+        mb = meld_bits[m]
+        if tab[T_ALLOWED + m] != 0 and mb & rest == _ZERO and has(mb, card):
+            return True
+    return False
+
+
+@jit
+def legal_mask(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
+) -> None:
+    """Write the exact legal mask of the player to move into ``mask`` (int8, (898,); RULES §4).
+
+    All zeros once the deal is over.
+    """
+    mask[:] = 0
+    if i64[PHASE] == DRAW:
+        legal_draw(u64, i8, i64, tab, meld_bits, mask)
+    elif i64[PHASE] == MELD:
+        legal_meld(u64, i8, i64, tab, meld_bits, mask)
+
+
+@jit
+def legal_draw(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
+) -> None:
+    """RULES §4.1-4.2: the stock's top card, or the top d staircase cards; with
+    ``must_use_taken`` only takes whose deepest card can be played at once."""
+    if i64[STOCK_LEN] > 0:
+        mask[A_DRAW] = 1
+    depth = i64[STAIRS_LEN]
+    if tab[T_MUST_USE_TAKEN] == 0:
+        mask[A_TAKE_BASE + 1 : A_TAKE_BASE + depth + 1] = 1
+        return
+    hand = u64[HAND + i64[CURRENT]]
+    taken = _ZERO
+    for d in range(1, depth + 1):
+        deepest = int(i8[STAIRS + depth - d])
+        taken |= bit(deepest)
+        if can_play(u64, tab, meld_bits, deepest, hand | taken):
+            mask[A_TAKE_BASE + d] = 1
+
+
+@jit
+def legal_meld(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
+) -> None:
+    """RULES §4.3-4.5: melds from the hand, lay-offs onto the table's slots and discards, with
+    the must-use card (§4.2: only actions that play it, no discard), the discard ban (§4.4) and
+    no dead ends (§4.5)."""
+    hand = u64[HAND + i64[CURRENT]]
+    must_use = i64[MUST_USE]
+    banned = i64[BANNED]
+    rest = ~hand
+    for m in range(NUM_MELD_CANDIDATES):
+        mb = meld_bits[m]
+        if tab[T_ALLOWED + m] != 0 and mb & rest == _ZERO and (must_use < 0 or has(mb, must_use)):
+            mask[A_MELD_BASE + m] = 1
+    layable = hand if must_use < 0 else bit(must_use)
+    for t in range(NUM_TARGETS):
+        fits = layable & u64[SLOTS + t]
+        while fits != _ZERO:
+            card = lowest(fits)
+            fits &= ~bit(card)
+            mask[A_LAYOFF_BASE + NUM_TARGETS * card + t] = 1
+    if must_use < 0:
+        for card in range(NUM_CARDS):
+            if has(hand, card) and card != banned:
+                mask[A_DISCARD_BASE + card] = 1
+    if banned >= 0 and has(hand, banned):
+        mask_dead_ends(u64, i8, i64, tab, meld_bits, mask)
+
+
+@jit
+def mask_dead_ends(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
+) -> None:
+    """RULES §4.5: clear the melds and lay-offs that would leave only the banned card in hand,
+    unless the banned card could then be laid off. Each candidate is tried on a copy of the table."""
+    banned = i64[BANNED]
+    rest = u64[HAND + i64[CURRENT]] & ~bit(banned)
+    if count(rest) == 1:
+        card = lowest(rest)
+        for t in range(NUM_TARGETS):
+            a = A_LAYOFF_BASE + NUM_TARGETS * card + t
+            if mask[a] != 0 and not _fits_after(u64, i8, i64, tab, meld_bits, a, banned):
+                mask[a] = 0
+        return
+    for m in range(NUM_MELD_CANDIDATES):
+        a = A_MELD_BASE + m
+        if mask[a] != 0 and meld_bits[m] == rest and not _fits_after(u64, i8, i64, tab, meld_bits, a, banned):
+            mask[a] = 0
+
+
+@jit
+def _fits_after(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, action: int, card: int
+) -> bool:
+    """Whether ``card`` could be laid off after the lay ``action`` (played on copies; §4.5)."""
+    tu64, ti8, ti64 = u64.copy(), i8.copy(), i64.copy()
+    lay(tu64, ti8, ti64, tab, meld_bits, action)
+    return has(slots_any(tu64), card)
+
+
+# ---------------------------------------------------------------------------- actions
+@jit
+def step(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    mask: np.ndarray,
+    action: int,
+) -> int:
+    """Play the legal ``action`` for the player to move and write the next legal mask (RULES §4-6).
+
+    :return: ``STEP_DONE``, or ``STEP_RESHUFFLE`` when a discard emptied the stock under
+        ``stock_exhausted="reshuffle"`` (RULES §6.4): the caller shuffles the staircase below its
+        top and hands the new stock to :func:`reshuffle`, which finishes the turn.
+    """
+    if action < A_MELD_BASE:
+        apply_draw(u64, i8, i64, tab, action)
+    elif action >= A_DISCARD_BASE:
+        if apply_discard(u64, i8, i64, tab, action - A_DISCARD_BASE):
+            return STEP_RESHUFFLE
+    else:
+        lay(u64, i8, i64, tab, meld_bits, action)
+        if u64[HAND + i64[CURRENT]] == _ZERO:
+            end_deal(u64, i64, tab, WENT_OUT_OUTCOME)
+    legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    return STEP_DONE
+
+
+@jit
+def apply_draw(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, action: int) -> None:
+    """RULES §4.1-4.2, §4.4: draw the stock's top card, or take the top d staircase cards (public
+    from now on); a single card taken is banned from the discard, and with ``must_use_taken`` the
+    deepest card taken must be played at once."""
+    seat = i64[CURRENT]
+    if action == A_DRAW:
+        i64[STOCK_LEN] -= 1
+        u64[HAND + seat] |= bit(i8[STOCK + i64[STOCK_LEN]])
+    else:
+        depth = action - A_TAKE_BASE
+        i64[STAIRS_LEN] -= depth
+        bottom = i64[STAIRS_LEN]
+        taken = _ZERO
+        for k in range(depth):
+            taken |= bit(i8[STAIRS + bottom + k])
+        u64[HAND + seat] |= taken
+        u64[KNOWN + seat] |= taken
+        deepest = int(i8[STAIRS + bottom])
+        if depth == 1:
+            i64[BANNED] = deepest
+        if tab[T_MUST_USE_TAKEN] != 0:
+            i64[MUST_USE] = deepest
+    i64[PHASE] = MELD
+
+
+@jit
+def lay(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, action: int) -> None:
+    """RULES §4.3, §5.1-5.2: lay a candidate meld, or lay off one card onto the meld that owns
+    the slot, booking its value to the mover at once; the must-use card and the ban are lifted
+    when their card leaves the hand."""
+    seat = i64[CURRENT]
+    if action < A_LAYOFF_BASE:
+        m = action - A_MELD_BASE
+        i = i64[NUM_MELDS]
+        row = MELDS + MELD_COLS * i
+        shape = T_SHAPE + SHAPE_COLS * m
+        i8[row + M_OWNER] = seat
+        for j in range(SHAPE_COLS):
+            i8[row + M_KIND + j] = tab[shape + j]
+        cards = meld_bits[m]
+        u64[MELD_BITS + i] = cards
+        i64[NUM_MELDS] = i + 1
+        i64[POINTS + seat] += tab[T_MELD_VALUE + m]
+    else:
+        card = (action - A_LAYOFF_BASE) // NUM_TARGETS
+        target = (action - A_LAYOFF_BASE) % NUM_TARGETS
+        i = int(i8[SLOT_OWNER + NUM_CARDS * target + card])
+        row = MELDS + MELD_COLS * i
+        cards = bit(card)
+        u64[MELD_BITS + i] |= cards
+        i8[row + M_LENGTH] += 1
+        if target == TARGET_LOW:
+            i8[row + M_LOW] = (i8[row + M_LOW] + NUM_RANKS - 1) % NUM_RANKS
+        i64[POINTS + seat] += tab[T_LAYOFF_VALUE + NUM_TARGETS * card + target]
+    u64[HAND + seat] &= ~cards
+    u64[KNOWN + seat] &= ~cards
+    if i64[MUST_USE] >= 0 and has(cards, i64[MUST_USE]):
+        i64[MUST_USE] = -1
+    if i64[BANNED] >= 0 and has(cards, i64[BANNED]):
+        i64[BANNED] = -1
+    i64[LAID_THIS_TURN] = 1
+    refresh_table(u64, i8, i64, tab)
+
+
+@jit
+def apply_discard(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, card: int) -> bool:
+    """RULES §4.4, §6.1, §6.4-6.5: discard ``card`` onto the staircase and end the turn: the deal
+    ends when the hand is empty, or when the stock is (unless it is remade from the staircase).
+
+    :return: True when the stock must be remade from the staircase first (see :func:`step`).
+    """
+    seat = i64[CURRENT]
+    u64[HAND + seat] &= ~bit(card)
+    u64[KNOWN + seat] &= ~bit(card)
+    i8[STAIRS + i64[STAIRS_LEN]] = card
+    i64[STAIRS_LEN] += 1
+    if u64[HAND + seat] == _ZERO:
+        end_deal(u64, i64, tab, WENT_OUT_OUTCOME)
+        return False
+    if i64[LAID_THIS_TURN] != 0:
+        i64[LAID_BEFORE + seat] = 1
+    i64[TURN] += 1
+    if i64[STOCK_LEN] == 0:
+        if tab[T_RESHUFFLE] != 0 and i64[STAIRS_LEN] > 1:
+            return True
+        end_deal(u64, i64, tab, STOCK_EXHAUSTED)
+        return False
+    next_turn(u64, i64, tab)
+    return False
+
+
+@jit
+def reshuffle(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    mask: np.ndarray,
+    stock: np.ndarray,
+) -> None:
+    """RULES §6.4 (``stock_exhausted="reshuffle"``): the staircase below its top card becomes the
+    stock ``stock`` (int8, bottom to top, a permutation of those cards), then the turn ends as
+    usual and the next legal mask is written."""
+    n = stock.size
+    top = i8[STAIRS + i64[STAIRS_LEN] - 1]
+    for k in range(n):
+        i8[STOCK + k] = stock[k]
+    i64[STOCK_LEN] = n
+    i8[STAIRS] = top
+    i64[STAIRS_LEN] = 1
+    next_turn(u64, i64, tab)
+    legal_mask(u64, i8, i64, tab, meld_bits, mask)
+
+
+@jit
+def next_turn(u64: np.ndarray, i64: np.ndarray, tab: np.ndarray) -> None:
+    """RULES §6.5, §1.2: cut the deal off after ``max_turns`` turns, else pass the turn left."""
+    if i64[TURN] >= tab[T_MAX_TURNS]:
+        end_deal(u64, i64, tab, MAX_TURNS_OUTCOME)
+        return
+    i64[CURRENT] = (i64[CURRENT] + 1) % i64[NUM_PLAYERS]
+    i64[PHASE] = DRAW
+    i64[BANNED] = -1
+    i64[LAID_THIS_TURN] = 0
+
+
+# ---------------------------------------------------------------------------- end of a deal
+@jit
+def hand_value(u64: np.ndarray, tab: np.ndarray, seat: int) -> int:
+    """Points of the cards left in ``seat``'s hand (ace ``ace_hand``; RULES §3.3, §6.2)."""
+    hand = u64[HAND + seat]
+    total = 0
+    for card in range(NUM_CARDS):
+        if has(hand, card):
+            total += tab[T_HAND_VALUE + card]
+    return total
+
+
+@jit
+def end_deal(u64: np.ndarray, i64: np.ndarray, tab: np.ndarray, outcome: int) -> None:
+    """Score the deal and add it to the game totals (RULES §6.2-6.5, §7.1).
+
+    Going out (``WENT_OUT_OUTCOME``) without a meld or lay-off in an earlier turn is a Rommé: the
+    going-out credit (the opponents' hand values) and the hand penalty double under
+    ``romme_double``. Writes ``DEAL_POINTS``, ``TOTALS``, ``OUTCOME`` and ``WENT_OUT``.
+    """
+    n = i64[NUM_PLAYERS]
+    factor = 1
+    seat = i64[CURRENT]
+    went_out = outcome == WENT_OUT_OUTCOME
+    if went_out:
+        i64[WENT_OUT] = seat
+        if i64[LAID_BEFORE + seat] == 0:
+            outcome = ROMME
+            if tab[T_ROMME_DOUBLE] != 0:
+                factor = 2
+    for s in range(n):
+        i64[DEAL_POINTS + s] = i64[POINTS + s]
+    for s in range(n):
+        held = hand_value(u64, tab, s)
+        if went_out and tab[T_GOING_OUT_CREDIT] != 0:
+            i64[DEAL_POINTS + seat] += factor * held
+        if tab[T_HAND_PENALTY] != 0:
+            i64[DEAL_POINTS + s] -= factor * held
+    for s in range(n):
+        i64[TOTALS + s] += i64[DEAL_POINTS + s]
+    i64[OUTCOME] = outcome
+    i64[DEALS_PLAYED] += 1
+    i64[PHASE] = DEAL_OVER
+    i64[BANNED] = -1
+    i64[MUST_USE] = -1
+
+
+# ---------------------------------------------------------------------------- observation
+#: The observation pieces whose start offsets :func:`write_observation` reads, in the order of its
+#: ``offsets`` argument (names of ``treppen_env.observation.LAYOUT``).
+OBS_PIECES = (
+    "hand",
+    "staircase",
+    "meld_owner",
+    "table",
+    "known",
+    "must_use",
+    "banned",
+    "hand_sizes",
+    "stock_size",
+    "phase",
+    "points",
+    "totals",
+    "dealer",
+    "to_move",
+    "seats",
+    "laid_before",
+    "turn",
+)
+(
+    O_HAND,
+    O_STAIRS,
+    O_OWNER,
+    O_TABLE,
+    O_KNOWN,
+    O_MUST_USE,
+    O_BANNED,
+    O_HAND_SIZES,
+    O_STOCK,
+    O_PHASE,
+    O_POINTS,
+    O_TOTALS,
+    O_DEALER,
+    O_TO_MOVE,
+    O_SEATS,
+    O_LAID,
+    O_TURN,
+) = range(len(OBS_PIECES))
+#: Slots of the ``consts`` argument of :func:`write_observation` after the 53 staircase depths.
+C_HAND_SCALE, C_POINTS_SCALE, C_TOTALS_SCALE, C_TOTALS_CLIP = range(NUM_CARDS + 1, NUM_CARDS + 5)
+OBS_SEATS = 4
+TABLE_COLS = 7
+
+
+@jit
+def _write_cards(obs: np.ndarray, start: int, bits: np.uint64) -> None:
+    """Set ``obs[start + card] = 1`` for each card of ``bits``."""
+    while bits != _ZERO:
+        card = lowest(bits)
+        bits &= ~bit(card)
+        obs[start + card] = 1.0
+
+
+@jit
+def write_observation(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    seat: int,
+    offsets: np.ndarray,
+    consts: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """Write ``seat``'s observation of the state into ``obs`` (float32, the whole vector).
+
+    Seats are relative to ``seat`` and padded to 4. Only what ``seat`` may know enters: its own
+    hand, the staircase with depths (RULES §4.1), the table with its lay-off slots (§4.3), each
+    opponent's publicly known cards, hand sizes, the stock size and the public counters.
+
+    :param offsets: int64, the start of each piece of :data:`OBS_PIECES` in the vector.
+    :param consts: float64, the staircase depths 0..52 as float32 values (depth / 52), then the
+        scales ``C_HAND_SCALE``, ``C_POINTS_SCALE``, ``C_TOTALS_SCALE`` and ``C_TOTALS_CLIP``.
+    """
+    obs[:] = 0.0
+    n = i64[NUM_PLAYERS]
+    _write_cards(obs, offsets[O_HAND], u64[HAND + seat])
+    depth = i64[STAIRS_LEN]
+    for k in range(depth):
+        obs[offsets[O_STAIRS] + i8[STAIRS + k]] = consts[depth - k]
+    for i in range(i64[NUM_MELDS]):
+        row = MELDS + MELD_COLS * i
+        cards = u64[MELD_BITS + i]
+        rel = (i8[row + M_OWNER] - seat + n) % n
+        column = 0 if i8[row + M_KIND] == SET else 1
+        table = offsets[O_TABLE]
+        while cards != _ZERO:
+            card = lowest(cards)
+            cards &= ~bit(card)
+            obs[offsets[O_OWNER] + OBS_SEATS * card + rel] = 1.0
+            obs[table + TABLE_COLS * card + column] = 1.0
+        if column == 1:
+            suit, low, length = int(i8[row + M_SUIT]), int(i8[row + M_LOW]), int(i8[row + M_LENGTH])
+            obs[table + TABLE_COLS * (NUM_RANKS * suit + low) + 2] = 1.0
+            obs[table + TABLE_COLS * (NUM_RANKS * suit + (low + length - 1) % NUM_RANKS) + 3] = 1.0
+    for t in range(NUM_TARGETS):
+        slots = u64[SLOTS + t]
+        while slots != _ZERO:
+            card = lowest(slots)
+            slots &= ~bit(card)
+            obs[offsets[O_TABLE] + TABLE_COLS * card + 4 + t] = 1.0
+    for k in range(1, n):
+        _write_cards(obs, offsets[O_KNOWN] + NUM_CARDS * (k - 1), u64[KNOWN + (seat + k) % n])
+    if i64[MUST_USE] >= 0:
+        obs[offsets[O_MUST_USE] + i64[MUST_USE]] = 1.0
+    if i64[BANNED] >= 0:
+        obs[offsets[O_BANNED] + i64[BANNED]] = 1.0
+    for k in range(n):
+        s = (seat + k) % n
+        obs[offsets[O_HAND_SIZES] + k] = count(u64[HAND + s]) / consts[C_HAND_SCALE]
+        obs[offsets[O_POINTS] + k] = i64[POINTS + s] / consts[C_POINTS_SCALE]
+        clip = consts[C_TOTALS_CLIP]
+        obs[offsets[O_TOTALS] + k] = min(clip, max(-clip, i64[TOTALS + s] / consts[C_TOTALS_SCALE]))
+        obs[offsets[O_SEATS] + k] = 1.0
+        obs[offsets[O_LAID] + k] = 1.0 if i64[LAID_BEFORE + s] != 0 else 0.0
+    obs[offsets[O_STOCK]] = i64[STOCK_LEN] / NUM_CARDS
+    obs[offsets[O_PHASE] + i64[PHASE]] = 1.0
+    obs[offsets[O_DEALER] + (i64[DEALER] - seat + n) % n] = 1.0
+    obs[offsets[O_TO_MOVE] + (i64[CURRENT] - seat + n) % n] = 1.0
+    obs[offsets[O_TURN]] = i64[TURN] / tab[T_MAX_TURNS]
