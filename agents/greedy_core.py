@@ -1,0 +1,978 @@
+"""The greedy heuristic as Numba kernels over plain arrays of what the mover may see.
+
+:class:`agents.greedy.GreedyAgent` describes the heuristic; this module is its one
+implementation. Its input is a fixed layout of small arrays, built from an observation by
+:func:`observation_inputs` (or, without Python, by :func:`_observation_inputs` inside a kernel),
+and buildable the same way from an engine state by a playout kernel. Nothing in it depends on
+the engine or on other agents; it imports only the card, meld and action tables.
+
+Card sets are uint64 bitsets (bit ``c`` set when card ``c``, 0..51, is in the set); seats are
+relative to the mover (0 = the mover, 1 = the next seat to the left, ...).
+
+Input layout (what :func:`greedy_action` reads):
+
+- ``cards``: uint64 (:data:`NUM_CARD_SETS`,)
+
+  ======================  =======================================================================
+  ``HAND``                the mover's hand
+  ``KNOWN + k - 1``       cards relative seat ``k`` (1..3) publicly holds (taken from the
+                          staircase, not yet played; 0 for seats not in play)
+  ``FITS + target``       cards that can be laid off now onto a set (target 0), a run's low end
+                          (1) or a run's high end (2) (RULES §4.3; the observation's ``fits_*``
+                          columns, the engine's ``layoff_slots``)
+  ======================  =======================================================================
+
+- ``stairs``: int8 (52,): the staircase from bottom to top in ``stairs[:scalars[STAIRS_LEN]]``
+  (RULES §4.1).
+- ``scalars``: int64 (:data:`NUM_SCALARS`,)
+
+  ======================  =======================================================================
+  ``NUM_PLAYERS``         players in the game (2-4)
+  ``STAIRS_LEN``          cards on the staircase
+  ``STOCK``               cards in the stock
+  ``PHASE``               0 draw, 1 meld/discard, 2 deal over
+  ``MUST_USE``            the taken card that must be played at once (rum500, RULES §4.2), or -1
+  ``BANNED``              the card that may not be discarded this turn (RULES §4.4), or -1
+  ``LAID_BEFORE``         1 when the mover melded or laid off in an earlier turn (RULES §6.2)
+  ``NUM_TABLE_MELDS``     melds on the table
+  ``HAND_SIZES + k``      cards in relative seat ``k``'s hand (k = 0..3)
+  ======================  =======================================================================
+
+- ``melds``: int8 (:data:`MAX_TABLE_MELDS`, :data:`NUM_MELD_COLUMNS`), row ``i < NUM_TABLE_MELDS``
+  one table meld, in any order: ``M_OWNER`` (relative seat that laid it), ``M_KIND`` (0 set,
+  1 run), ``M_SUIT`` (run suit 0..3, -1 for a set), ``M_LOW`` (a set's rank, a run's low-end
+  rank), ``M_LENGTH`` (cards); ``meld_bits``: uint64 (:data:`MAX_TABLE_MELDS`,) its cards.
+- ``mask``: int8 (898,): the action mask (the phase is read from it: only draw/take bits set
+  means the draw phase).
+
+The rules enter as one float64 row (:func:`rules_row`): meld values, allowed melds, lay-off
+values and flags; the agent's constructor settings as float64 (:data:`NUM_SETTINGS`,).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numba
+import numpy as np
+
+from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
+from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, make_card, rank_of, suit_of
+from treppen_env.melds import (
+    MAX_RUN,
+    MELD_BITS,
+    MIN_RUN,
+    NUM_MELDS,
+    NUM_RUN_LENGTHS,
+    NUM_SET_MELDS,
+    allowed_melds,
+    layoff_value,
+    meld_values,
+)
+from treppen_env.observation import OBS_SIZE, SLICES, PublicView
+from treppen_env.rules import Rules
+
+# ---------------------------------------------------------------------- input layout
+HAND, KNOWN, FITS = 0, 1, 4
+NUM_CARD_SETS = 7
+NUM_PLAYERS, STAIRS_LEN, STOCK, PHASE, MUST_USE, BANNED, LAID_BEFORE, NUM_TABLE_MELDS, HAND_SIZES = range(9)
+NUM_SCALARS = HAND_SIZES + 4
+M_OWNER, M_KIND, M_SUIT, M_LOW, M_LENGTH = range(5)
+NUM_MELD_COLUMNS = 5
+KIND_SET, KIND_RUN = 0, 1
+#: Melds never share a card and hold at least 3 (RULES §3, §3.5).
+MAX_TABLE_MELDS = NUM_CARDS // 3
+
+# ---------------------------------------------------------------------- rules row layout
+R_VALUES = 0  # points of laying candidate meld i (RULES §3.3-3.4, §5.1)
+R_ALLOWED = NUM_MELDS  # 1.0 when candidate i is a legal meld (RULES §3.1-3.2)
+R_LAYOFF = 2 * NUM_MELDS  # points of laying off card c onto target t at R_LAYOFF + 3c + t (§5.2)
+R_CORNER = R_LAYOFF + 3 * NUM_CARDS  # 1.0: runs turn the corner (RULES §3.2)
+R_MUST_USE_TAKEN = R_CORNER + 1  # 1.0: the deepest taken card must be played (RULES §4.2)
+R_GOING_OUT_CREDIT = R_CORNER + 2  # 1.0: going out books the opponents' hands (RULES §6.2)
+R_ROMME_DOUBLE = R_CORNER + 3  # 1.0: that credit doubles after a Rommé (RULES §6.2)
+RULES_ROW_SIZE = R_CORNER + 4
+
+# ---------------------------------------------------------------------- settings layout
+S_STOCK_GAIN, S_TAKE_MARGIN, S_CARD_COST, S_OUT_CREDIT, S_MIN_WEIGHT = range(5)
+NUM_SETTINGS = 5
+
+# ---------------------------------------------------------------------- constants
+#: Nodes the turn-plan search may visit per plan.
+PLAN_BUDGET = 4000
+#: The most candidates of one hand: every meld, plus a lay-off chain per open end and length.
+MAX_CANDIDATES = NUM_MELDS + 2 * MAX_TABLE_MELDS * MAX_RUN
+MAX_SLOTS = 2 * MAX_TABLE_MELDS
+#: Deepest plan: disjoint candidates hold at least one card each.
+MAX_DEPTH = NUM_CARDS + 1
+MEAN_HAND_POINTS = sum(HAND_POINTS) / NUM_CARDS
+_FULL = np.uint64((1 << NUM_CARDS) - 1)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_HAND_POINTS = np.array(HAND_POINTS, dtype=np.int64)
+#: Other cards of each card's rank.
+_MATES = np.array(
+    [sum(1 << make_card(s, rank_of(c)) for s in range(NUM_SUITS)) & ~(1 << c) for c in range(NUM_CARDS)],
+    dtype=np.uint64,
+)
+#: Next card up / down in the same suit (the ace follows the king and precedes the 2).
+_UP = np.array([make_card(suit_of(c), (rank_of(c) + 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
+_DOWN = np.array([make_card(suit_of(c), (rank_of(c) - 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
+_MELD_BITS = MELD_BITS.copy()
+
+# Observation offsets (treppen_env.observation.LAYOUT).
+_O_HAND = SLICES["hand"].start
+_O_STAIRS = SLICES["staircase"].start
+_O_OWNER = SLICES["meld_owner"].start
+_O_TABLE = SLICES["table"].start
+_O_KNOWN = SLICES["known"].start
+_O_MUST_USE = SLICES["must_use"].start
+_O_BANNED = SLICES["banned"].start
+_O_HAND_SIZES = SLICES["hand_sizes"].start
+_O_STOCK = SLICES["stock_size"].start
+_O_PHASE = SLICES["phase"].start
+_O_SEATS = SLICES["seats"].start
+_O_LAID = SLICES["laid_before"].start
+_TABLE_COLS = 7
+_OWNER_COLS = 4
+
+
+@lru_cache(maxsize=16)
+def rules_row(rules: Rules) -> np.ndarray:
+    """The rules as the kernels read them: float64 (:data:`RULES_ROW_SIZE`,), read-only."""
+    row = np.zeros(RULES_ROW_SIZE)
+    row[R_VALUES : R_VALUES + NUM_MELDS] = meld_values(rules)
+    row[R_ALLOWED : R_ALLOWED + NUM_MELDS] = allowed_melds(rules)
+    for card in range(NUM_CARDS):
+        for target in range(3):
+            row[R_LAYOFF + 3 * card + target] = layoff_value(rules, card, target)
+    row[R_CORNER] = rules.corner_runs
+    row[R_MUST_USE_TAKEN] = rules.must_use_taken
+    row[R_GOING_OUT_CREDIT] = rules.going_out_credit
+    row[R_ROMME_DOUBLE] = rules.romme_double
+    row.flags.writeable = False
+    return row
+
+
+# ---------------------------------------------------------------------- bit helpers
+@numba.njit(cache=True)
+def _bit(card: int) -> np.uint64:
+    return _ONE << np.uint64(card)
+
+
+@numba.njit(cache=True)
+def _has(bits: np.uint64, card: int) -> bool:
+    return (bits >> np.uint64(card)) & _ONE != _ZERO
+
+
+@numba.njit(cache=True)
+def _popcount(x: np.uint64) -> int:
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@numba.njit(cache=True)
+def _lowest(x: np.uint64) -> int:
+    """Index of the lowest set bit of ``x`` (``x`` nonzero)."""
+    return _popcount((x & (~x + _ONE)) - _ONE)
+
+
+# ---------------------------------------------------------------------- context
+@numba.njit(cache=True)
+def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
+    """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
+
+    Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
+    staircase cards, dead cards (on the table or known), cards that fit an open end) and
+    ``slots`` (int64 (MAX_SLOTS, 3): card that fits, target, room left), in the order of
+    sets by rank, then runs by their low-end card. Returns (number of slots, going-out bonus).
+    """
+    n = scalars[NUM_PLAYERS]
+    next_known = cards[KNOWN] if n > 1 else _ZERO
+    other_known = _ZERO
+    for k in range(2, n):
+        other_known |= cards[KNOWN + k - 1]
+    stair_bits = _ZERO
+    for i in range(scalars[STAIRS_LEN]):
+        stair_bits |= _bit(stairs[i])
+    on_table = _ZERO
+    num_melds = scalars[NUM_TABLE_MELDS]
+    for i in range(num_melds):
+        on_table |= meld_bits[i]
+    fits = cards[FITS + TARGET_SET] | cards[FITS + TARGET_LOW] | cards[FITS + TARGET_HIGH]
+    ctx[0] = next_known
+    ctx[1] = other_known
+    ctx[2] = stair_bits
+    ctx[3] = on_table | next_known | other_known
+    ctx[4] = fits
+    # Going out ends the deal: the opponents' hands are credited (doubled on a Rommé, §6.2)
+    # or deducted from them (rum500, §6.3); either way it also stops their scoring.
+    opp = 0.0
+    for k in range(1, n):
+        seen = cards[KNOWN + k - 1]
+        points = 0
+        b = seen
+        while b:
+            points += _HAND_POINTS[_lowest(b)]
+            b &= b - _ONE
+        opp += points
+        opp += (scalars[HAND_SIZES + k] - _popcount(seen)) * MEAN_HAND_POINTS
+    if row[R_GOING_OUT_CREDIT] == 0.0:
+        opp /= max(1, n - 1)
+    elif row[R_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+        opp *= 2
+    # Open ends, sets by rank then runs by low-end card.
+    keys = np.empty(num_melds, dtype=np.int64)
+    for i in range(num_melds):
+        if melds[i, M_KIND] == KIND_SET:
+            keys[i] = melds[i, M_LOW]
+        else:
+            keys[i] = NUM_RANKS + NUM_RANKS * melds[i, M_SUIT] + melds[i, M_LOW]
+    order = np.argsort(keys)
+    num_slots = 0
+    for i in order:
+        length = melds[i, M_LENGTH]
+        if melds[i, M_KIND] == KIND_SET:
+            if length == 3:
+                rank = melds[i, M_LOW]
+                missing = _lowest((_MATES[rank] | _bit(rank)) & ~meld_bits[i])
+                slots[num_slots, 0] = missing
+                slots[num_slots, 1] = TARGET_SET
+                slots[num_slots, 2] = 1
+                num_slots += 1
+            continue
+        room = MAX_RUN - length
+        suit = melds[i, M_SUIT]
+        low = _DOWN[NUM_RANKS * suit + melds[i, M_LOW]]
+        high = _UP[NUM_RANKS * suit + (melds[i, M_LOW] + length - 1) % NUM_RANKS]
+        if room and _has(cards[FITS + TARGET_LOW], low):
+            slots[num_slots, 0] = low
+            slots[num_slots, 1] = TARGET_LOW
+            slots[num_slots, 2] = room
+            num_slots += 1
+        if room and _has(cards[FITS + TARGET_HIGH], high):
+            slots[num_slots, 0] = high
+            slots[num_slots, 1] = TARGET_HIGH
+            slots[num_slots, 2] = room
+            num_slots += 1
+    return num_slots, opp + 10.0
+
+
+# ---------------------------------------------------------------------- candidates
+@numba.njit(cache=True)
+def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
+    """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3): fills card bits, booked
+    value and first action; returns their count. Melds come in candidate-index order (sets by
+    rank and omitted suit, then runs by suit, low end, length), then chains by slot: a card laid
+    off onto an open end, then the next card of that suit onto the new end, ..."""
+    n = _meld_candidates(hand, row, c_bits, c_val, c_first)
+    return _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n)
+
+
+@numba.njit(cache=True)
+def _meld_candidates(hand, row, c_bits, c_val, c_first):
+    """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
+    n = 0
+    for rank in range(NUM_RANKS):
+        suits = 0
+        for s in range(NUM_SUITS):
+            if _has(hand, NUM_RANKS * s + rank):
+                suits |= 1 << s
+        held = (suits & 1) + (suits >> 1 & 1) + (suits >> 2 & 1) + (suits >> 3 & 1)
+        if held < 3:
+            continue
+        base = rank * (NUM_SUITS + 1)
+        for omitted in range(NUM_SUITS + 1):
+            if held == 3 and (omitted == NUM_SUITS or suits >> omitted & 1):
+                continue  # three suits: only the set omitting the fourth
+            i = base + omitted
+            if row[R_ALLOWED + i] != 0.0:
+                c_bits[n] = _MELD_BITS[i]
+                c_val[n] = row[R_VALUES + i]
+                c_first[n] = MELD_BASE + i
+                n += 1
+    for suit in range(NUM_SUITS):
+        for low in range(NUM_RANKS):
+            if not _has(hand, NUM_RANKS * suit + low):
+                continue
+            for length in range(2, MAX_RUN + 1):
+                if not _has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
+                    break
+                if length < MIN_RUN:
+                    continue
+                i = NUM_SET_MELDS + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - MIN_RUN
+                if row[R_ALLOWED + i] != 0.0:
+                    c_bits[n] = _MELD_BITS[i]
+                    c_val[n] = row[R_VALUES + i]
+                    c_first[n] = MELD_BASE + i
+                    n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
+    """Append the lay-off chains within ``hand`` (RULES §4.3) by slot after the first ``n``
+    candidates; return the new count."""
+    corner = row[R_CORNER] != 0.0
+    for k in range(num_slots):
+        card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
+        if not _has(hand, card):
+            continue
+        first = LAYOFF_BASE + 3 * card + target
+        bits = _ZERO
+        value = 0.0
+        cur = card
+        for _ in range(room):
+            bits |= _bit(cur)
+            value += row[R_LAYOFF + 3 * cur + target]
+            c_bits[n] = bits
+            c_val[n] = value
+            c_first[n] = first
+            n += 1
+            if target == TARGET_SET or (not corner and cur % NUM_RANKS == 0):
+                break  # a set takes one card; without corner runs the ace ends a run (§3.2)
+            cur = _UP[cur] if target == TARGET_HIGH else _DOWN[cur]
+            if not _has(hand, cur):
+                break
+    return n
+
+
+@numba.njit(cache=True)
+def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
+    """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2)."""
+    if _has(ctx[4], card):
+        return True
+    n = _candidates(cards, row, slots, num_slots, c_bits, c_val, c_first)
+    for j in range(n):
+        if _has(c_bits[j], card):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------- weights
+@numba.njit(cache=True)
+def _live(bits, unseen, stair_bits):
+    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable) count 1/2."""
+    return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
+
+
+@numba.njit(cache=True)
+def _weight(c, cards, unseen, stair_bits, settings):
+    """Cost of keeping card ``c`` of ``cards``: hand value (RULES §1.3) + card cost - a credit
+    for each live card that would complete a partial meld with it (a pair, two in a row, a gap)."""
+    live = 0.0
+    mates = _MATES[c]
+    if mates & cards:  # a pair: the other suits of the rank complete a set
+        live += _live(mates & ~cards, unseen, stair_bits)
+    up = _UP[c]
+    down = _DOWN[c]
+    if _has(cards, up) or _has(cards, down):  # two in a row: the cards at both ends
+        lo = _DOWN[down] if _has(cards, down) else down
+        hi = _UP[up] if _has(cards, up) else up
+        live += _live(_bit(lo) | _bit(hi), unseen, stair_bits)
+    else:
+        if _has(cards, _UP[up]):  # a gap: the middle card completes it
+            live += _live(_bit(up), unseen, stair_bits)
+        if _has(cards, _DOWN[down]):
+            live += _live(_bit(down), unseen, stair_bits)
+    capped = 3.0 if 3.0 < live else live
+    weight = _HAND_POINTS[c] + settings[S_CARD_COST] - settings[S_OUT_CREDIT] * capped
+    return settings[S_MIN_WEIGHT] if settings[S_MIN_WEIGHT] > weight else weight
+
+
+@numba.njit(cache=True)
+def _danger(card, ctx):
+    """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
+    it fits a table meld, or completes or extends a meld with an opponent's known cards."""
+    value = _HAND_POINTS[card]
+    if _has(ctx[4], card):
+        return value + 10.0
+    danger = 0.0
+    up = _UP[card]
+    down = _DOWN[card]
+    for who in range(2):
+        known = ctx[who]
+        weight = 1.0 if who == 0 else 0.5
+        if known == _ZERO:
+            continue
+        mates = _popcount(_MATES[card] & known)
+        run = (_has(known, up) and (_has(known, _UP[up]) or _has(known, down))) or (
+            _has(known, down) and _has(known, _DOWN[down])
+        )
+        if mates >= 2 or run:
+            danger += weight * (value + 15.0)
+        elif mates or _has(known, up) or _has(known, down):
+            danger += weight * 4.0
+    return danger
+
+
+@numba.njit(cache=True)
+def _left_weight(rest, ctx, ban, unknown, settings):
+    """Weight of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4).
+
+    Discarding a card saves its weight but costs its danger; ``ban`` (a bitset) may not be
+    discarded; ``unknown`` adds the stock card still to be drawn, weighing an average card.
+    """
+    unseen = ~(ctx[3] | rest) & _FULL
+    total = 0.0
+    best = 0.0
+    have = False
+    b = rest
+    while b:
+        c = _lowest(b)
+        b &= b - _ONE
+        w = _weight(c, rest, unseen, ctx[2], settings)
+        total += w
+        if not _has(ban, c):
+            saved = w - _danger(c, ctx)
+            if not have or saved > best:
+                best, have = saved, True
+    if unknown:
+        average = MEAN_HAND_POINTS + settings[S_CARD_COST]
+        total += average
+        if not have or average > best:
+            best = average
+    return total - best
+
+
+# ---------------------------------------------------------------------- turn plan
+@numba.njit(cache=True)
+def _plan(
+    hand,
+    ctx,
+    out_bonus,
+    slots,
+    num_slots,
+    row,
+    settings,
+    banned,
+    include,
+    before_draw,
+    work_bits,
+    work_val,
+    work_first,
+    s_bits,
+    s_val,
+    s_first,
+    chosen,
+    best_chosen,
+):
+    """Best score of ``hand`` this turn (RULES §4.3-4.5) and that plan's steps.
+
+    A depth-first search over card-disjoint candidates (sorted by booked value, highest first,
+    ties in candidate order) with :data:`PLAN_BUDGET` nodes scores each node's plan as booked
+    points + going-out bonus when it empties the hand (or leaves one card to discard), else
+    booked points - :func:`_left_weight`. ``banned``: the card that may not be discarded (§4.4);
+    ``include``: a card every plan must lay (must-use, or a deep take's card); -1 for none;
+    ``before_draw``: the unknown stock card joins the hand. The sorted candidates are left in
+    ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
+    """
+    n = _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
+    order = np.argsort(-work_val[:n], kind="mergesort")
+    for k in range(n):
+        s_bits[k] = work_bits[order[k]]
+        s_val[k] = work_val[order[k]]
+        s_first[k] = work_first[order[k]]
+    need = _ZERO if include < 0 else _bit(include)
+    ban = _ZERO if banned < 0 else _bit(banned)
+    best = -np.inf
+    best_len = 0
+    budget = PLAN_BUDGET
+    st_next = np.empty(MAX_DEPTH, dtype=np.int64)
+    st_used = np.empty(MAX_DEPTH, dtype=np.uint64)
+    st_booked = np.empty(MAX_DEPTH, dtype=np.float64)
+    depth = 0
+    st_next[0], st_used[0], st_booked[0] = 0, _ZERO, 0.0
+    entered = True
+    while depth >= 0:
+        if entered:  # a node: score its plan (the leaf), then try its children
+            entered = False
+            budget -= 1
+            used = st_used[depth]
+            booked = st_booked[depth]
+            if not (need and not used & need):
+                rest = hand & ~used
+                if not (rest and rest == ban):  # a dead end (§4.5)
+                    if rest == _ZERO or (not before_draw and _popcount(rest) == 1):
+                        score = booked + out_bonus
+                    else:
+                        score = booked - _left_weight(rest, ctx, ban, before_draw, settings)
+                    if score > best:
+                        best = score
+                        best_len = depth
+                        for k in range(depth):
+                            best_chosen[k] = chosen[k]
+        j = st_next[depth]
+        if j >= n or budget <= 0:
+            depth -= 1
+            continue
+        st_next[depth] = j + 1
+        if not s_bits[j] & st_used[depth]:
+            chosen[depth] = j
+            st_used[depth + 1] = st_used[depth] | s_bits[j]
+            st_booked[depth + 1] = st_booked[depth] + s_val[j]
+            st_next[depth + 1] = j + 1
+            depth += 1
+            entered = True
+    return best, best_len
+
+
+# ---------------------------------------------------------------------- decisions
+@numba.njit(cache=True)
+def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings):
+    """The greedy heuristic's action (RULES §4): from the input layout of the module docstring,
+    the rules row (:func:`rules_row`) and the settings; -1 when the mask has no legal action.
+
+    Draw phase (RULES §4.1-4.2): every legal staircase take whose deepest card the plan can use
+    (a deep card taken for nothing is never considered) is scored against the stock (the
+    current hand's plan plus ``stock_gain`` plus ``take_margin``); the stock wins ties. Meld
+    phase (RULES §4.3-4.5): the first legal step of the best plan (a step laying the must-use
+    card first), else the discard of highest weight - danger (ties: the higher card), else the
+    most valuable legal lay (ties: the higher action).
+    """
+    first_legal = -1
+    last_legal = -1
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            if first_legal < 0:
+                first_legal = a
+            last_legal = a
+    if first_legal < 0:
+        return -1
+    ctx = np.empty(5, dtype=np.uint64)
+    slots = np.empty((MAX_SLOTS, 3), dtype=np.int64)
+    num_slots, out_bonus = _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots)
+    work_bits = np.empty(MAX_CANDIDATES, dtype=np.uint64)
+    work_val = np.empty(MAX_CANDIDATES, dtype=np.float64)
+    work_first = np.empty(MAX_CANDIDATES, dtype=np.int64)
+    s_bits = np.empty(MAX_CANDIDATES, dtype=np.uint64)
+    s_val = np.empty(MAX_CANDIDATES, dtype=np.float64)
+    s_first = np.empty(MAX_CANDIDATES, dtype=np.int64)
+    chosen = np.empty(MAX_DEPTH, dtype=np.int64)
+    best_chosen = np.empty(MAX_DEPTH, dtype=np.int64)
+    hand = cards[HAND]
+    if last_legal < MELD_BASE:
+        return _draw(
+            hand,
+            stairs,
+            scalars,
+            mask,
+            ctx,
+            out_bonus,
+            slots,
+            num_slots,
+            row,
+            settings,
+            work_bits,
+            work_val,
+            work_first,
+            s_bits,
+            s_val,
+            s_first,
+            chosen,
+            best_chosen,
+        )
+    return _meld(
+        hand,
+        scalars,
+        mask,
+        first_legal,
+        ctx,
+        out_bonus,
+        slots,
+        num_slots,
+        row,
+        settings,
+        work_bits,
+        work_val,
+        work_first,
+        s_bits,
+        s_val,
+        s_first,
+        chosen,
+        best_chosen,
+    )
+
+
+@numba.njit(cache=True)
+def _draw(
+    hand,
+    stairs,
+    scalars,
+    mask,
+    ctx,
+    out_bonus,
+    slots,
+    num_slots,
+    row,
+    settings,
+    work_bits,
+    work_val,
+    work_first,
+    s_bits,
+    s_val,
+    s_first,
+    chosen,
+    best_chosen,
+):
+    """RULES §4.1-4.2: the stock, or the staircase take that gains the most."""
+    depth = scalars[STAIRS_LEN]
+    best_action = 0
+    best = -np.inf
+    if mask[0]:
+        score, _ = _plan(
+            hand,
+            ctx,
+            out_bonus,
+            slots,
+            num_slots,
+            row,
+            settings,
+            -1,
+            -1,
+            True,
+            work_bits,
+            work_val,
+            work_first,
+            s_bits,
+            s_val,
+            s_first,
+            chosen,
+            best_chosen,
+        )
+        best = score + settings[S_STOCK_GAIN] + settings[S_TAKE_MARGIN]
+    must_use_taken = row[R_MUST_USE_TAKEN] != 0.0
+    taken = _ZERO
+    for d in range(1, depth + 1):
+        card = np.int64(stairs[depth - d])
+        taken |= _bit(card)
+        if not mask[d]:
+            continue
+        include = card if d > 1 or must_use_taken else -1
+        if include >= 0 and not _usable(
+            card, hand | taken, row, ctx, slots, num_slots, work_bits, work_val, work_first
+        ):
+            continue
+        banned = card if d == 1 else -1
+        score, _ = _plan(
+            hand | taken,
+            ctx,
+            out_bonus,
+            slots,
+            num_slots,
+            row,
+            settings,
+            banned,
+            include,
+            False,
+            work_bits,
+            work_val,
+            work_first,
+            s_bits,
+            s_val,
+            s_first,
+            chosen,
+            best_chosen,
+        )
+        if score > best:
+            best_action, best = d, score
+    if best_action == 0 and not mask[0]:  # stock empty and no take scored: the first legal take
+        for a in range(1, MELD_BASE):
+            if mask[a]:
+                return a
+    return best_action
+
+
+@numba.njit(cache=True)
+def _meld(
+    hand,
+    scalars,
+    mask,
+    first_legal,
+    ctx,
+    out_bonus,
+    slots,
+    num_slots,
+    row,
+    settings,
+    work_bits,
+    work_val,
+    work_first,
+    s_bits,
+    s_val,
+    s_first,
+    chosen,
+    best_chosen,
+):
+    """RULES §4.3-4.5: the next step of the best plan, else the safest discard."""
+    banned = scalars[BANNED]
+    include = scalars[MUST_USE]
+    _, steps = _plan(
+        hand,
+        ctx,
+        out_bonus,
+        slots,
+        num_slots,
+        row,
+        settings,
+        banned,
+        include,
+        False,
+        work_bits,
+        work_val,
+        work_first,
+        s_bits,
+        s_val,
+        s_first,
+        chosen,
+        best_chosen,
+    )
+    if include >= 0:  # steps that lay the must-use card first, each group in plan order
+        for k in range(steps):
+            j = best_chosen[k]
+            if _has(s_bits[j], include) and mask[s_first[j]]:
+                return s_first[j]
+    for k in range(steps):
+        j = best_chosen[k]
+        if (include < 0 or not _has(s_bits[j], include)) and mask[s_first[j]]:
+            return s_first[j]
+    best_card = -1
+    best_key = 0.0
+    unseen = ~(ctx[3] | hand) & _FULL
+    for c in range(NUM_CARDS):
+        if mask[DISCARD_BASE + c]:
+            key = _weight(c, hand, unseen, ctx[2], settings) - _danger(c, ctx)
+            if best_card < 0 or key >= best_key:
+                best_card, best_key = c, key
+    if best_card >= 0:
+        return DISCARD_BASE + best_card
+    # Nothing to discard (a must-use card pending): the most valuable legal lay.
+    best_play = -1
+    best_value = 0.0
+    for a in range(MELD_BASE, DISCARD_BASE):
+        if mask[a]:
+            if a < LAYOFF_BASE:
+                value = row[R_VALUES + a - MELD_BASE]
+            else:
+                value = row[R_LAYOFF + a - LAYOFF_BASE]
+            if best_play < 0 or value >= best_value:
+                best_play, best_value = a, value
+    return best_play if best_play >= 0 else first_legal
+
+
+# ---------------------------------------------------------------------- observation
+@numba.njit(cache=True)
+def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
+    """Fill the input layout from an observation vector (treppen_env.observation.LAYOUT): what
+    :func:`treppen_env.observation.decode` reads, melds in its order (sets by rank, runs by
+    their low-end card; melds never merge, RULES §3.5)."""
+    n = 0
+    for k in range(4):
+        if obs[_O_SEATS + k] != 0.0:
+            n += 1
+    scalars[NUM_PLAYERS] = n
+    cards[HAND] = _obs_bits(obs, _O_HAND, 1)
+    for k in range(3):
+        cards[KNOWN + k] = _obs_bits(obs, _O_KNOWN + k * NUM_CARDS, 1) if k < n - 1 else _ZERO
+    for t in range(3):
+        cards[FITS + t] = _obs_bits(obs, _O_TABLE + 4 + t, _TABLE_COLS)
+    scalars[STAIRS_LEN] = _obs_stairs(obs, stairs)
+    scalars[STOCK] = int(np.rint(np.float64(obs[_O_STOCK]) * NUM_CARDS))
+    phase = 0
+    for k in range(3):
+        if obs[_O_PHASE + k] > obs[_O_PHASE + phase]:
+            phase = k
+    scalars[PHASE] = phase
+    scalars[MUST_USE] = _obs_card(obs, _O_MUST_USE)
+    scalars[BANNED] = _obs_card(obs, _O_BANNED)
+    scalars[LAID_BEFORE] = 1 if obs[_O_LAID] > 0 else 0
+    for k in range(4):
+        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * 13.0)) if k < n else 0
+    scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
+
+
+@numba.njit(cache=True)
+def _obs_bits(obs, start, stride):
+    """Bitset of the cards ``c`` whose entry ``obs[start + stride * c]`` is nonzero."""
+    bits = _ZERO
+    for c in range(NUM_CARDS):
+        if obs[start + stride * c] != 0.0:
+            bits |= _bit(c)
+    return bits
+
+
+@numba.njit(cache=True)
+def _obs_card(obs, start):
+    """The first card whose entry from ``start`` is nonzero, or -1."""
+    for c in range(NUM_CARDS):
+        if obs[start + c] != 0.0:
+            return c
+    return -1
+
+
+@numba.njit(cache=True)
+def _obs_stairs(obs, stairs):
+    """Fill the staircase bottom to top from the depths (top card depth 1/52, RULES §4.1); its length."""
+    length = 0
+    for c in range(NUM_CARDS):
+        if obs[_O_STAIRS + c] != 0.0:
+            length += 1
+    for c in range(NUM_CARDS):
+        x = obs[_O_STAIRS + c]
+        if x != 0.0:
+            stairs[length - int(np.rint(np.float64(x) * NUM_CARDS))] = c
+    return length
+
+
+@numba.njit(cache=True)
+def _obs_melds(obs, melds, meld_bits):
+    """Fill the meld table from the ``table`` and ``meld_owner`` pieces; the number of melds."""
+    m = 0
+    for rank in range(NUM_RANKS):  # sets by rank
+        bits = _ZERO
+        count = 0
+        first = -1
+        for s in range(NUM_SUITS):
+            c = NUM_RANKS * s + rank
+            if obs[_O_TABLE + c * _TABLE_COLS] != 0.0:
+                bits |= _bit(c)
+                count += 1
+                if first < 0:
+                    first = c
+        if count:
+            melds[m, M_OWNER] = _owner(obs, first)
+            melds[m, M_KIND] = KIND_SET
+            melds[m, M_SUIT] = -1
+            melds[m, M_LOW] = rank
+            melds[m, M_LENGTH] = count
+            meld_bits[m] = bits
+            m += 1
+    for c in range(NUM_CARDS):  # runs by low-end card, walked up to their high end
+        if obs[_O_TABLE + c * _TABLE_COLS + 2] == 0.0:
+            continue
+        bits = _bit(c)
+        cur = c
+        count = 1
+        while obs[_O_TABLE + cur * _TABLE_COLS + 3] == 0.0 and count < MAX_RUN:
+            cur = _UP[cur]
+            bits |= _bit(cur)
+            count += 1
+        melds[m, M_OWNER] = _owner(obs, c)
+        melds[m, M_KIND] = KIND_RUN
+        melds[m, M_SUIT] = c // NUM_RANKS
+        melds[m, M_LOW] = c % NUM_RANKS
+        melds[m, M_LENGTH] = count
+        meld_bits[m] = bits
+        m += 1
+    return m
+
+
+@numba.njit(cache=True)
+def _owner(obs, card):
+    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece)."""
+    best = 0
+    for k in range(1, _OWNER_COLS):
+        if obs[_O_OWNER + card * _OWNER_COLS + k] > obs[_O_OWNER + card * _OWNER_COLS + best]:
+            best = k
+    return best
+
+
+def empty_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout."""
+    return (
+        np.zeros(NUM_CARD_SETS, dtype=np.uint64),
+        np.zeros(NUM_CARDS, dtype=np.int8),
+        np.zeros(NUM_SCALARS, dtype=np.int64),
+        np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8),
+        np.zeros(MAX_TABLE_MELDS, dtype=np.uint64),
+    )
+
+
+def observation_inputs(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The input layout (cards, stairs, scalars, melds, meld_bits) read from an observation vector.
+
+    :raises ValueError: when ``obs`` does not have shape (OBS_SIZE,).
+    """
+    obs = np.asarray(obs, dtype=np.float32)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
+    inputs = empty_inputs()
+    _observation_inputs(obs, *inputs)
+    return inputs
+
+
+@numba.njit(cache=True)
+def must_use_evidence(scalars, mask):
+    """Whether the position shows the must-use rule (RULES §4.2): a must-use card in the meld
+    phase, or a draw-phase mask that filters staircase takes."""
+    last = -1
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            last = a
+    if last < 0:
+        return False
+    if last < MELD_BASE:
+        for d in range(1, scalars[STAIRS_LEN] + 1):
+            if not mask[d]:
+                return True
+        return False
+    return scalars[MUST_USE] >= 0
+
+
+@numba.njit(cache=True)
+def observation_action(obs, mask, rows, row_index, infer, settings):
+    """The greedy action from an observation vector and mask, in one kernel.
+
+    ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
+    ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
+    (action or -1, evidence).
+    """
+    cards = np.zeros(NUM_CARD_SETS, dtype=np.uint64)
+    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
+    scalars = np.zeros(NUM_SCALARS, dtype=np.int64)
+    melds = np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8)
+    meld_bits = np.zeros(MAX_TABLE_MELDS, dtype=np.uint64)
+    _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits)
+    evidence = must_use_evidence(scalars, mask)
+    if infer and evidence:
+        row_index = 1
+    action = greedy_action(cards, stairs, scalars, melds, meld_bits, mask, rows[row_index], settings)
+    return action, evidence
+
+
+def view_inputs(
+    view: PublicView, table: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
+    view built from a state) and its ``table`` piece (float32 (52, 7))."""
+    cards, stairs, scalars, melds, meld_bits = empty_inputs()
+    cards[HAND] = cards_to_bits(view.hand)
+    for k, known in enumerate(view.known):
+        cards[KNOWN + k] = cards_to_bits(known)
+    fits = np.packbits(np.asarray(table)[:, 4:7].T != 0, axis=1, bitorder="little")
+    for t in range(3):
+        cards[FITS + t] = int.from_bytes(fits[t].tobytes(), "little")
+    stairs[: len(view.staircase)] = view.staircase
+    scalars[NUM_PLAYERS] = view.num_players
+    scalars[STAIRS_LEN] = len(view.staircase)
+    scalars[STOCK] = view.stock_size
+    scalars[PHASE] = ("draw", "meld", "deal_over").index(view.phase)
+    scalars[MUST_USE] = -1 if view.must_use is None else view.must_use
+    scalars[BANNED] = -1 if view.banned is None else view.banned
+    scalars[LAID_BEFORE] = bool(view.laid_before[0])
+    scalars[NUM_TABLE_MELDS] = len(view.melds)
+    scalars[HAND_SIZES : HAND_SIZES + view.num_players] = view.hand_sizes
+    for i, meld in enumerate(view.melds):
+        first = meld["cards"][0]
+        is_set = meld["kind"] == "set"
+        melds[i] = (
+            meld["owner"],
+            KIND_SET if is_set else KIND_RUN,
+            -1 if is_set else suit_of(first),
+            rank_of(first),
+            len(meld["cards"]),
+        )
+        meld_bits[i] = cards_to_bits(meld["cards"])
+    return cards, stairs, scalars, melds, meld_bits

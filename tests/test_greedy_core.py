@@ -1,0 +1,115 @@
+"""The greedy heuristic's kernels (agents.greedy_core): the recorded decisions, and that they read
+only what the mover may see (RULES §4; DESIGN "Agents")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from env_helpers import swap_hidden
+from fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
+
+from agents import GreedyAgent
+from agents import greedy_core as core
+from agents.search import public_view
+from treppen_env.engine import GameState
+from treppen_env.observation import Encoder, encode
+from treppen_env.rules import make_rules
+
+FIXTURE = Path(__file__).parent / "fixtures" / "greedy_decisions.npz"
+
+
+def test_actions_match_the_recorded_decisions():
+    """Every recorded position (tests/fixtures/make_greedy_fixture.py), every configuration."""
+    with np.load(FIXTURE) as npz:
+        data = {name: npz[name] for name in npz.files}
+    actions = data["actions"]
+    assert actions.shape[0] >= 20_000 and actions.shape[1] == len(CONFIGS)
+    wrong = []
+    for p_index, preset in enumerate(PRESETS):
+        agents = [make_agent(c, preset) for c in CONFIGS]
+        for n in np.flatnonzero(data["preset"] == p_index):
+            obs = observation(data["obs_q"][n], data["mask"][n], int(data["max_turns"][n]))
+            for k, (config, agent) in enumerate(zip(CONFIGS, agents, strict=True)):
+                if config["rules"] is None:
+                    agent.reset()
+                got = agent.act(obs)
+                if got != actions[n, k]:
+                    wrong.append((int(n), k, preset, int(data["players"][n]), PLAYS[data["play"][n]], got))
+    assert not wrong, f"{len(wrong)} decisions differ, e.g. (position, config, preset, players, play, got): {wrong[:5]}"
+
+
+def deal_states(preset: str, players: int, seed: int, greedy: bool):
+    """The states of one seeded deal, played by greedy or uniformly random moves."""
+    rules = make_rules(preset)
+    state = GameState(rules, players, np.random.default_rng(seed))
+    state.deal(seed % players)
+    agent = GreedyAgent(rules=rules)
+    rng = np.random.default_rng(seed + 1)
+    while not state.deal_over:
+        yield state
+        obs = {"observation": encode(state, state.current), "action_mask": state.legal_mask().copy()}
+        legal = np.flatnonzero(obs["action_mask"])
+        state.apply(agent.act(obs) if greedy else int(legal[rng.integers(legal.size)]))
+
+
+@pytest.mark.parametrize(
+    ("preset", "players"), [("treppenromme", 2), ("treppenromme", 4), ("rum500", 2), ("rum500", 3)]
+)
+def test_inputs_from_a_state_equal_those_from_the_observation(preset, players):
+    """The arrays built from a state's public view equal those read from the mover's observation,
+    and so does the action (the search playouts' path and the observation path)."""
+    encoder = Encoder()
+    agent = GreedyAgent(rules=preset)
+    for seed in range(3):
+        for state in deal_states(preset, players, seed, greedy=seed % 2 == 0):
+            seat = state.current
+            from_obs = core.observation_inputs(encode(state, seat))
+            view, table = public_view(state, seat, encoder)
+            from_view = core.view_inputs(view, table)
+            for a, b in zip(from_obs, from_view, strict=True):
+                np.testing.assert_array_equal(a, b)
+            mask = state.legal_mask()
+            obs = {"observation": encode(state, seat), "action_mask": mask.copy()}
+            assert agent.decide(view, table, mask, np.flatnonzero(mask)) == agent.act(obs)
+
+
+@pytest.mark.parametrize(("preset", "players"), [("treppenromme", 3), ("rum500", 4)])
+def test_reads_only_what_the_mover_may_see(preset, players):
+    """Two states that differ only in cards the mover cannot see (the stock order, the opponents'
+    unseen hand cards) give the same kernel inputs and the same action."""
+    rng = np.random.default_rng(5)
+    encoder = Encoder()
+    agent = GreedyAgent(rules=preset)
+    checked = 0
+    for seed in range(4):
+        for state in deal_states(preset, players, seed, greedy=seed % 2 == 1):
+            seat = state.current
+            other = swap_hidden(state, seat, rng)
+            assert other.hands != state.hands or other.stock != state.stock or len(state.stock) < 2
+            actions = []
+            for s in (state, other):
+                mask = s.legal_mask()
+                view, table = public_view(s, seat, encoder)
+                obs = {"observation": encode(s, seat), "action_mask": mask.copy()}
+                actions += [agent.act(obs), agent.decide(view, table, mask, np.flatnonzero(mask))]
+                inputs = core.observation_inputs(obs["observation"])
+                if s is state:
+                    first = inputs
+                else:
+                    for a, b in zip(first, inputs, strict=True):
+                        np.testing.assert_array_equal(a, b)
+            assert len(set(actions)) == 1
+            checked += 1
+    assert checked > 50
+
+
+def test_empty_mask_and_bad_shape_are_clear_errors():
+    agent = GreedyAgent(rules="treppenromme")
+    state = next(deal_states("treppenromme", 2, 0, greedy=True))
+    obs = {"observation": encode(state, state.current), "action_mask": np.zeros_like(state.legal_mask())}
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.act(obs)
+    with pytest.raises(ValueError, match="shape"):
+        agent.act({"observation": obs["observation"][:-1], "action_mask": state.legal_mask()})
