@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from env_helpers import swap_hidden
+from tests.env_helpers import swap_hidden
 
 from treppen_env.cards import bits_to_cards
 from treppen_env.core import layout as L

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rules_helpers import bits, new_deal, play
+from tests.rules_helpers import bits, new_deal, play
 
 import treppen_env
 from treppen_env import actions as A

@@ -1,5 +1,5 @@
 """The greedy heuristic's kernels (agents.greedy_core): the recorded decisions, and that they read
-only what the mover may see (RULES §4; DESIGN "Agents")."""
+only what the mover may see (RULES §4; docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from env_helpers import swap_hidden
-from fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
+from tests.env_helpers import swap_hidden
+from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 
 from agents import GreedyAgent
 from agents import greedy_core as core

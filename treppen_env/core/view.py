@@ -3,7 +3,7 @@
 :func:`mover_view` reads it out of a :class:`~treppen_env.engine.GameState` in the layout of
 :mod:`treppen_env.core.layout` (bitsets uint64, cards int8, counters int64), so a heuristic or a
 playout kernel can take the fields as arguments. It holds exactly what the mover's observation
-holds about the cards (as the observation does: own hand, staircase, table, each seat's publicly
+holds about the cards (own hand, staircase, table, each seat's publicly
 known cards, hand sizes and the stock size), never an opponent's unseen cards or the stock order.
 """
 
