@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 from bench_search import positions
-
 from train.bench import median_interval, treppen_player
 from train.io import atomic_write_text
+
 from treppen_env.engine import GameState
 
 _FIRST_CALL = """

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from tests.env_helpers import swap_hidden
 
+from tests.env_helpers import swap_hidden
 from treppen_env.cards import bits_to_cards
 from treppen_env.core import layout as L
 from treppen_env.core.view import mover_view

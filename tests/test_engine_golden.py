@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tests.golden_play import CASES, digest
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "engine_golden.json").read_text())

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.rules_helpers import bits, new_deal, play
 
 import treppen_env
+from tests.rules_helpers import bits, new_deal, play
 from treppen_env import actions as A
 from treppen_env.cards import parse_card
 from treppen_env.core import kernels as K

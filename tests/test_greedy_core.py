@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.env_helpers import swap_hidden
-from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 
 from agents import GreedyAgent
 from agents import greedy_core as core
 from agents.search import public_view
+from tests.env_helpers import swap_hidden
+from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode
 from treppen_env.rules import make_rules
