@@ -188,7 +188,7 @@ def test_malformed_records_are_named(tmp_path, change, message):
 
 def test_unreadable_files(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"format": "treppen-record/1"\n')
-    with pytest.raises(RecordError, match=r"x.jsonl, line 1: not a JSON object"):
+    with pytest.raises(RecordError, match=r"x.jsonl, line 1, column \d+: not a JSON object"):
         records.read(tmp_path / "x.jsonl")
     (tmp_path / "y.jsonl.gz").write_text("not gzip")
     with pytest.raises(RecordError, match=r"y.jsonl.gz: cannot read it as a record file"):
@@ -273,7 +273,7 @@ def test_repair_cuts_only_an_unfinished_last_line(tmp_path):
     path = tmp_path / "r.jsonl"
     records.append(path, rec)
     path.write_text(path.read_text() + '{"format"')
-    with pytest.raises(RecordError, match=r"r.jsonl, line 2: not a JSON object"):
+    with pytest.raises(RecordError, match=r"r.jsonl, line 2, column \d+: not a JSON object"):
         records.read(path)
     assert (
         records.read(path, repair=True) == [rec] and path.read_text() == json.dumps(rec, separators=(",", ":")) + "\n"
