@@ -166,21 +166,53 @@ def table_view(state: GameState, names: Sequence[str], viewer: int | None) -> di
     }
 
 
-def deal_summary(env: Any) -> dict[str, Any]:
-    """Outcome, deal points and game totals of the deal that just ended (from the env's infos)."""
+OUTCOME_WORDS = {
+    "went_out": "went out",
+    "romme": "went out Rommé (in one go, RULES §6.2)",
+    "stock_exhausted": "the stock ran out",
+    "max_turns": "the turn limit was reached",
+}
+
+
+def outcome_text(outcome: str) -> str:
+    """A deal's outcome in words (``went_out`` -> ``went out``)."""
+    return OUTCOME_WORDS.get(outcome, outcome.replace("_", " "))
+
+
+def move_text(action: int, staircase: Sequence[str]) -> str:
+    """The move as the log shows it: a take names the cards taken from ``staircase`` (before it)."""
+    act = decode_action(action)
+    text = action_to_str(action)
+    if act.kind == "take":
+        text += f" ({' '.join(staircase[-act.depth :])})"
+    return text
+
+
+def final_table(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The last position of a finished deal's ``record`` (every hand shown), replayed: a game deals
+    the next deal at once, so the env no longer holds it."""
+    *_, last = records.replay(record)
+    return table_view(last.env.game, names, None)
+
+
+def deal_summary(env: Any, table: dict[str, Any]) -> dict[str, Any]:
+    """Outcome, deal points and totals of the deal that just ended (from the env's infos), with
+    ``table``, its last position."""
     info = env.infos[env.possible_agents[0]]
     names = env.possible_agents
     state: GameState = env.game
-    summary = {
+    in_game = "totals" in info
+    return {
         "deal": state.deals_played,
         "outcome": info["outcome"],
+        "outcome_text": outcome_text(info["outcome"]),
         "went_out": None if info["went_out"] is None else names.index(info["went_out"]),
         "deal_points": [int(info["deal_points"][a]) for a in names],
-        "totals": [int(info["totals"][a]) for a in names] if "totals" in info else None,
+        "totals": [p["total"] for p in table["players"]],
+        "game_over": bool(state.game_over()) if in_game else None,
+        "winner": state.winner() if in_game else None,
+        "table": table,
     }
-    summary["game_over"] = bool(state.game_over()) if summary["totals"] is not None else None
-    summary["winner"] = state.winner() if summary["totals"] is not None else None
-    return summary
 
 
 # ---------------------------------------------------------------------------------- sessions
@@ -217,6 +249,7 @@ class Session:
         return {
             "session": self.id,
             "mode": self.mode,
+            "episode": self.env.episode,
             "version": self.version,
             "you": self.you,
             "over": self.over,
@@ -230,21 +263,23 @@ class Session:
         }
 
     def play(self, action: int) -> None:
-        """Play ``action`` for the seat to move (legality checked by the caller or the env)."""
+        """Play ``action`` for the seat to move (legality checked by the caller or the env) and log it;
+        a move that ends a deal logs the deal's points and sets :attr:`summary`."""
         state: GameState = self.env.game
         seat = state.current
         before = state.points[seat]
-        deals = state.deals_played
+        text = move_text(action, _cards(state.staircase))
         self.env.step(action)
-        self.recorder.step(action)
+        record = self.recorder.step(action)
         self.version += 1
-        redealt = state.deals_played != deals and not state.deal_over  # a game dealt the next deal
-        self.log.append(
-            {"seat": seat, "move": action_to_str(action), "points": 0 if redealt else state.points[seat] - before}
-        )
-        if state.deals_played != deals:
-            self.summary = deal_summary(self.env)
-            self.log.append({"seat": None, "move": f"deal {self.summary['deal']} over: {self.summary['outcome']}"})
+        if record is None:
+            self.log.append({"seat": seat, "move": text, "points": state.points[seat] - before})
+        else:
+            table = final_table(record, self.seats)
+            self.summary = deal_summary(self.env, table)
+            points = table["players"][seat]["points"] - before
+            self.log.append({"seat": seat, "move": text, "points": points})
+            self.log.append({"seat": None, "move": f"deal {self.summary['deal']} over: {self.summary['outcome_text']}"})
         del self.log[: -LOG_LENGTH * 2]
 
 
@@ -551,14 +586,17 @@ def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
             raise BadRequest(str(err)[:500]) from None
         count += 1
         if count <= MAX_LISTED:
-            listing.append({k: parsed[k] for k in ("agents", "outcome", "deal_points")} | {"deal": count})
+            entry = {k: parsed[k] for k in ("agents", "outcome", "deal_points")}
+            listing.append(entry | {"deal": count, "outcome_text": outcome_text(parsed["outcome"])})
         if count == deal:
             record = parsed
     if not count:
         raise BadRequest("the file holds no deals")
     if record is None:
         raise BadRequest(f"deal {deal}: the file holds deals 1..{count}")
-    return {"count": count, "deals": listing, "deal": deal, "record": record, "frames": _frames(record, deal)}
+    frames = _frames(record, deal)
+    outcome = outcome_text(record["outcome"])
+    return {"count": count, "deals": listing, "deal": deal, "record": record, "outcome_text": outcome, "frames": frames}
 
 
 def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
@@ -570,11 +608,13 @@ def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
         raise BadRequest(
             f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
         )
-    frames = []
+    frames: list[dict[str, Any]] = []
     try:
         for step in records.replay(record, where=f"deal {deal}"):
-            frame = {"move": None if step.index < 0 else {"seat": step.seat, "move": step.text}}
-            frames.append({**frame, "table": table_view(step.env.game, record["agents"], None)})
+            move = None
+            if step.index >= 0:
+                move = {"seat": step.seat, "move": move_text(step.action, frames[-1]["table"]["staircase"])}
+            frames.append({"move": move, "table": table_view(step.env.game, record["agents"], None)})
     except records.RecordError as err:
         raise BadRequest(str(err)[:500]) from None
     return frames

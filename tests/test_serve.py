@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 
@@ -84,7 +85,13 @@ def test_a_whole_deal_through_the_api(client, tmp_path):
     assert end["over"] and end["summary"]["deal"] == 1 and end["records"] == 1
     assert sum(v["your_turn"] for v in views) > 0 and sum(v["agent_to_move"] for v in views) > 0
     assert [v["version"] for v in views] == list(range(len(views)))  # one move a request
-    assert end["log"][-1]["move"].startswith("deal 1 over: ")
+    assert end["log"][-1]["move"] == f"deal 1 over: {end['summary']['outcome_text']}"
+    assert (
+        end["log"][-2]["points"]
+        == end["table"]["players"][end["log"][-2]["seat"]]["points"]
+        - (views[-2]["table"]["players"][end["log"][-2]["seat"]]["points"])
+    )  # the move that ends the deal shows its points
+    assert end["summary"]["totals"] == [p["total"] for p in end["table"]["players"]] and end["episode"] == "deal"
     for v in views[:-1]:  # the person never sees another hand before the deal is over
         assert all(p["hand"] is None for p in v["table"]["players"][1:])
     assert [len(p["hand"]) for p in end["table"]["players"]] == [p["hand_size"] for p in end["table"]["players"]]
@@ -108,6 +115,16 @@ def test_a_game_of_deals_and_watching(client):
     last = views[-1]["summary"]
     assert last["game_over"] and len(summaries) == last["deal"] >= 2 and max(last["totals"]) >= 500
     assert np.sum([s["deal_points"] for s in summaries.values()], axis=0).tolist() == last["totals"]
+    ends = [v for u, v in itertools.pairwise(views) if v["summary"] and u["summary"] != v["summary"]]
+    for v in ends[:-1]:
+        ended = v["summary"]["table"]  # the next deal is dealt at once; the summary keeps the last table
+        assert v["table"]["deal"] == v["summary"]["deal"] + 1 and v["table"]["phase"] == "draw"
+        assert ended["phase"] == "deal_over" and ended["deal"] == v["summary"]["deal"]
+        assert [p["total"] for p in ended["players"]] == v["summary"]["totals"]
+    logs = [e for v in views for e in v["log"]]
+    takes = [e["move"] for e in logs if e["move"].startswith("take ")]
+    assert takes and all(re.fullmatch(r"take (\d+) \(([2-9TJQKA][SHDC] ?)+\)", t) for t in takes)
+    assert all("_" not in e["move"] for e in logs if e["seat"] is None)
 
 
 def test_an_illegal_move_is_refused_and_the_game_goes_on(client):
