@@ -690,6 +690,9 @@ def create_app(
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     async def config(request: Request) -> Response:
         return JSONResponse(app_state.config())
 
@@ -739,6 +742,7 @@ def create_app(
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/api/config", config),
         Route("/api/sessions", new_session, methods=["POST"]),
         Route("/api/sessions/{sid}", get_session),
