@@ -234,16 +234,37 @@ def test_replay_command_prints_every_move(tmp_path, capsys):
     assert main(["replay", str(path), "--deal", "2"]) == 0
     out = capsys.readouterr().out
     rec = recs[1]
-    assert out.startswith(f"deal 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1\ndeal 2, turn 0, dealer P0")
+    head = f"record 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1; deal 2 of a game\n"
+    assert out.startswith(head + "deal 2, turn 0, dealer P0")
     assert out.count("staircase (") == len(rec["actions"]) + 1  # the table before the first move and after each
     assert f"\n{len(rec['actions'])}. P" in out and f"\n{len(rec['actions']) + 1}. P" not in out
-    assert out.endswith(f"result: {rec['outcome']}; deal points {rec['deal_points']} (replay checked)\n")
+    outcome = rec["outcome"].replace("_", " ")
+    assert out.endswith(f"result: {outcome}; deal points {rec['deal_points']} (replay checked)\n")
+    assert main(["replay", str(path), "--deal", "2", "--moves-only"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(rec["actions"]) + 2 and all(lines)  # header, one line a move, result: no blanks
     assert main(["replay", str(path), "--deal", "4"]) == 2
     assert "--deal 4: " in capsys.readouterr().err
     tampered = {**rec, "deal_points": [0, 0]}
     records.write(tmp_path / "bad.jsonl", [tampered])
     assert main(["replay", str(tmp_path / "bad.jsonl"), "--moves-only"]) == 2
-    assert f"bad.jsonl, deal 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err
+    assert f"bad.jsonl, record 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err
+
+
+def test_replay_into_a_closed_pipe_stops_quietly(tmp_path):
+    """``treppen replay FILE | head -1``: no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    path = records.write(tmp_path / "game.jsonl", recs * 20)
+    command = [sys.executable, "-m", "apps.cli", "replay", str(path), "--deal", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"record 2 of 60")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 141 and "Traceback" not in err, err
 
 
 def test_tournament_records_every_deal_once(tmp_path):
