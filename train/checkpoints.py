@@ -21,7 +21,7 @@ def latest_checkpoint(folder: Path) -> Path | None:
     found = []
     for path in folder.glob(f"{CHECKPOINT_PREFIX}*_steps.zip"):
         middle = path.name[len(CHECKPOINT_PREFIX) : -len("_steps.zip")]
-        if middle.isdigit():
+        if middle.isascii() and middle.isdigit():
             found.append((int(middle), path))
     return max(found)[1] if found else None
 

@@ -30,7 +30,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from train.callbacks import CheckpointCallback, EloCallback, EvalCallback, PoolCallback, ProgressCallback, StatsCallback
 from train.checkpoints import checkpoint_path, latest_checkpoint, save_model
-from train.config import OPPONENT_KINDS, TrainConfig
+from train.config import OPPONENT_KINDS, TrainConfig, resolve_name
 from train.imitation import describe_agreement, warm_start
 from train.keep_best import KeepBestCallback
 from train.policy_net import ActionFeaturePolicy
@@ -48,8 +48,10 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
-    # --- config and run folder
+    # --- config and run folder (a finished run that is resumed stays as it is)
     started = time.perf_counter()
+    if resume and report_complete(resolve_name(config).run_dir, config.total_timesteps):
+        return resolve_name(config).run_dir
     run_dir = open_run_dir(config, resume, command_line)
     checkpoints, pool_dir = run_dir / "checkpoints", run_dir / "pool"
 
@@ -60,6 +62,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
     check_distribution_validation()
+
+    imitation_s = 0.0
 
     # --- envs: every opponent seat drawn per episode from random / greedy / snapshots
     rules = config.make_rules()  # built once, handed to every layer
@@ -75,7 +79,9 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
             print(f"no checkpoint in {checkpoints}; starting the run from step 0")
         model = make_model(config, vec_env, run_dir / "tb", seed)
         if config.imitation_decisions:  # warm start: clone the teacher, then PPO fine-tunes
+            imitation_started = time.perf_counter()
             print(describe_agreement(warm_start(model, config, run_dir)))
+            imitation_s = time.perf_counter() - imitation_started
 
     # --- callbacks
     evals, elo = rating_callbacks(config, rules, run_dir)
@@ -100,12 +106,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     ]
 
     # --- learn (Ctrl-C saves a checkpoint, so --resume continues from here)
-    remaining = config.total_timesteps - model.num_timesteps
-    if remaining <= 0:
-        print(
-            f"the run has {model.num_timesteps} of total_timesteps={config.total_timesteps} steps; "
-            "raise total_timesteps= to train on"
-        )
+    remaining = config.total_timesteps - model.num_timesteps  # <= 0: the last checkpoint, not yet final
     try:
         if remaining > 0:
             model.learn(remaining, callback=callbacks, tb_log_name="ppo", reset_num_timesteps=checkpoint is None)
@@ -133,27 +134,68 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         if keep_best is not None and keep_best.latest.get("steps") != steps:
             keep_best.run(steps)  # the final model is gated too
         model.logger.dump(steps)
-    print_summary(run_dir, final, evals, elo, keep_best)
-    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
-    print(f"total time: {minutes} min {seconds} s for {steps - start_steps} steps (training and evaluations)")
+    print_summary(run_dir, final, evals, elo, keep_best, config.eval_deals)
+    print(describe_time(time.perf_counter() - started, imitation_s, steps - start_steps))
     if stats.illegal_actions:
         warnings.warn(f"{stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
 
 
+def report_complete(run_dir: Path, total_timesteps: int) -> bool:
+    """Whether the run in ``run_dir`` already has ``total_timesteps`` steps and its final model;
+    if so, say so (a resume then changes nothing)."""
+    checkpoint = latest_checkpoint(run_dir / "checkpoints")
+    final = run_dir / "final_model.zip"
+    steps = int(checkpoint.stem.split("_")[1]) if checkpoint else 0
+    if checkpoint is None or steps < total_timesteps or not final.is_file():
+        return False
+    print(
+        f"the run {run_dir} is complete: {steps} steps of total_timesteps={total_timesteps}; nothing changed.\n"
+        f"final model: {final}; to train further, resume with a larger total_timesteps=N"
+    )
+    return True
+
+
 def print_summary(
-    run_dir: Path, final: Path, evals: EvalCallback, elo: EloCallback, keep_best: KeepBestCallback | None
+    run_dir: Path,
+    final: Path,
+    evals: EvalCallback,
+    elo: EloCallback,
+    keep_best: KeepBestCallback | None,
+    eval_deals: int,
 ) -> None:
     """The last lines of a run: where the models are, the evaluations, and the Elo with the
-    head-to-head scores beside it and a verdict against greedy that the data support."""
+    head-to-head scores beside it and a verdict against greedy that the data support.
+
+    The two figures against greedy differ: the evaluation plays ``eval_deals`` ordinary deals
+    against each opponent; the Elo plays duplicate decks (each deck with every seating)."""
     print(f"final model: {final}")
     if keep_best is not None:
-        print(f"best model: {keep_best.best_path} ({keep_best.promotions} promotions; {run_dir / 'best.jsonl'})")
-    print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
+        count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
+        print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
+    print(
+        f"evaluation, {eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
+        + describe_eval(evals.latest)
+    )
     if elo.ratings is not None:
-        print(f"Elo of the final model ({run_dir / 'elo.jsonl'}):")
+        print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
         for line in describe_strength(elo.ratings):
             print("  " + line)
+
+
+def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
+    """The run's wall time, the imitation warm start apart from PPO (with its evaluations)."""
+
+    def text(seconds: float) -> str:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest} s"
+
+    if not imitation_s:
+        return f"total time: {text(total_s)} for {steps} steps (training and evaluations)"
+    ppo = text(total_s - imitation_s)
+    return (
+        f"total time: {text(total_s)}: imitation {text(imitation_s)}, then {ppo} for {steps} PPO steps and evaluations"
+    )
 
 
 def close_quietly(vec_env: VecEnv) -> None:
