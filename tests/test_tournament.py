@@ -212,3 +212,23 @@ def test_agent_names_from_specs():
     assert names["best"] == "greedy" and names["random-2"] == "random"
     more = resolve_specs(["runs/x/best_model.zip", "runs/y/model.zip", "runs/x/ckpt/ck_100_steps.zip"])
     assert list(more) == ["x-best_model", "y", "ck_100_steps"]
+
+
+def test_a_long_run_is_estimated_first(monkeypatch):
+    import agents
+    from apps import tournament as command
+    from treppen_env.rules import make_rules
+
+    rules = make_rules("treppenromme")
+    assert command.estimate_text({"greedy": "greedy", "random": "random"}, 2, rules, 600, 1) is None  # quick
+    assert command.decision_seconds(agents.load("greedy"), 2, rules) < 0.5
+    slow = {"ISMCTSAgent": 0.25}
+    monkeypatch.setattr(command, "decision_seconds", lambda agent, *_: slow.get(type(agent).__name__, 0.0))
+    specs = {"greedy": "greedy", "ismcts,iterations=40": "ismcts,iterations=40", "rollout,k=4": "rollout,k=4"}
+    text = command.estimate_text(specs, 2, rules, 180, 1)
+    assert text == (
+        "estimate: about 15 min for 180 deals on 1 worker (ismcts,iterations=40: 0.25 s a decision, "
+        "about 60 decisions a deal); Ctrl-C stops, the same command resumes"
+    )
+    assert command.estimate_text(specs, 2, rules, 180, 4).startswith("estimate: about 4 min for 180 deals on 4 workers")
+    assert command.estimate_text(specs, 2, rules, 0, 1) is None
