@@ -263,8 +263,9 @@ class Session:
         }
 
     def play(self, action: int) -> None:
-        """Play ``action`` for the seat to move (legality checked by the caller or the env) and log it;
-        a move that ends a deal logs the deal's points and sets :attr:`summary`."""
+        """Play ``action`` for the seat to move (legality checked by the caller or the env) and log it
+        with the points it booked; a move that ends a deal logs the mover's deal points less what
+        it had booked, and sets :attr:`summary`."""
         state: GameState = self.env.game
         seat = state.current
         before = state.points[seat]
@@ -275,11 +276,11 @@ class Session:
         if record is None:
             self.log.append({"seat": seat, "move": text, "points": state.points[seat] - before})
         else:
-            table = final_table(record, self.seats)
-            self.summary = deal_summary(self.env, table)
-            points = table["players"][seat]["points"] - before
-            self.log.append({"seat": seat, "move": text, "points": points})
-            self.log.append({"seat": None, "move": f"deal {self.summary['deal']} over: {self.summary['outcome_text']}"})
+            summary = self.summary = deal_summary(self.env, final_table(record, self.seats))
+            # the deal's end scores it: the going-out credit, or the hand deducted (RULES §6)
+            self.log.append({"seat": seat, "move": text, "points": summary["deal_points"][seat] - before})
+            points = " / ".join(map(str, summary["deal_points"]))
+            self.log.append({"seat": None, "move": f"deal {summary['deal']} over: {summary['outcome_text']}; {points}"})
         del self.log[: -LOG_LENGTH * 2]
 
 

@@ -309,6 +309,8 @@ def test_a_watched_game_shows_each_finished_deal(server, browser):
     assert status.startswith("Deal 1, ") and "The deal is over: its last table" in status
     assert browser.find_element(By.ID, "summary-title").text.startswith("Deal 1 over: ")
     assert browser.find_element(By.ID, "summary-next").is_displayed()
+    if os.environ.get("TREPPEN_SCREENSHOTS"):
+        browser.save_screenshot(str(Path(os.environ["TREPPEN_SCREENSHOTS"]) / "serve-game-summary.png"))
     browser.find_element(By.ID, "summary-next").click()
     wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith("Deal 2, "))
     wait(browser, lambda d: body(d, "version") != version)  # still playing: the agents go on

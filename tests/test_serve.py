@@ -85,12 +85,11 @@ def test_a_whole_deal_through_the_api(client, tmp_path):
     assert end["over"] and end["summary"]["deal"] == 1 and end["records"] == 1
     assert sum(v["your_turn"] for v in views) > 0 and sum(v["agent_to_move"] for v in views) > 0
     assert [v["version"] for v in views] == list(range(len(views)))  # one move a request
-    assert end["log"][-1]["move"] == f"deal 1 over: {end['summary']['outcome_text']}"
-    assert (
-        end["log"][-2]["points"]
-        == end["table"]["players"][end["log"][-2]["seat"]]["points"]
-        - (views[-2]["table"]["players"][end["log"][-2]["seat"]]["points"])
-    )  # the move that ends the deal shows its points
+    points = " / ".join(map(str, end["summary"]["deal_points"]))
+    assert end["log"][-1]["move"] == f"deal 1 over: {end['summary']['outcome_text']}; {points}"
+    last = end["log"][-2]["seat"]  # the move that ends the deal shows what the end scored
+    before = views[-2]["table"]["players"][last]["points"]
+    assert end["log"][-2]["points"] == end["summary"]["deal_points"][last] - before
     assert end["summary"]["totals"] == [p["total"] for p in end["table"]["players"]] and end["episode"] == "deal"
     for v in views[:-1]:  # the person never sees another hand before the deal is over
         assert all(p["hand"] is None for p in v["table"]["players"][1:])
