@@ -451,7 +451,11 @@ class App:
         }
 
     def new_session(self, data: dict[str, Any]) -> Session:
-        """A new game from the page's choices (validated: only indices of the server's agents)."""
+        """A new game from the page's choices (validated: only indices of the server's agents).
+
+        :raises BadRequest: 400 naming the field that is wrong and what it allows; 429 when the
+            server is full of games in play (see :class:`SessionStore`).
+        """
         mode = _choice(data, "mode", MODES, "play")
         rules = _choice(data, "rules", sorted(PRESETS), "treppenromme")
         episode = _choice(data, "episode", EPISODES, "deal")
@@ -492,8 +496,11 @@ class App:
 
     @staticmethod
     def move(session: Session, data: dict[str, Any]) -> dict[str, Any]:
-        """The person's move: their turn, the current version, a legal action (400/409 otherwise);
-        returns the table after it."""
+        """The person's move: their turn, the current version, a legal action; returns the table after it.
+
+        :raises BadRequest: 400 for a malformed or illegal action (the engine's reason), 409 for a
+            game that is over, an outdated ``version`` or a move out of turn.
+        """
         action = _int(data, "action", 0, NUM_ACTIONS - 1)
         version = _int(data, "version", 0, 10**9)
         with session.lock:
@@ -519,7 +526,11 @@ class App:
 
     @staticmethod
     def advance(session: Session, data: dict[str, Any]) -> dict[str, Any]:
-        """One agent move (the seat to move must be an agent's); returns the table after it."""
+        """One agent move (the seat to move must be an agent's); returns the table after it.
+
+        :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
+            ``version`` or the person's turn.
+        """
         version = _int(data, "version", 0, 10**9)
         with session.lock:
             if session.over:

@@ -413,3 +413,35 @@ def test_a_seeded_fuzz_of_malformed_bodies_gets_no_server_error(client):
         if r.status_code >= 400:
             assert r.json()["error"], (path, body[:200])
     assert time.monotonic() - started < 60
+
+
+def test_serve_allows_more_host_names():
+    import argparse
+
+    from apps.serve import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--host", "0.0.0.0", "--allow-host", "box.lan", "--allow-host", "box"])
+    assert args.allow_host == ["box.lan", "box"]
+
+
+def test_a_long_file_lists_its_first_deals_and_replays_any(client):
+    from apps import web
+
+    line = (json.dumps(deal_records()[0]) + "\n").encode()
+    r = client.post(f"/api/replay?deal={web.MAX_LISTED + 5}", content=line * (web.MAX_LISTED + 10), headers=RECORD)
+    data = r.json()
+    assert r.status_code == 200 and data["count"] == web.MAX_LISTED + 10 and len(data["deals"]) == web.MAX_LISTED
+    assert data["deal"] == web.MAX_LISTED + 5 and data["frames"]
+
+
+def test_oversized_lines_and_gzip_bombs_are_refused(client):
+    from apps import web
+
+    r = client.post("/api/replay", content=b"{" + b" " * web.MAX_RECORD_LINE, headers=RECORD)
+    assert r.status_code == 413 and r.json()["error"].startswith("line 1 is longer than")
+    bomb = gzip.compress((b" " * 1023 + b"\n") * (web.MAX_RECORD_BYTES // 1024 + 1))
+    assert len(bomb) < 1024 * 1024
+    r = client.post("/api/replay", content=bomb, headers=RECORD)
+    assert r.status_code == 413 and r.json()["error"].startswith("the unpacked record file is larger than")

@@ -463,6 +463,9 @@ async function loadReplay(deal) {
   select.replaceChildren(
     ...r.data.deals.map((d) => el("option", { value: d.deal, text: `${d.deal}: ${d.agents.join(" vs ")} — ${d.outcome_text}, ${d.deal_points.join(" / ")}` }))
   );
+  if (r.data.count > r.data.deals.length) {
+    select.append(el("option", { disabled: true, text: `… ${r.data.count - r.data.deals.length} more deals (the first ${r.data.deals.length} are listed)` }));
+  }
   select.value = String(deal);
   const slider = $("replay-slider");
   slider.max = r.data.frames.length - 1;
