@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib import metadata
 
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"treppen {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (treppen replay ... | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141  # as a shell reports death by SIGPIPE
 
 
 def _version() -> str:

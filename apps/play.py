@@ -24,7 +24,7 @@ from treppen_env.rules import PRESETS, make_rules
 MOVES_HELP = """\
 moves (type the text or the move's number in the list shown):
   draw                  draw the top card of the stock
-  take 2                take the top 2 cards of the staircase (the deepest one must be played at once)
+  take 2                take the top 2 cards of the staircase (rum500: play the deepest one this turn, RULES §4.2)
   meld 7S 7H 7D         lay a set or a run from your hand (cards in any order)
   layoff 8H high        lay a card off onto a table meld: low or high end of a run, or set
   discard KC            discard a card onto the staircase, ending your turn

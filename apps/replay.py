@@ -1,5 +1,4 @@
-"""``treppen replay FILE [--deal N]``: a recorded deal move by move in the terminal
-(docs/ARCHITECTURE.md "Game records").
+"""``treppen replay FILE [--deal N]``: a recorded deal move by move in the terminal.
 
 Each move is printed with the table after it, drawn by :func:`treppen_env.render.render_text` (all
 hands shown); the replay checks every move and, at the end, the record's outcome and points.
@@ -8,6 +7,7 @@ hands shown); the replay checks every move and, at the end, the record's outcome
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from treppen_env import records
 from treppen_env.render import render_text
@@ -34,13 +34,21 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.deal <= len(deals):
         raise ValueError(f"--deal {args.deal}: {args.file} holds deals 1..{len(deals)}")
     record = deals[args.deal - 1]
-    seats = ", ".join(f"P{i} {spec}" for i, spec in enumerate(record["agents"]))
-    print(f"deal {args.deal} of {len(deals)} in {args.file}: {record['rules']}, {seats}")
-    for step in records.replay(record, where=f"{args.file}, deal {args.deal}"):
+    gap = "" if args.moves_only else "\n"  # a blank line between tables, none between bare moves
+    print(f"record {args.deal} of {len(deals)} in {args.file}: {_describe(record)}")
+    for step in records.replay(record, where=f"{args.file}, record {args.deal}"):
         if step.index >= 0:
-            print(f"\n{step.index + 1}. P{step.seat}: {step.text}")
+            print(f"{gap}{step.index + 1}. P{step.seat}: {step.text}")
         if not args.moves_only:
             print(render_text(step.env.game))
     went_out = "" if record["went_out"] is None else f", P{record['went_out']} went out"
-    print(f"\nresult: {record['outcome']}{went_out}; deal points {record['deal_points']} (replay checked)")
+    outcome = record["outcome"].replace("_", " ")
+    print(f"{gap}result: {outcome}{went_out}; deal points {record['deal_points']} (replay checked)")
     return 0
+
+
+def _describe(record: dict[str, Any]) -> str:
+    """Rules, seats and which deal of its game the record is (the tables count deals that way)."""
+    seats = ", ".join(f"P{i} {spec}" for i, spec in enumerate(record["agents"]))
+    deal = f"deal {record['game_deal']} of a game" if "game_deal" in record else "a single deal (the table: deal 1)"
+    return f"{record['rules']}, {seats}; {deal}"

@@ -1,5 +1,4 @@
-"""The web app behind ``treppen serve``: play, watch and replay deals in a browser
-(docs/ARCHITECTURE.md "Command line").
+"""The web app behind ``treppen serve``: play, watch and replay deals in a browser.
 
 A Starlette app with a JSON API and one static page (plain HTML/JS, no build step):
 
@@ -12,40 +11,50 @@ A Starlette app with a JSON API and one static page (plain HTML/JS, no build ste
 - ``GET /api/sessions/{id}``: the table from the player's seat (all hands when watching);
 - ``POST /api/sessions/{id}/move`` ``{"action", "version"}``: the person's move, legal per the mask;
 - ``POST /api/sessions/{id}/advance`` ``{"version"}``: one agent move (the page paces them);
+- ``DELETE /api/sessions/{id}``: end a game (404 for an unknown one);
 - ``GET /api/sessions/{id}/record``: the session's finished deals as a record file (JSONL);
 - ``POST /api/replay?deal=N``: the body is a record file's content (plain or gzipped; never a
   server path); answers the deals it holds and every position of deal N.
 
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
-4xx answer with a clear message, and the game goes on. Every request is validated; bodies and the
-number of sessions are bounded (least recently used sessions are dropped), so no request can
-crash the server or grow it without bound.
+4xx answer with a clear message, and the game goes on. Every request is validated and every
+malformed one gets a 4xx naming the field and what is allowed. Bodies are bounded, and so are the
+sessions (idle ones make room; when all are in play a new game gets 429) and the record files
+parsed at once, so no request can crash the server or grow it without bound. :class:`LocalOnly`
+keeps other web sites out (Host and Origin checks), and state-changing requests must be JSON.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
+import itertools
 import json
+import re
 import secrets
 import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 import agents
 from treppen_env import raw_env, records
@@ -64,6 +73,14 @@ MAX_JSON_BYTES = 16 * 1024
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 LOG_LENGTH = 14
 MAX_REPLAY_STEPS = 5000
+MAX_RECORD_LINE = 1024 * 1024  # one deal's record is a few KB; a longer line is not a record
+MAX_LISTED = 1000  # deals listed in a replay answer (any deal of the file can be asked for)
+REPLAY_SLOTS = 2  # record files parsed at once; more uploads wait
+JSON_TYPES = ("application/json",)
+RECORD_TYPES = ("application/octet-stream", "application/gzip", "application/x-gzip", "application/jsonl")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+_DIGITS = re.compile(r"[0-9]{1,12}")
 
 
 class BadRequest(HTTPException):
@@ -149,21 +166,53 @@ def table_view(state: GameState, names: Sequence[str], viewer: int | None) -> di
     }
 
 
-def deal_summary(env: Any) -> dict[str, Any]:
-    """Outcome, deal points and game totals of the deal that just ended (from the env's infos)."""
+OUTCOME_WORDS = {
+    "went_out": "went out",
+    "romme": "went out Rommé (in one go, RULES §6.2)",
+    "stock_exhausted": "the stock ran out",
+    "max_turns": "the turn limit was reached",
+}
+
+
+def outcome_text(outcome: str) -> str:
+    """A deal's outcome in words (``went_out`` -> ``went out``)."""
+    return OUTCOME_WORDS.get(outcome, outcome.replace("_", " "))
+
+
+def move_text(action: int, staircase: Sequence[str]) -> str:
+    """The move as the log shows it: a take names the cards taken from ``staircase`` (before it)."""
+    act = decode_action(action)
+    text = action_to_str(action)
+    if act.kind == "take":
+        text += f" ({' '.join(staircase[-act.depth :])})"
+    return text
+
+
+def final_table(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The last position of a finished deal's ``record`` (every hand shown), replayed: a game deals
+    the next deal at once, so the env no longer holds it."""
+    *_, last = records.replay(record)
+    return table_view(last.env.game, names, None)
+
+
+def deal_summary(env: Any, table: dict[str, Any]) -> dict[str, Any]:
+    """Outcome, deal points and totals of the deal that just ended (from the env's infos), with
+    ``table``, its last position."""
     info = env.infos[env.possible_agents[0]]
     names = env.possible_agents
     state: GameState = env.game
-    summary = {
+    in_game = "totals" in info
+    return {
         "deal": state.deals_played,
         "outcome": info["outcome"],
+        "outcome_text": outcome_text(info["outcome"]),
         "went_out": None if info["went_out"] is None else names.index(info["went_out"]),
         "deal_points": [int(info["deal_points"][a]) for a in names],
-        "totals": [int(info["totals"][a]) for a in names] if "totals" in info else None,
+        "totals": [p["total"] for p in table["players"]],
+        "game_over": bool(state.game_over()) if in_game else None,
+        "winner": state.winner() if in_game else None,
+        "table": table,
     }
-    summary["game_over"] = bool(state.game_over()) if summary["totals"] is not None else None
-    summary["winner"] = state.winner() if summary["totals"] is not None else None
-    return summary
 
 
 # ---------------------------------------------------------------------------------- sessions
@@ -200,6 +249,7 @@ class Session:
         return {
             "session": self.id,
             "mode": self.mode,
+            "episode": self.env.episode,
             "version": self.version,
             "you": self.you,
             "over": self.over,
@@ -213,40 +263,52 @@ class Session:
         }
 
     def play(self, action: int) -> None:
-        """Play ``action`` for the seat to move (legality checked by the caller or the env)."""
+        """Play ``action`` for the seat to move (legality checked by the caller or the env) and log it
+        with the points it booked; a move that ends a deal logs the mover's deal points less what
+        it had booked, and sets :attr:`summary`."""
         state: GameState = self.env.game
         seat = state.current
         before = state.points[seat]
-        deals = state.deals_played
+        text = move_text(action, _cards(state.staircase))
         self.env.step(action)
-        self.recorder.step(action)
+        record = self.recorder.step(action)
         self.version += 1
-        redealt = state.deals_played != deals and not state.deal_over  # a game dealt the next deal
-        self.log.append(
-            {"seat": seat, "move": action_to_str(action), "points": 0 if redealt else state.points[seat] - before}
-        )
-        if state.deals_played != deals:
-            self.summary = deal_summary(self.env)
-            self.log.append({"seat": None, "move": f"deal {self.summary['deal']} over: {self.summary['outcome']}"})
+        if record is None:
+            self.log.append({"seat": seat, "move": text, "points": state.points[seat] - before})
+        else:
+            summary = self.summary = deal_summary(self.env, final_table(record, self.seats))
+            # the deal's end scores it: the going-out credit, or the hand deducted (RULES §6)
+            self.log.append({"seat": seat, "move": text, "points": summary["deal_points"][seat] - before})
+            points = " / ".join(map(str, summary["deal_points"]))
+            self.log.append({"seat": None, "move": f"deal {summary['deal']} over: {summary['outcome_text']}; {points}"})
         del self.log[: -LOG_LENGTH * 2]
 
 
 class SessionStore:
-    """Sessions by id, at most ``max_sessions`` (the least recently used is dropped) and none older
-    than ``ttl`` seconds unused."""
+    """Sessions by id: at most ``max_sessions``, none unused for longer than ``ttl`` seconds.
 
-    def __init__(self, max_sessions: int = 64, ttl: float = 3600.0):
+    When full, a new session takes the place of the one unused the longest, finished games first;
+    a session used in the last ``protect`` seconds is never dropped (the store is then full:
+    :meth:`add` answers 429).
+    """
+
+    def __init__(self, max_sessions: int = 64, ttl: float = 3600.0, protect: float = 300.0):
         self.max_sessions = max_sessions
         self.ttl = ttl
+        self.protect = protect
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
     def add(self, session: Session) -> None:
+        """Keep ``session``, dropping an idle one when full.
+
+        :raises BadRequest: 429 when every kept session was used in the last ``protect`` seconds.
+        """
         with self._lock:
             self._expire()
+            if len(self._sessions) >= self.max_sessions:
+                self._evict_idle()
             self._sessions[session.id] = session
-            while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
 
     def get(self, sid: str) -> Session:
         """The session ``sid``; :class:`BadRequest` 404 when there is none (unknown or expired)."""
@@ -254,14 +316,16 @@ class SessionStore:
             self._expire()
             session = self._sessions.get(sid)
             if session is None:
-                raise BadRequest(f"no session {sid[:40]!r}: it expired or never existed; start a new game", 404)
+                raise _no_session(sid)
             self._sessions.move_to_end(sid)
             session.last_used = time.monotonic()
             return session
 
     def remove(self, sid: str) -> None:
+        """Drop the session ``sid``; :class:`BadRequest` 404 when there is none."""
         with self._lock:
-            self._sessions.pop(sid, None)
+            if self._sessions.pop(sid, None) is None:
+                raise _no_session(sid)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -271,28 +335,65 @@ class SessionStore:
         for sid in [s for s, v in self._sessions.items() if now - v.last_used > self.ttl]:
             del self._sessions[sid]
 
+    def _evict_idle(self) -> None:
+        now = time.monotonic()
+        idle = [s for s in self._sessions.values() if now - s.last_used >= self.protect]
+        if not idle:
+            raise BadRequest(
+                f"the server is full: {self.max_sessions} games, each played in the last "
+                f"{self.protect / 60:g} minutes; finish or close one, or try again later",
+                429,
+            )
+        victim = min(idle, key=lambda s: (not s.over, s.last_used))  # finished games first, then the oldest
+        del self._sessions[victim.id]
+
+
+def _no_session(sid: str) -> BadRequest:
+    return BadRequest(f"no session {sid[:40]!r}: it expired or never existed; start a new game", 404)
+
 
 # ---------------------------------------------------------------------------------- request parsing
+def _content_type(request: Request, allowed: Sequence[str]) -> None:
+    """Refuse a body of another media type (415): a cross-site form cannot send ``allowed`` ones
+    without the browser asking the server first (CORS), so this blocks cross-site requests.
+
+    :raises BadRequest: 415 naming the allowed types.
+    """
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media not in allowed:
+        raise BadRequest(f"Content-Type {media[:60] or 'missing'!r}: this request takes {' or '.join(allowed)}", 415)
+
+
 async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, at most ``limit`` bytes (413 otherwise)."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and (not _DIGITS.fullmatch(declared) or int(declared) > limit):
         raise BadRequest(f"request body too large (at most {limit} bytes)", 413)
-    body = bytearray()
+    chunks, size = [], 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
             raise BadRequest(f"request body too large (at most {limit} bytes)", 413)
-    return bytes(body)
+    return b"".join(chunks)
 
 
 async def _json(request: Request) -> dict[str, Any]:
+    """The JSON object of the body (``application/json``, at most ``MAX_JSON_BYTES``).
+
+    :raises BadRequest: 415 for another type, 413 for a larger body, 400 for a body that is not a
+        JSON object.
+    """
+    _content_type(request, JSON_TYPES)
     body = await _read_body(request, MAX_JSON_BYTES)
     try:
         data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("the request body is not JSON") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BadRequest(f"the request body is not JSON ({getattr(err, 'msg', 'not UTF-8')})") from None
+    except RecursionError:
+        raise BadRequest("the request body is JSON nested too deeply") from None
     if not isinstance(data, dict):
-        raise BadRequest("the request body must be a JSON object")
+        raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
     return data
 
 
@@ -350,7 +451,11 @@ class App:
         }
 
     def new_session(self, data: dict[str, Any]) -> Session:
-        """A new game from the page's choices (validated: only indices of the server's agents)."""
+        """A new game from the page's choices (validated: only indices of the server's agents).
+
+        :raises BadRequest: 400 naming the field that is wrong and what it allows; 429 when the
+            server is full of games in play (see :class:`SessionStore`).
+        """
         mode = _choice(data, "mode", MODES, "play")
         rules = _choice(data, "rules", sorted(PRESETS), "treppenromme")
         episode = _choice(data, "episode", EPISODES, "deal")
@@ -391,8 +496,11 @@ class App:
 
     @staticmethod
     def move(session: Session, data: dict[str, Any]) -> dict[str, Any]:
-        """The person's move: their turn, the current version, a legal action (400/409 otherwise);
-        returns the table after it."""
+        """The person's move: their turn, the current version, a legal action; returns the table after it.
+
+        :raises BadRequest: 400 for a malformed or illegal action (the engine's reason), 409 for a
+            game that is over, an outdated ``version`` or a move out of turn.
+        """
         action = _int(data, "action", 0, NUM_ACTIONS - 1)
         version = _int(data, "version", 0, 10**9)
         with session.lock:
@@ -418,7 +526,11 @@ class App:
 
     @staticmethod
     def advance(session: Session, data: dict[str, Any]) -> dict[str, Any]:
-        """One agent move (the seat to move must be an agent's); returns the table after it."""
+        """One agent move (the seat to move must be an agent's); returns the table after it.
+
+        :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
+            ``version`` or the person's turn.
+        """
         version = _int(data, "version", 0, 10**9)
         with session.lock:
             if session.over:
@@ -440,46 +552,137 @@ class App:
             return session.view()
 
 
+def _record_lines(content: bytes) -> Iterator[bytes]:
+    """The lines of a record file's ``content`` (plain or gzipped), read one at a time so that only
+    one line is held unpacked.
+
+    :raises BadRequest: 400 for gzip that does not unpack; 413 when it unpacks to more than
+        ``MAX_RECORD_BYTES`` or holds a line longer than ``MAX_RECORD_LINE``.
+    """
+    gzipped = content[:2] == b"\x1f\x8b"
+    stream: gzip.GzipFile | io.BytesIO = gzip.GzipFile(fileobj=io.BytesIO(content)) if gzipped else io.BytesIO(content)
+    total = 0
+    try:
+        for number in itertools.count(1):
+            line = stream.readline(MAX_RECORD_LINE + 1)
+            if not line:
+                return
+            total += len(line)
+            if total > MAX_RECORD_BYTES:
+                raise BadRequest(f"the unpacked record file is larger than {MAX_RECORD_BYTES} bytes", 413)
+            if len(line) > MAX_RECORD_LINE:
+                raise BadRequest(f"line {number} is longer than {MAX_RECORD_LINE} bytes: not a deal record", 413)
+            yield line
+    except (OSError, EOFError, zlib.error) as err:
+        raise BadRequest(f"the gzipped file does not unpack: {err}") from None
+
+
 def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
     """The deals of a record file's ``content`` and every position of deal ``deal`` (1-based).
 
-    :raises BadRequest: for content that is not a record file or a deal that does not replay.
+    The file is parsed line by line: only deal ``deal`` is kept whole, the others as a listing
+    (the first ``MAX_LISTED``).
+
+    :raises BadRequest: for content that is not a record file (naming the line and what is wrong),
+        a deal that is not in it or does not replay.
     """
-    if content[:2] == b"\x1f\x8b":
+    listing: list[dict[str, Any]] = []
+    record: dict[str, Any] | None = None
+    count = 0
+    for number, line in enumerate(_record_lines(content), 1):
+        if not line.strip():
+            continue
         try:
-            content = gzip.GzipFile(fileobj=io.BytesIO(content)).read(MAX_RECORD_BYTES + 1)
-        except (OSError, EOFError, zlib.error) as err:
-            raise BadRequest(f"the gzipped file does not unpack: {err}") from None
-        if len(content) > MAX_RECORD_BYTES:
-            raise BadRequest(f"the unpacked record file is larger than {MAX_RECORD_BYTES} bytes", 413)
-    try:
-        text = content.decode("utf-8")
-        deals = records.loads(text, "the file")
-    except UnicodeDecodeError:
-        raise BadRequest("the file is not text (a .jsonl record file, maybe gzipped)") from None
-    except records.RecordError as err:
-        raise BadRequest(str(err)) from None
-    if not deals:
+            parsed = records.parse_line(line, f"the file, line {number}")
+        except records.RecordError as err:
+            raise BadRequest(str(err)[:500]) from None
+        count += 1
+        if count <= MAX_LISTED:
+            entry = {k: parsed[k] for k in ("agents", "outcome", "deal_points")}
+            listing.append(entry | {"deal": count, "outcome_text": outcome_text(parsed["outcome"])})
+        if count == deal:
+            record = parsed
+    if not count:
         raise BadRequest("the file holds no deals")
-    if not 1 <= deal <= len(deals):
-        raise BadRequest(f"deal {deal}: the file holds deals 1..{len(deals)}")
-    record = deals[deal - 1]
+    if record is None:
+        raise BadRequest(f"deal {deal}: the file holds deals 1..{count}")
+    frames = _frames(record, deal)
+    outcome = outcome_text(record["outcome"])
+    return {"count": count, "deals": listing, "deal": deal, "record": record, "outcome_text": outcome, "frames": frames}
+
+
+def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
+    """Every position of ``record`` with the move that led to it.
+
+    :raises BadRequest: 413 for a deal longer than ``MAX_REPLAY_STEPS``; 400 when it does not replay.
+    """
     if len(record["actions"]) > MAX_REPLAY_STEPS:
         raise BadRequest(
             f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
         )
-    frames = []
+    frames: list[dict[str, Any]] = []
     try:
         for step in records.replay(record, where=f"deal {deal}"):
-            frame = {"move": None if step.index < 0 else {"seat": step.seat, "move": step.text}}
-            frames.append({**frame, "table": table_view(step.env.game, record["agents"], None)})
+            move = None
+            if step.index >= 0:
+                move = {"seat": step.seat, "move": move_text(step.action, frames[-1]["table"]["staircase"])}
+            frames.append({"move": move, "table": table_view(step.env.game, record["agents"], None)})
     except records.RecordError as err:
-        raise BadRequest(str(err)) from None
-    listing = [
-        {"deal": i + 1, "agents": r["agents"], "outcome": r["outcome"], "deal_points": r["deal_points"]}
-        for i, r in enumerate(deals)
-    ]
-    return {"count": len(deals), "deals": listing[:1000], "deal": deal, "record": record, "frames": frames}
+        raise BadRequest(str(err)[:500]) from None
+    return frames
+
+
+class LocalOnly:
+    """ASGI middleware that keeps other web sites out, as Jupyter does on localhost.
+
+    - The ``Host`` header must name this server (``LOCAL_HOSTS`` or ``hosts``): a page of another
+      site cannot reach it through a name rebound to 127.0.0.1 (DNS rebinding).
+    - A state-changing request (not GET/HEAD/OPTIONS) that carries an ``Origin`` must come from
+      this server's own origin: another site's page cannot create, play or end games.
+
+    Refusals are 403 with a JSON ``error`` saying why. (The handlers also require a JSON or file
+    media type, which a cross-site form cannot send.)
+    """
+
+    def __init__(self, app: ASGIApp, hosts: Sequence[str] = ()):
+        self.app = app
+        self.hosts = {h.lower().strip("[]") for h in (*LOCAL_HOSTS, *hosts)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self.refusal(Headers(scope=scope), scope["method"])
+            if refusal:
+                await JSONResponse({"error": refusal}, status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def refusal(self, headers: Headers, method: str) -> str | None:
+        """Why a request with these headers is refused, or None."""
+        host = headers.get("host", "")
+        if _hostname(host) not in self.hosts:
+            allowed = ", ".join(sorted(self.hosts))
+            return f"Host {host[:80]!r} is not this server (allowed: {allowed}); open the page by one of these names"
+        origin = headers.get("origin")
+        if method not in SAFE_METHODS and origin is not None and _netloc(origin) != host.lower():
+            return f"cross-origin request from {origin[:80]!r} refused: only this server's own page may change games"
+        return None
+
+
+def _hostname(host: str) -> str | None:
+    """The host name of a ``Host`` header value (``"[::1]:8000"`` -> ``"::1"``), None if malformed."""
+    try:
+        return urlsplit(f"//{host}").hostname
+    except ValueError:
+        return None
+
+
+def _netloc(origin: str) -> str | None:
+    """``host:port`` of an ``Origin`` (``"http://127.0.0.1:8000"``), None for ``null`` or a malformed one."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return None
+    return parts.netloc.lower() if parts.scheme in ("http", "https") else None
 
 
 def create_app(
@@ -487,12 +690,20 @@ def create_app(
     record_dir: str | Path | None = None,
     max_sessions: int = 64,
     seed: int | None = None,
+    hosts: Sequence[str] = (),
 ) -> Starlette:
-    """The Starlette app of ``treppen serve`` (arguments as :class:`App`)."""
+    """The app of ``treppen serve`` (arguments as :class:`App`), behind :class:`LocalOnly`.
+
+    :param hosts: ``Host`` names allowed besides ``LOCAL_HOSTS`` (the address it is served on).
+    """
     app_state = App(opponents, record_dir, max_sessions, seed)
+    replay_slots = asyncio.Semaphore(REPLAY_SLOTS)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
+
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     async def config(request: Request) -> Response:
         return JSONResponse(app_state.config())
@@ -507,7 +718,7 @@ def create_app(
         return JSONResponse(await run_in_threadpool(App.view, session))
 
     async def delete_session(request: Request) -> Response:
-        app_state.sessions.remove(request.path_params["sid"])
+        app_state.sessions.remove(request.path_params["sid"])  # 404 for an unknown one
         return JSONResponse({"deleted": True})
 
     def acting(method: Callable[[Session, dict[str, Any]], dict[str, Any]]) -> Callable[[Request], Any]:
@@ -526,20 +737,24 @@ def create_app(
 
     async def replay(request: Request) -> Response:
         deal = request.query_params.get("deal", "1")
-        if not deal.isdigit() or len(deal) > 9:
-            raise BadRequest(f"deal={deal[:20]!r} must be a deal number, 1 = first")
+        if not _DIGITS.fullmatch(deal) or not 1 <= int(deal) <= 10**9:
+            raise BadRequest(f"deal={deal[:20]!r} must be a deal number 1, 2, ... (1 = the first)")
+        _content_type(request, RECORD_TYPES)
         content = await _read_body(request, MAX_RECORD_BYTES)
-        return JSONResponse(await run_in_threadpool(replay_frames, content, int(deal)))
+        async with replay_slots:  # a parse holds the file's objects: a few at once bound the memory
+            return JSONResponse(await run_in_threadpool(replay_frames, content, int(deal)))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"server error: {type(exc).__name__}: {exc}"[:500]}, status_code=500)
+        # the traceback goes to the server's log; the page gets no internals
+        return JSONResponse({"error": "server error (the server's log has the details)"}, status_code=500)
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/api/config", config),
         Route("/api/sessions", new_session, methods=["POST"]),
         Route("/api/sessions/{sid}", get_session),
@@ -550,6 +765,10 @@ def create_app(
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(LocalOnly, hosts=hosts)],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+    )
     app.state.treppen = app_state
     return app

@@ -157,7 +157,8 @@ class Ratings:
         rows = [self.TABLE_COLUMNS] if header else []
         columns = (self.ranks, self.agents, self.elo, self.ci_low, self.ci_high, self.games, self.mean_score)
         for rank, agent, elo, low, high, games, score in zip(*columns, strict=True):
-            rows.append((str(rank), agent, f"{elo:+.0f}", interval_text(low, high), str(games), f"{score:.3f}"))
+            ci = "anchor" if agent == self.anchor else interval_text(low, high)  # fixed at 0: no interval
+            rows.append((str(rank), agent, elo_text(elo), ci, str(games), f"{score:.3f}"))
         return rows
 
     @classmethod
@@ -191,18 +192,32 @@ class Ratings:
 _OPEN_ENDS = {"above": (math.inf, math.inf), "below": (-math.inf, -math.inf), "both": (-math.inf, math.inf)}
 
 
+def elo_text(elo: float) -> str:
+    """An Elo value rounded, with its sign: ``+12``, ``-3``, ``+0`` (never ``-0``)."""
+    return f"{round(elo):+d}"
+
+
 def interval_text(low: float, high: float) -> str:
     """Text of one Elo interval: ``[+1, +2]``; with one side open ``> +1`` or ``< +2``; with no finite end
     ``unbounded above`` / ``unbounded below`` / ``unbounded``; ``-`` for none (NaN)."""
     if math.isnan(low):
         return "-"
     if math.isfinite(low) and math.isfinite(high):
-        return f"[{low:+.0f}, {high:+.0f}]"
+        return f"[{elo_text(low)}, {elo_text(high)}]"
     if math.isfinite(low):
-        return f"> {low:+.0f}"
+        return f"> {elo_text(low)}"
     if math.isfinite(high):
-        return f"< {high:+.0f}"
+        return f"< {elo_text(high)}"
     return "unbounded above" if low == math.inf else "unbounded below" if high == -math.inf else "unbounded"
+
+
+#: The agents a tournament's scale is anchored at, the first that played: the weakest reference first.
+REFERENCE_ANCHORS = ("random", "greedy")
+
+
+def reference_anchor(names: Sequence[str]) -> str | None:
+    """The agent of ``names`` to fix at Elo 0: ``random``, else ``greedy``, else None (mean 0)."""
+    return next((a for a in REFERENCE_ANCHORS if a in names), None)
 
 
 def fit_ratings(

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena.ratings import Ratings, fit_ratings
+from arena.ratings import Ratings, fit_ratings, reference_anchor
 from arena.schedule import Key
 from treppen_env.files import atomic_write_text
 
@@ -87,7 +87,7 @@ def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[d
     :param out_dir: the folder given to ``treppen tournament --out``
     :param n_boot: bootstrap resamples when ``ratings.json`` is missing and the ratings are refitted
     :return: the records of ``results.jsonl`` and the ratings of ``ratings.json`` (or fitted from the
-        records, anchor ``random``, when that file is absent)
+        records, anchored at random, else greedy, else mean 0, when that file is absent)
     :raises FileNotFoundError: when the folder has no ``results.jsonl``
     """
     out = Path(out_dir)
@@ -98,7 +98,9 @@ def load_results(out_dir: str | os.PathLike, n_boot: int = 1000) -> tuple[list[d
     if path.exists():
         ratings = Ratings.from_dict(json.loads(path.read_text()))
     else:
-        ratings = fit_ratings(records, anchor="random", n_boot=n_boot)
+        ratings = fit_ratings(
+            records, anchor=reference_anchor([a for r in records for a in r["agents"]]), n_boot=n_boot
+        )
     return records, ratings
 
 

@@ -22,3 +22,15 @@ def test_notebook_is_stored_without_outputs(path):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, "a notebook without code"
     assert all(c.outputs == [] and c.execution_count is None for c in code)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=lambda p: p.name)
+def test_example_paths_resolve_from_the_repository_root(path, monkeypatch):
+    """The kernel runs in notebooks/; RUN_DIR and RESULTS_DIR examples are relative to the repository."""
+    nb = nbformat.read(path, as_version=4)
+    (line,) = [x for c in nb.cells for x in c.source.splitlines() if x.startswith("REPO = ")]
+    monkeypatch.chdir(path.parent)
+    scope: dict = {"Path": Path}
+    exec(line, scope)
+    assert scope["REPO"] == path.parent.parent.resolve()
+    assert any("REPO / RUN_DIR" in c.source or "REPO / RESULTS_DIR" in c.source for c in nb.cells)

@@ -23,7 +23,7 @@ def checkpoints(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".z
     found = []
     for path in folder.glob(f"{prefix}*{end}"):
         middle = path.name[len(prefix) : -len(end)]
-        if middle.isdigit():
+        if middle.isascii() and middle.isdigit():
             found.append((int(middle), path))
     return sorted(found)
 

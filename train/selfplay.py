@@ -32,7 +32,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from train.callbacks import CheckpointCallback, EloCallback, EvalCallback, PoolCallback, ProgressCallback, StatsCallback
 from train.checkpoints import checkpoint_path, checkpoint_steps, latest_checkpoint, save_model
-from train.config import OPPONENT_KINDS, TrainConfig
+from train.config import OPPONENT_KINDS, TrainConfig, resolve_name
 from train.imitation import describe_agreement, warm_start
 from train.keep_best import KeepBestCallback
 from train.policy_net import ActionFeaturePolicy
@@ -51,6 +51,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     started = time.perf_counter()
+    if resume and report_complete(resolve_name(config).run_dir, config.total_timesteps):
+        return resolve_name(config).run_dir  # a finished run that is resumed stays as it is
     run_dir = open_run_dir(config, resume, command_line)
     start_steps, checkpoint = (latest_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
     seed = config.seed + start_steps  # a resumed run reseeds with its step count: no replayed deals
@@ -59,16 +61,14 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     check_distribution_validation()
     rules = config.make_rules()  # built once, handed to every layer
     vec_env = make_vec_env(config, rules, seed)  # every opponent seat drawn per episode from the pool
-    model = load_or_make_model(config, vec_env, run_dir, checkpoint, seed, resume)
+    model, imitation_s = load_or_make_model(config, vec_env, run_dir, checkpoint, seed, resume)
     run = RunCallbacks.make(config, rules, run_dir)
     try:
         trained = learn(model, config, run, run_dir, fresh=checkpoint is None)
     finally:
         close_quietly(vec_env)
     finish(model, config, run, run_dir, trained)
-    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
-    steps = model.num_timesteps - start_steps
-    print(f"total time: {minutes} min {seconds} s for {steps} steps (training and evaluations)")
+    print(describe_time(time.perf_counter() - started, imitation_s, model.num_timesteps - start_steps))
     if run.stats.illegal_actions:
         warnings.warn(f"{run.stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
@@ -76,20 +76,23 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
 
 def load_or_make_model(
     config: TrainConfig, vec_env: VecEnv, run_dir: Path, checkpoint: Path | None, seed: int, resume: bool
-) -> MaskablePPO:
-    """The learner: the checkpoint's model, or a fresh one (warm-started by imitation when the
-    config asks for it: clone the teacher, then PPO fine-tunes)."""
+) -> tuple[MaskablePPO, float]:
+    """The learner and the seconds its imitation warm start took: the checkpoint's model, or a
+    fresh one (warm-started by imitation when the config asks for it: clone the teacher, then PPO
+    fine-tunes)."""
     if checkpoint is not None:
         print(f"resuming from {checkpoint} ({checkpoint_steps(checkpoint)} steps)")
         model = MaskablePPO.load(checkpoint, env=vec_env, device="cpu", tensorboard_log=str(run_dir / "tb"))
         model.set_random_seed(seed)
-        return model
+        return model, 0.0
     if resume:
         print(f"no checkpoint in {run_dir / 'checkpoints'}; starting the run from step 0")
     model = make_model(config, vec_env, run_dir / "tb", seed)
-    if config.imitation_decisions:
-        print(describe_agreement(warm_start(model, config, run_dir)))
-    return model
+    if not config.imitation_decisions:
+        return model, 0.0
+    started = time.perf_counter()
+    print(describe_agreement(warm_start(model, config, run_dir)))
+    return model, time.perf_counter() - started
 
 
 @dataclass
@@ -133,11 +136,7 @@ def learn(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: P
     :return: whether any steps were trained (a finished run has none left).
     """
     remaining = config.total_timesteps - model.num_timesteps
-    if remaining <= 0:
-        print(
-            f"the run has {model.num_timesteps} of total_timesteps={config.total_timesteps} steps; "
-            "raise total_timesteps= to train on"
-        )
+    if remaining <= 0:  # the last checkpoint reached the total, the final model is not written yet
         return False
     try:
         model.learn(remaining, callback=run.all, tb_log_name="ppo", reset_num_timesteps=fresh)
@@ -167,22 +166,63 @@ def finish(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: 
         if run.keep_best is not None and run.keep_best.latest.get("steps") != steps:
             run.keep_best.run(steps)  # the final model is gated too
         model.logger.dump(steps)
-    print_summary(run_dir, final, run.evals, run.elo, run.keep_best)
+    print_summary(run_dir, final, run.evals, run.elo, run.keep_best, config.eval_deals)
+
+
+def report_complete(run_dir: Path, total_timesteps: int) -> bool:
+    """Whether the run in ``run_dir`` already has ``total_timesteps`` steps and its final model;
+    if so, say so (a resume then changes nothing)."""
+    steps, _ = latest_checkpoint(run_dir / "checkpoints") or (0, None)
+    final = run_dir / "final_model.zip"
+    if steps < total_timesteps or not final.is_file():
+        return False
+    print(
+        f"the run {run_dir} is complete: {steps} steps of total_timesteps={total_timesteps}; nothing changed.\n"
+        f"final model: {final}; to train further, resume with a larger total_timesteps=N"
+    )
+    return True
 
 
 def print_summary(
-    run_dir: Path, final: Path, evals: EvalCallback, elo: EloCallback, keep_best: KeepBestCallback | None
+    run_dir: Path,
+    final: Path,
+    evals: EvalCallback,
+    elo: EloCallback,
+    keep_best: KeepBestCallback | None,
+    eval_deals: int,
 ) -> None:
     """The last lines of a run: where the models are, the evaluations, and the Elo with the
-    head-to-head scores beside it and a verdict against greedy that the data support."""
+    head-to-head scores beside it and a verdict against greedy that the data support.
+
+    The two figures against greedy differ: the evaluation plays ``eval_deals`` ordinary deals
+    against each opponent; the Elo plays duplicate decks (each deck with every seating)."""
     print(f"final model: {final}")
     if keep_best is not None:
-        print(f"best model: {keep_best.best_path} ({keep_best.promotions} promotions; {run_dir / 'best.jsonl'})")
-    print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(evals.latest))
+        count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
+        print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
+    print(
+        f"evaluation, {eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
+        + describe_eval(evals.latest)
+    )
     if elo.ratings is not None:
-        print(f"Elo of the final model ({run_dir / 'elo.jsonl'}):")
+        print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
         for line in describe_strength(elo.ratings):
             print("  " + line)
+
+
+def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
+    """The run's wall time, the imitation warm start apart from PPO (with its evaluations)."""
+
+    def text(seconds: float) -> str:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest} s"
+
+    if not imitation_s:
+        return f"total time: {text(total_s)} for {steps} steps (training and evaluations)"
+    ppo = text(total_s - imitation_s)
+    return (
+        f"total time: {text(total_s)}: imitation {text(imitation_s)}, then {ppo} for {steps} PPO steps and evaluations"
+    )
 
 
 def close_quietly(vec_env: VecEnv) -> None:

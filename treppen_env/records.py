@@ -258,16 +258,27 @@ def loads(text: str, source: str = "<text>") -> list[dict[str, Any]]:
     """
     records = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{source}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RecordError(f"{where}: not a JSON object ({err.msg})") from None
-        validate(record, where)
-        records.append(record)
+        if line.strip():
+            records.append(parse_line(line, f"{source}, line {number}"))
     return records
+
+
+def parse_line(line: str | bytes, where: str) -> dict[str, Any]:
+    """One record from one JSONL line, validated (see :func:`validate`).
+
+    :raises RecordError: for a line that is not JSON (naming the column), nested too deeply, or not
+        a valid record, naming ``where``.
+    """
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise RecordError(f"{where}, column {err.colno}: not a JSON object ({err.msg})") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{where}: not UTF-8 text") from None
+    except RecursionError:
+        raise RecordError(f"{where}: JSON nested too deeply for a record") from None
+    validate(record, where)
+    return record
 
 
 def read(path: str | os.PathLike[str], repair: bool = False) -> list[dict[str, Any]]:
@@ -339,6 +350,16 @@ def validate(record: Any, where: str = "record") -> None:
         isinstance(r, dict) and _is_int(r.get("step")) and isinstance(r.get("stock"), list) for r in reshuffles
     ):
         raise RecordError(f"{where}: reshuffles must be a list of {{'step': int, 'stock': [cards]}}")
+    _validate_game_keys(record, n, where)
+
+
+def _validate_game_keys(record: Mapping[str, Any], n: int, where: str) -> None:
+    """The optional keys of a deal of a game: ``game_deal`` (1-based) and the ``totals`` after it."""
+    if "game_deal" in record and not (_is_int(record["game_deal"]) and record["game_deal"] >= 1):
+        raise RecordError(f"{where}: game_deal {str(record['game_deal'])[:40]!r} must be a deal number 1, 2, ...")
+    totals = record.get("totals")
+    if "totals" in record and not (isinstance(totals, list) and len(totals) == n and all(map(_is_int, totals))):
+        raise RecordError(f"{where}: totals must be a list of {n} integers (the game totals after the deal)")
 
 
 def _is_int(x: Any) -> bool:

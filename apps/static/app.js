@@ -93,18 +93,37 @@ function buildSetup() {
   buildSeatChoices();
 }
 
+// the person's seat in play mode (null when watching)
+function yourSeat() {
+  return state.tab === "play" ? Number($("your-seat").value) : null;
+}
+
+function buildYourSeat(n) {
+  const select = $("your-seat");
+  const kept = Math.min(Number(select.value || 0), n - 1);
+  select.replaceChildren();
+  for (let seat = 0; seat < n; seat++) select.append(el("option", { value: seat, text: `P${seat}` }));
+  select.value = String(kept);
+}
+
 function buildSeatChoices() {
   const n = Number($("num-players").value);
+  buildYourSeat(n);
+  $("your-seat-label").hidden = state.tab !== "play";
+  const you = yourSeat();
   const box = $("seat-choices");
+  const kept = {}; // the agents already picked stay picked
+  box.querySelectorAll("select").forEach((s) => (kept[s.id] = s.value));
   box.replaceChildren();
   for (let seat = 0; seat < n; seat++) {
-    if (state.tab === "play" && seat === 0) {
-      box.append(el("span", { class: "seat-you", text: "P0 you" }));
+    if (seat === you) {
+      box.append(el("span", { class: "seat-you", text: `P${seat} you` }));
       continue;
     }
     const select = el("select", { id: `seat-${seat}`, class: "seat-agent" });
     state.config.agents.forEach((spec, i) => select.append(el("option", { value: i, text: spec })));
     if (state.tab === "watch") select.value = String(seat % state.config.agents.length);
+    if (kept[select.id] !== undefined) select.value = kept[select.id];
     box.append(el("label", { text: `P${seat} ` }, select));
   }
 }
@@ -112,19 +131,25 @@ function buildSeatChoices() {
 async function start() {
   stopTimer();
   const n = Number($("num-players").value);
+  const you = yourSeat();
   const seats = [];
-  for (let seat = 0; seat < n; seat++) {
-    seats.push(state.tab === "play" && seat === 0 ? "you" : Number($(`seat-${seat}`).value));
-  }
+  for (let seat = 0; seat < n; seat++) seats.push(seat === you ? "you" : Number($(`seat-${seat}`).value));
   try {
     const view = await post("/api/sessions", { mode: state.tab, seats, rules: $("rules").value, episode: $("episode").value });
+    endSession(state.view); // the old game makes room on the server
     state.seenSummary = 0;
     state.watching = false;
+    updateWatchButton();
     showError("");
+    $("summary").hidden = true;
     show(view);
   } catch (e) {
     showError(e.message);
   }
+}
+
+function endSession(view) {
+  if (view) fetch(`/api/sessions/${view.session}`, { method: "DELETE", keepalive: true }).catch(() => {});
 }
 
 function selectTab(tab) {
@@ -136,6 +161,9 @@ function selectTab(tab) {
   $("replay-controls").hidden = tab !== "replay";
   $("summary").hidden = true;
   $("table").hidden = true;
+  $("download-record").hidden = true;
+  delete document.body.dataset.playing;
+  endSession(state.view);
   state.view = null;
   showError("");
   if (tab !== "replay") buildSeatChoices();
@@ -148,16 +176,35 @@ function stopTimer() {
   state.timer = null;
 }
 
+function summaryPending(view) {
+  return Boolean(view.summary && view.summary.deal > state.seenSummary);
+}
+
+function logLine(view, entry) {
+  if (entry.seat === null) return entry.move;
+  const points = entry.points ? ` (${entry.points > 0 ? "+" : ""}${entry.points})` : "";
+  return `${seatName(view, entry.seat)}: ${entry.move}${points}`;
+}
+
 function show(view) {
   state.view = view;
-  const legal = view.legal;
+  document.body.dataset.playing = "1"; // phones fold the setup away (style.css)
+  if (view.over && state.watching) {
+    state.watching = false; // nothing left to watch
+    updateWatchButton();
+  }
+  const pending = summaryPending(view);
+  // a game deals the next deal at once: until the summary is acknowledged, show the finished table
+  const ended = pending && view.summary.table.deal !== view.table.deal;
+  const table = ended ? view.summary.table : view.table;
+  const legal = ended ? null : view.legal;
   for (const c of [...state.selected]) if (!(view.table.players[view.you ?? 0].hand || []).includes(c)) state.selected.delete(c);
-  renderTable(view.table, {
+  renderTable(table, {
     legal,
-    log: view.log.map((e) => (e.seat === null ? e.move : `${seatName(view, e.seat)}: ${e.move}${e.points ? ` (+${e.points})` : ""}`)),
+    log: view.log.map((e) => ({ text: logLine(view, e) })),
     mine: view.mode === "play" ? view.you : null,
   });
-  renderStatus(view);
+  renderStatus(view, ended);
   const link = $("download-record");
   link.hidden = view.records === 0;
   link.href = `/api/sessions/${view.session}/record`;
@@ -165,24 +212,25 @@ function show(view) {
   document.body.dataset.turn = view.over ? "over" : view.your_turn ? "you" : "agent";
   document.body.dataset.phase = view.table.phase;
   document.body.dataset.version = view.version;
-  const pending = view.summary && view.summary.deal > state.seenSummary;
   if (pending) showSummary(view);
   schedule(view, pending);
 }
 
-function renderStatus(view) {
-  const t = view.table;
+function renderStatus(view, ended = false) {
+  const t = ended ? view.summary.table : view.table;
   let text;
-  if (view.over) text = "The game is over.";
+  if (view.over) text = view.episode === "deal" ? "The deal is over." : "The game is over.";
+  else if (ended) text = "The deal is over: its last table (Next deal goes on).";
   else if (view.your_turn) text = t.phase === "draw" ? "Your turn: draw from the stock or take from the staircase." : "Your turn: meld, lay off, then discard a card.";
   else text = view.mode === "watch" && !state.watching ? `${seatName(view, t.to_move)} to move (paused)` : `${seatName(view, t.to_move)} is thinking…`;
   $("status").textContent = `Deal ${t.deal}, turn ${t.turn + 1} · ${text}`;
 }
 
+// the next agent move, unless the game is over or a deal's summary waits for Next deal
 function schedule(view, pending) {
   stopTimer();
-  if (view.over || !view.agent_to_move) return;
-  if (view.mode === "play" && !pending) state.timer = setTimeout(advance, AGENT_DELAY);
+  if (view.over || !view.agent_to_move || pending) return;
+  if (view.mode === "play") state.timer = setTimeout(advance, AGENT_DELAY);
   if (view.mode === "watch" && state.watching) state.timer = setTimeout(advance, Number($("watch-speed").value));
 }
 
@@ -235,24 +283,26 @@ async function move(action) {
 function showSummary(view) {
   const s = view.summary;
   const names = view.table.players.map((p, i) => seatName(view, i));
-  let title = `Deal ${s.deal} over: ${s.outcome.replace("_", " ")}`;
-  if (s.went_out !== null) title += ` — ${names[s.went_out]} went out`;
+  let title = `Deal ${s.deal} over: ${s.went_out === null ? "" : `${names[s.went_out]} `}${s.outcome_text}`;
   if (s.game_over) title += `. ${names[s.winner]} won the game!`;
   $("summary-title").textContent = title;
   const body = $("summary-table").tBodies[0];
   body.replaceChildren(
     ...names.map((name, i) =>
-      el("tr", {}, el("td", { text: name }), el("td", { text: s.deal_points[i] }), el("td", { text: s.totals ? s.totals[i] : "—" }))
+      el("tr", {}, el("td", { text: name }), el("td", { text: s.deal_points[i] }), el("td", { text: s.totals[i] }))
     )
   );
+  $("summary-total-head").textContent = view.episode === "game" ? "game total" : "total";
+  $("summary-note").textContent = view.over ? "" : "Below: the table as the deal ended, every hand shown.";
   $("summary-next").hidden = view.over;
+  $("summary-close").hidden = !view.over; // while a game goes on, Next deal acknowledges it
   $("summary").hidden = false;
 }
 
 function closeSummary() {
   $("summary").hidden = true;
   if (state.view && state.view.summary) state.seenSummary = state.view.summary.deal;
-  if (state.view) schedule(state.view, false);
+  if (state.view) show(state.view);
 }
 
 // ------------------------------------------------------------------ the table
@@ -304,6 +354,8 @@ function renderTable(table, opts) {
     c.append(el("span", { class: "depth", text: d }));
     stairs.append(el("div", { class: "step", style: `margin-left:${i * 18}px` }, c));
   });
+  if (!depth) stairs.append(el("div", { class: "empty", text: "empty" }));
+  $("take-hint").hidden = mine === null;
 
   // melds with owners; lay-off targets for the one selected card
   const melds = $("melds");
@@ -317,7 +369,7 @@ function renderTable(table, opts) {
     };
     const row = el("div", { class: "meld", "data-meld": i });
     row.append(el("span", { class: "owner", text: `${names[m.owner]} · ${m.kind}` }));
-    row.append(...[end("low"), ...m.cards.map((c) => cardEl(c)), end("high"), end("set")].filter(Boolean));
+    row.append(el("div", { class: "meld-cards" }, ...[end("low"), ...m.cards.map((c) => cardEl(c)), end("high"), end("set")]));
     melds.append(row);
   });
   if (!table.melds.length) melds.append(el("div", { class: "empty", text: "no melds yet" }));
@@ -360,7 +412,7 @@ function renderTable(table, opts) {
       )
     )
   );
-  $("log").replaceChildren(...opts.log.slice(-14).map((line) => el("li", { text: line })));
+  $("log").replaceChildren(...opts.log.slice(-14).map((line) => el("li", { text: line.text, value: line.n })));
 }
 
 function renderActions(legal) {
@@ -397,13 +449,23 @@ async function loadReplay(deal) {
     r.data = await api(`/api/replay?deal=${deal}`, { method: "POST", headers: { "Content-Type": "application/octet-stream" }, body: r.content });
     showError("");
   } catch (e) {
+    if (deal === 1) {
+      // a file that does not load: nothing of the previous one stays on screen
+      state.replay = null;
+      $("table").hidden = true;
+      $("replay-deal").replaceChildren();
+      $("replay-label").textContent = "";
+    }
     showError(e.message);
     return;
   }
   const select = $("replay-deal");
   select.replaceChildren(
-    ...r.data.deals.map((d) => el("option", { value: d.deal, text: `${d.deal}: ${d.agents.join(" vs ")} — ${d.outcome} ${d.deal_points.join("/")}` }))
+    ...r.data.deals.map((d) => el("option", { value: d.deal, text: `${d.deal}: ${d.agents.join(" vs ")} — ${d.outcome_text}, ${d.deal_points.join(" / ")}` }))
   );
+  if (r.data.count > r.data.deals.length) {
+    select.append(el("option", { disabled: true, text: `… ${r.data.count - r.data.deals.length} more deals (the first ${r.data.deals.length} are listed)` }));
+  }
   select.value = String(deal);
   const slider = $("replay-slider");
   slider.max = r.data.frames.length - 1;
@@ -417,10 +479,11 @@ function showFrame() {
   const i = Number($("replay-slider").value);
   const frames = r.data.frames;
   const frame = frames[i];
-  const log = frames.slice(1, i + 1).map((f, k) => `${k + 1}. P${f.move.seat} ${r.data.record.agents[f.move.seat]}: ${f.move.move}`);
-  renderTable(frame.table, { legal: null, log, mine: null });
+  const log = frames.slice(1, i + 1).map((f, k) => ({ n: k + 1, text: `P${f.move.seat} ${r.data.record.agents[f.move.seat]}: ${f.move.move}` }));
+  renderTable(frame.table, { legal: null, log: log.slice(-14), mine: null });
+  $("download-record").hidden = true; // a watched game's link, not this file's
   $("replay-label").textContent = i === 0 ? `dealt (${frames.length - 1} moves)` : `move ${i} of ${frames.length - 1}: P${frame.move.seat} ${frame.move.move}`;
-  $("status").textContent = i === frames.length - 1 ? `Deal over: ${r.data.record.outcome}, points ${r.data.record.deal_points.join(" / ")}` : `Deal ${frame.table.deal}, turn ${frame.table.turn + 1}`;
+  $("status").textContent = i === frames.length - 1 ? `Deal over: ${r.data.outcome_text}, points ${r.data.record.deal_points.join(" / ")}` : `Deal ${frame.table.deal}, turn ${frame.table.turn + 1}`;
 }
 
 // ------------------------------------------------------------------ wiring
@@ -432,19 +495,25 @@ async function main() {
   $("sort-rank").addEventListener("click", () => setSort("rank"));
   $("summary-next").addEventListener("click", closeSummary);
   $("summary-close").addEventListener("click", () => ($("summary").hidden = true));
-  $("summary-new").addEventListener("click", () => {
-    $("summary").hidden = true;
-    start();
+  $("summary-new").addEventListener("click", start);
+  $("your-seat").addEventListener("change", buildSeatChoices);
+  $("setup-toggle").addEventListener("click", () => {
+    const open = document.body.dataset.setupOpen === undefined;
+    if (open) document.body.dataset.setupOpen = "1";
+    else delete document.body.dataset.setupOpen;
+    $("setup-toggle").setAttribute("aria-expanded", String(open));
   });
+  window.addEventListener("pagehide", () => endSession(state.view));
   $("watch-play").addEventListener("click", () => {
     state.watching = !state.watching;
     updateWatchButton();
-    if (state.view) schedule(state.view, false);
+    if (state.view) schedule(state.view, summaryPending(state.view));
   });
   $("watch-step").addEventListener("click", () => {
     state.watching = false;
     updateWatchButton();
-    advance();
+    if (state.view && summaryPending(state.view) && !state.view.over) closeSummary(); // the step goes to the next deal
+    else advance();
   });
   const speed = $("watch-speed");
   const speedLabel = () => ($("watch-speed-label").textContent = `${speed.value} ms a move`);

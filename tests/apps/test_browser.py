@@ -144,6 +144,7 @@ def _agent_moves(record) -> int:
 
 
 def test_replay_a_record_in_the_page(server, browser, tmp_path):
+    from apps.web import OUTCOME_WORDS
     from arena.tournament import run_tournament
     from treppen_env import records
 
@@ -175,12 +176,19 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
         "const s = document.getElementById('replay-slider'); s.value = s.max; s.dispatchEvent(new Event('input'));"
     )
     status = browser.find_element(By.ID, "status").text
-    assert (
-        status == f"Deal over: {recs[1]['outcome']}, points {recs[1]['deal_points'][0]} / {recs[1]['deal_points'][1]}"
-    )
+    points = " / ".join(map(str, recs[1]["deal_points"]))
+    assert status == f"Deal over: {OUTCOME_WORDS[recs[1]['outcome']]}, points {points}"
     assert len(browser.find_elements(By.CSS_SELECTOR, "#log li")) == min(14, n)
     hands = browser.find_elements(By.CSS_SELECTOR, ".opponent")
     assert len(hands) == 2  # every hand is shown in a replay
+    log = browser.find_elements(By.CSS_SELECTOR, "#log li")
+    assert log[-1].get_attribute("value") == str(n) and not log[-1].text.startswith(f"{n}.")  # numbered once
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "treppen-record/1"')
+    browser.find_element(By.ID, "replay-file").send_keys(str(bad))
+    wait(browser, lambda d: d.find_element(By.ID, "error").is_displayed())
+    assert "line 1, column" in browser.find_element(By.ID, "error").text
+    assert not browser.find_element(By.ID, "table").is_displayed()  # the previous deal is gone
 
 
 def test_watch_agents_with_play_pause_and_step(server, browser):
@@ -213,3 +221,96 @@ def test_watch_agents_with_play_pause_and_step(server, browser):
     browser.find_element(By.ID, "watch-play").click()
     wait(browser, lambda d: d.find_element(By.ID, "summary").is_displayed())
     assert browser.find_element(By.ID, "summary-title").text.startswith("Deal 1 over: ")
+    assert browser.find_element(By.ID, "watch-play").text == "Play"  # nothing left to play
+    assert browser.find_element(By.ID, "status").text.endswith("The deal is over.")
+    assert not browser.find_element(By.ID, "take-hint").is_displayed()  # nothing is clickable when watching
+
+
+def _inside(driver, element_id: str) -> dict:
+    """The element's box and whether it lies inside the viewport (nothing scrolled)."""
+    return driver.execute_script(
+        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,"
+        " inside: r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth};",
+        element_id,
+    )
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (1024, 700), (390, 844)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_four_player_table_fits_the_screen(server, browser, size, tmp_path):
+    """Four players, the person in seat 1: the hand and the move buttons are on screen without
+    scrolling, and nothing scrolls sideways."""
+    width, height = size
+    url, _ = server
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        browser.get(f"{url}/?delay=0")
+        wait(browser, lambda d: body(d, "ready") == "1")
+        Select(browser.find_element(By.ID, "num-players")).select_by_value("4")
+        Select(browser.find_element(By.ID, "your-seat")).select_by_value("1")
+        assert browser.find_element(By.CSS_SELECTOR, "#seat-choices .seat-you").text == "P1 you"
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#seat-choices select")) == 3
+        browser.find_element(By.ID, "start").click()
+        parts = 0
+        while True:  # a few turns in (the staircase grows), then the person's meld phase
+            wait(browser, lambda d: body(d, "turn") == "you" or d.find_element(By.ID, "summary").is_displayed())
+            if browser.find_element(By.ID, "summary").is_displayed():
+                pytest.skip("the deal ended before the layout could be looked at")
+            if parts >= 6 and body(browser, "phase") == "meld":
+                break
+            version = body(browser, "version")
+            play_turn_part(browser)
+            wait(browser, lambda d, v=version: body(d, "version") != v)
+            parts += 1
+        assert browser.execute_script("return state.view.you") == 1
+        browser.execute_script("window.scrollTo(0, 0)")  # clicks scroll the page; a person starts at the top
+        png = tmp_path / f"table-{width}x{height}.png"
+        browser.save_screenshot(str(png))
+        if os.environ.get("TREPPEN_SCREENSHOTS"):
+            shutil.copy(png, Path(os.environ["TREPPEN_SCREENSHOTS"]) / png.name)
+        for element_id in ("hand", "meld-button", "discard-button"):
+            box = _inside(browser, element_id)
+            assert box["inside"], (element_id, box, size)
+        scroll_width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert scroll_width <= width, f"the page scrolls sideways: {scroll_width} px wide at {width}"
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_favicon_is_served(server):
+    import urllib.request
+
+    url, _ = server
+    with urllib.request.urlopen(f"{url}/favicon.ico") as response:
+        assert response.headers["Content-Type"].startswith("image/svg+xml") and b"<svg" in response.read()
+
+
+def test_a_watched_game_shows_each_finished_deal(server, browser):
+    """A whole game: when a deal ends the summary shows over that deal's last table (the server
+    has dealt the next one), and Next deal goes on with the new deal."""
+    url, _ = server
+    browser.get(f"{url}/")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    browser.find_element(By.ID, "tab-watch").click()
+    Select(browser.find_element(By.ID, "episode")).select_by_value("game")
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: body(d, "version") == "0")
+    browser.execute_script(
+        "const s = document.getElementById('watch-speed'); s.value = 0; s.dispatchEvent(new Event('input'))"
+    )
+    browser.find_element(By.ID, "watch-play").click()
+    wait(browser, lambda d: d.find_element(By.ID, "summary").is_displayed(), timeout=60)
+    version = body(browser, "version")
+    wait(browser, lambda d: d.execute_script("return state.timer === null && !state.busy"))
+    assert body(browser, "version") == version  # the agents wait for Next deal
+    assert browser.execute_script("return state.view.table.deal") == 2
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith("Deal 1, ") and "The deal is over: its last table" in status
+    assert browser.find_element(By.ID, "summary-title").text.startswith("Deal 1 over: ")
+    assert browser.find_element(By.ID, "summary-next").is_displayed()
+    if os.environ.get("TREPPEN_SCREENSHOTS"):
+        browser.save_screenshot(str(Path(os.environ["TREPPEN_SCREENSHOTS"]) / "serve-game-summary.png"))
+    browser.find_element(By.ID, "summary-next").click()
+    wait(browser, lambda d: d.find_element(By.ID, "status").text.startswith("Deal 2, "))
+    wait(browser, lambda d: body(d, "version") != version)  # still playing: the agents go on

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -13,10 +15,15 @@ from apps.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
 from treppen_env import records
 from treppen_env.actions import parse_action
 
+BASE = "http://127.0.0.1:8000"
+RECORD = {"Content-Type": "application/octet-stream"}
+JSON = {"Content-Type": "application/json"}
+
 
 @pytest.fixture
 def client(tmp_path):
-    with TestClient(create_app(["greedy", "random"], record_dir=tmp_path / "rec", max_sessions=4, seed=5)) as c:
+    app = create_app(["greedy", "random"], record_dir=tmp_path / "rec", max_sessions=4, seed=5)
+    with TestClient(app, base_url=BASE) as c:
         yield c
 
 
@@ -78,7 +85,12 @@ def test_a_whole_deal_through_the_api(client, tmp_path):
     assert end["over"] and end["summary"]["deal"] == 1 and end["records"] == 1
     assert sum(v["your_turn"] for v in views) > 0 and sum(v["agent_to_move"] for v in views) > 0
     assert [v["version"] for v in views] == list(range(len(views)))  # one move a request
-    assert end["log"][-1]["move"].startswith("deal 1 over: ")
+    points = " / ".join(map(str, end["summary"]["deal_points"]))
+    assert end["log"][-1]["move"] == f"deal 1 over: {end['summary']['outcome_text']}; {points}"
+    last = end["log"][-2]["seat"]  # the move that ends the deal shows what the end scored
+    before = views[-2]["table"]["players"][last]["points"]
+    assert end["log"][-2]["points"] == end["summary"]["deal_points"][last] - before
+    assert end["summary"]["totals"] == [p["total"] for p in end["table"]["players"]] and end["episode"] == "deal"
     for v in views[:-1]:  # the person never sees another hand before the deal is over
         assert all(p["hand"] is None for p in v["table"]["players"][1:])
     assert [len(p["hand"]) for p in end["table"]["players"]] == [p["hand_size"] for p in end["table"]["players"]]
@@ -102,6 +114,16 @@ def test_a_game_of_deals_and_watching(client):
     last = views[-1]["summary"]
     assert last["game_over"] and len(summaries) == last["deal"] >= 2 and max(last["totals"]) >= 500
     assert np.sum([s["deal_points"] for s in summaries.values()], axis=0).tolist() == last["totals"]
+    ends = [v for u, v in itertools.pairwise(views) if v["summary"] and u["summary"] != v["summary"]]
+    for v in ends[:-1]:
+        ended = v["summary"]["table"]  # the next deal is dealt at once; the summary keeps the last table
+        assert v["table"]["deal"] == v["summary"]["deal"] + 1 and v["table"]["phase"] == "draw"
+        assert ended["phase"] == "deal_over" and ended["deal"] == v["summary"]["deal"]
+        assert [p["total"] for p in ended["players"]] == v["summary"]["totals"]
+    logs = [e for v in views for e in v["log"]]
+    takes = [e["move"] for e in logs if e["move"].startswith("take ")]
+    assert takes and all(re.fullmatch(r"take (\d+) \(([2-9TJQKA][SHDC] ?)+\)", t) for t in takes)
+    assert all("_" not in e["move"] for e in logs if e["seat"] is None)
 
 
 def test_an_illegal_move_is_refused_and_the_game_goes_on(client):
@@ -147,12 +169,25 @@ def test_bad_and_stale_sessions(client):
         assert client.post(f"/api/sessions/{sid}/move", json={"action": 0, "version": 0}).status_code == 404
     assert client.get("/api/sessions/%2e%2e%2fetc").status_code == 404
     view = new(client)
-    assert client.delete(f"/api/sessions/{view['session']}").status_code == 200
+    assert client.delete(f"/api/sessions/{view['session']}").json() == {"deleted": True}
     assert client.get(f"/api/sessions/{view['session']}").status_code == 404
-    first = new(client)
-    others = [new(client) for _ in range(4)]  # max_sessions=4: the least recently used goes
-    assert client.get(f"/api/sessions/{first['session']}").status_code == 404
-    assert all(client.get(f"/api/sessions/{v['session']}").status_code == 200 for v in others)
+    r = client.delete(f"/api/sessions/{view['session']}")
+    assert r.status_code == 404 and "expired or never existed" in r.json()["error"]
+
+
+def test_a_full_server_drops_idle_games_never_live_ones(client):
+    store = client.app.state.treppen.sessions
+    games = [new(client) for _ in range(4)]  # max_sessions=4, all just played
+    for _ in range(3):
+        r = client.post("/api/sessions", json={"seats": ["you", 0]})
+        assert r.status_code == 429 and r.json()["error"].startswith("the server is full: 4 games, each played")
+    assert all(client.get(f"/api/sessions/{g['session']}").status_code == 200 for g in games)
+    sessions = {g["session"]: store.get(g["session"]) for g in games}
+    sessions[games[1]["session"]].last_used -= 400  # idle for more than 5 minutes
+    sessions[games[2]["session"]].last_used -= 600
+    new(client)  # takes the place of the game idle the longest
+    assert client.get(f"/api/sessions/{games[2]['session']}").status_code == 404
+    assert [client.get(f"/api/sessions/{games[i]['session']}").status_code for i in (0, 1, 3)] == [200] * 3
 
 
 def test_two_tabs_play_two_games(client):
@@ -192,9 +227,10 @@ def test_garbage_never_crashes_the_server(client):
     bodies += [rng.bytes(int(rng.integers(1, 200))) for _ in range(20)]
     for path in ("/api/sessions", f"/api/sessions/{sid}/move", f"/api/sessions/{sid}/advance", "/api/replay"):
         for body in bodies:
-            assert 400 <= client.post(path, content=body).status_code < 500, (path, body)
+            headers = RECORD if path == "/api/replay" else JSON
+            assert 400 <= client.post(path, content=body, headers=headers).status_code < 500, (path, body)
     huge = b'{"seats": [' + b" " * MAX_JSON_BYTES + b"]}"
-    assert client.post("/api/sessions", content=huge).status_code == 413
+    assert client.post("/api/sessions", content=huge, headers=JSON).status_code == 413
     assert client.get("/api/config").status_code == 200
 
 
@@ -209,7 +245,7 @@ def test_replay_a_record_file(client):
     recs = deal_records()
     text = "".join(json.dumps(r) + "\n" for r in recs).encode()
     for content in (text, gzip.compress(text)):
-        r = client.post("/api/replay?deal=2", content=content)
+        r = client.post("/api/replay?deal=2", content=content, headers=RECORD)
         assert r.status_code == 200, r.json()
         data = r.json()
         assert data["count"] == 3 and data["deal"] == 2 and data["record"] == recs[1]
@@ -218,20 +254,20 @@ def test_replay_a_record_file(client):
         assert len(frames) == len(recs[1]["actions"]) + 1 and frames[0]["move"] is None
         assert frames[1]["move"]["move"] and all(p["hand"] is not None for p in frames[0]["table"]["players"])
         assert frames[-1]["table"]["phase"] == "deal_over"
-    assert "holds deals 1..3" in client.post("/api/replay?deal=4", content=text).json()["error"]
-    assert "must be a deal number" in client.post("/api/replay?deal=-1", content=text).json()["error"]
+    assert "holds deals 1..3" in client.post("/api/replay?deal=4", content=text, headers=RECORD).json()["error"]
+    assert "must be a deal number" in client.post("/api/replay?deal=-1", content=text, headers=RECORD).json()["error"]
     tampered = {**recs[0], "actions": [*recs[0]["actions"][:5], 897, *recs[0]["actions"][6:]]}
-    r = client.post("/api/replay", content=json.dumps(tampered).encode())
+    r = client.post("/api/replay", content=json.dumps(tampered).encode(), headers=RECORD)
     assert r.status_code == 400 and r.json()["error"].startswith("deal 1, step 5 (player")
-    r = client.post("/api/replay", content=gzip.compress(b"x")[:-3])
+    r = client.post("/api/replay", content=gzip.compress(b"x")[:-3], headers=RECORD)
     assert r.status_code == 400 and "does not unpack" in r.json()["error"]
     endless = {**recs[0], "actions": [0] * (MAX_REPLAY_STEPS + 1)}
-    r = client.post("/api/replay", content=json.dumps(endless).encode())
+    r = client.post("/api/replay", content=json.dumps(endless).encode(), headers=RECORD)
     assert (
         r.status_code == 413
         and r.json()["error"] == f"deal 1 has 5001 moves; the page shows at most {MAX_REPLAY_STEPS}"
     )
-    r = client.post("/api/replay", content=b'{"format": "treppen-record/1"}')
+    r = client.post("/api/replay", content=b'{"format": "treppen-record/1"}', headers=RECORD)
     assert r.status_code == 400 and r.json()["error"].startswith("the file, line 1: missing keys")
 
 
@@ -264,3 +300,148 @@ def test_serve_command_refuses_bad_settings(capsys):
     assert "'human' cannot be a server opponent" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port 70000 is not a port" in capsys.readouterr().err
+
+
+NESTED = b"[" * 5000 + b"]" * 5000
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "headers", "status", "message"),
+    [
+        ("/api/sessions", NESTED, JSON, 400, "the request body is JSON nested too deeply"),
+        ("/api/replay", NESTED, RECORD, 400, "the file, line 1: JSON nested too deeply for a record"),
+        ("/api/replay?deal=%C2%B2", b"{}", RECORD, 400, "deal='²' must be a deal number 1, 2, ..."),
+        ("/api/replay?deal=0", b"{}", RECORD, 400, "deal='0' must be a deal number"),
+        ("/api/sessions", b'{"seats": ["you", 0]}', {"Content-Type": "text/plain"}, 415, "takes application/json"),
+        ("/api/sessions", b'{"seats": ["you", 0]}', {}, 415, "Content-Type 'missing'"),
+        ("/api/replay", b"{}", {"Content-Type": "multipart/form-data"}, 415, "takes application/octet-stream"),
+        ("/api/sessions", b"{}", {**JSON, "Content-Length": b"\xb2"}, 413, "request body too large"),
+    ],
+)
+def test_malformed_requests_name_what_is_wrong(client, path, body, headers, status, message):
+    r = client.post(path, content=body, headers=headers)
+    assert r.status_code == status and message in r.json()["error"], r.json()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("game_deal", "abc", "game_deal 'abc' must be a deal number 1, 2, ..."),
+        ("game_deal", [1], "game_deal '[1]' must be a deal number"),
+        ("game_deal", 0, "game_deal '0' must be a deal number"),
+        ("totals", ["a", "b"], "totals must be a list of 2 integers"),
+        ("totals", 5, "totals must be a list of 2 integers"),
+        ("totals", [1, 2, 3], "totals must be a list of 2 integers"),
+    ],
+)
+def test_bad_game_keys_in_a_replayed_record(client, key, value, message):
+    record = {**deal_records()[1], key: value}
+    r = client.post("/api/replay", content=json.dumps(record).encode(), headers=RECORD)
+    assert r.status_code == 400 and r.json()["error"].startswith(f"the file, line 1: {message}")
+
+
+def test_a_truncated_line_names_line_and_column(client):
+    line = json.dumps(deal_records()[0])
+    r = client.post("/api/replay", content=(line + "\n" + line[:100]).encode(), headers=RECORD)
+    assert r.status_code == 400
+    assert re.fullmatch(
+        r"the file, line 2, column \d+: not a JSON object \(Unterminated string starting at\)", r.json()["error"]
+    )
+
+
+def test_other_sites_and_rebound_names_are_refused(client):
+    evil = {"Origin": "http://evil.example", **JSON}
+    r = client.post("/api/sessions", json={"seats": ["you", 0]}, headers={"Origin": "http://evil.example"})
+    assert r.status_code == 403 and r.json()["error"].startswith("cross-origin request from 'http://evil.example'")
+    for origin in ("null", "http://127.0.0.1:9999", "http://localhost:8000"):
+        assert client.post("/api/sessions", json={"seats": ["you", 0]}, headers={"Origin": origin}).status_code == 403
+    r = client.get("/api/config", headers={"Host": "evil.example"})
+    assert r.status_code == 403 and r.json()["error"].startswith("Host 'evil.example' is not this server")
+    r = client.post("/api/sessions", content=b'{"seats": ["you", 0]}', headers={**evil, "Host": "evil.example"})
+    assert r.status_code == 403
+    view = new(client)
+    r = client.delete(f"/api/sessions/{view['session']}", headers={"Origin": "http://evil.example"})
+    assert r.status_code == 403 and client.get(f"/api/sessions/{view['session']}").status_code == 200
+    same = client.post("/api/sessions", json={"seats": ["you", 0]}, headers={"Origin": BASE})
+    assert same.status_code == 200  # the page's own origin
+    for host in ("localhost:8000", "[::1]:8000", "127.0.0.1"):
+        assert client.get("/api/config", headers={"Host": host}).status_code == 200, host
+    assert client.get("/api/config", headers={"Host": "[::1"}).status_code == 403  # malformed
+
+
+def test_the_served_host_name_is_allowed(tmp_path):
+    with TestClient(create_app(["greedy"], hosts=["box.lan"]), base_url="http://box.lan:8000") as c:
+        assert c.get("/api/config").status_code == 200
+        assert c.post("/api/sessions", json={"seats": ["you", 0]}, headers={"Origin": "http://box.lan:8000"}).is_success
+        assert c.get("/api/config", headers={"Host": "other.lan"}).status_code == 403
+
+
+def _malformed_bodies(rng: np.random.Generator, sid: str, record: dict) -> list[tuple[str, bytes]]:
+    """A few hundred malformed requests: broken JSON, wrong types in each field, bad records."""
+    junk = [None, True, -1, 2**70, 1.5, "x" * 300, "²", [], [[]], {}, {"a": 1}, [0] * 50, "you", "\u0000"]
+    requests: list[tuple[str, bytes]] = []
+    for _ in range(120):
+        path = ["/api/sessions", f"/api/sessions/{sid}/move", f"/api/sessions/{sid}/advance"][int(rng.integers(3))]
+        keys = ["seats", "mode", "rules", "episode", "action", "version"]
+        body = {str(rng.choice(keys)): junk[int(rng.integers(len(junk)))] for _ in range(int(rng.integers(1, 4)))}
+        requests.append((path, json.dumps(body).encode()))
+    record_keys = [*record, "totals", "game_deal"]
+    for _ in range(120):
+        broken = dict(record)
+        for _ in range(int(rng.integers(1, 3))):
+            broken[str(rng.choice(record_keys))] = junk[int(rng.integers(len(junk)))]
+        requests.append((f"/api/replay?deal={int(rng.integers(0, 3))}", json.dumps(broken).encode()))
+    text = json.dumps(record).encode()
+    for _ in range(60):
+        cut = int(rng.integers(1, len(text)))
+        requests.append(("/api/replay", text[:cut] + rng.bytes(int(rng.integers(0, 8)))))
+        requests.append(("/api/sessions", b"[" * int(rng.integers(1, 3000)) + rng.bytes(int(rng.integers(0, 8)))))
+    return requests
+
+
+def test_a_seeded_fuzz_of_malformed_bodies_gets_no_server_error(client):
+    import time
+
+    rng = np.random.default_rng(19)
+    sid = new(client)["session"]
+    requests = _malformed_bodies(rng, sid, deal_records()[0])
+    assert 300 <= len(requests) <= 500
+    started = time.monotonic()
+    for path, body in requests:
+        r = client.post(path, content=body, headers=RECORD if path.startswith("/api/replay") else JSON)
+        assert r.status_code < 500, (path, body[:200], r.text)
+        if r.status_code >= 400:
+            assert r.json()["error"], (path, body[:200])
+    assert time.monotonic() - started < 60
+
+
+def test_serve_allows_more_host_names():
+    import argparse
+
+    from apps.serve import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--host", "0.0.0.0", "--allow-host", "box.lan", "--allow-host", "box"])
+    assert args.allow_host == ["box.lan", "box"]
+
+
+def test_a_long_file_lists_its_first_deals_and_replays_any(client):
+    from apps import web
+
+    line = (json.dumps(deal_records()[0]) + "\n").encode()
+    r = client.post(f"/api/replay?deal={web.MAX_LISTED + 5}", content=line * (web.MAX_LISTED + 10), headers=RECORD)
+    data = r.json()
+    assert r.status_code == 200 and data["count"] == web.MAX_LISTED + 10 and len(data["deals"]) == web.MAX_LISTED
+    assert data["deal"] == web.MAX_LISTED + 5 and data["frames"]
+
+
+def test_oversized_lines_and_gzip_bombs_are_refused(client):
+    from apps import web
+
+    r = client.post("/api/replay", content=b"{" + b" " * web.MAX_RECORD_LINE, headers=RECORD)
+    assert r.status_code == 413 and r.json()["error"].startswith("line 1 is longer than")
+    bomb = gzip.compress((b" " * 1023 + b"\n") * (web.MAX_RECORD_BYTES // 1024 + 1))
+    assert len(bomb) < 1024 * 1024
+    r = client.post("/api/replay", content=bomb, headers=RECORD)
+    assert r.status_code == 413 and r.json()["error"].startswith("the unpacked record file is larger than")

@@ -8,7 +8,7 @@ import choix
 import numpy as np
 import pytest
 
-from arena.ratings import ELO_PER_NAT, Ratings, _unbounded, fit_ratings, interval_text
+from arena.ratings import ELO_PER_NAT, Ratings, _unbounded, elo_text, fit_ratings, interval_text, reference_anchor
 from arena.results import print_table, write_outputs
 
 
@@ -203,7 +203,7 @@ def test_agent_that_won_everything_gets_no_interval_from_the_prior():
     r = fit_ratings(recs, anchor="b", n_boot=200)
     assert (r.ci_low[0], r.ci_high[0]) == (math.inf, math.inf) and (r.ci_low[1], r.ci_high[1]) == (0.0, 0.0)
     assert r.unbounded == ("above", None)
-    assert [row[3] for row in r.table(header=False)] == ["unbounded above", "[+0, +0]"]
+    assert [row[3] for row in r.table(header=False)] == ["unbounded above", "anchor"]  # fixed at 0
     r = fit_ratings(recs, anchor=None, n_boot=200)  # relative to the mean, b has no floor either
     assert r.unbounded == ("above", "below")
     assert [row[3] for row in r.table(header=False)] == ["unbounded above", "unbounded below"]
@@ -335,3 +335,10 @@ def test_scale_names_the_zero(capsys):
     print_table(free)
     printed = capsys.readouterr().out
     assert "Elo (10 deals, 10 decks, mean = 0)" in printed and "None" not in printed
+
+
+def test_without_random_the_scale_is_anchored_at_greedy():
+    assert reference_anchor(["greedy", "mcts", "random"]) == "random"
+    assert reference_anchor(["mcts", "greedy"]) == "greedy"
+    assert reference_anchor(["mcts", "ismcts"]) is None
+    assert elo_text(-0.3) == "+0" and elo_text(-0.6) == "-1" and interval_text(-0.4, 0.2) == "[+0, +0]"

@@ -83,6 +83,12 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
 
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1024
     assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
+    capsys.readouterr()
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
+    assert cli.main(["train", "--resume", str(run)]) == 0  # complete: said so, nothing touched
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"the run {run} is complete: 1024 steps of total_timesteps=1024; nothing changed.\n")
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
     assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000768.npz"]  # pool_size=1
     with pytest.raises(ValueError, match="learning_rate"):  # fixed by the saved model
         train_command.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
@@ -118,3 +124,18 @@ def test_train_cli_subprocess_envs(tmp_path, tiny_train):
     assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
     assert events.Scalars("selfplay/pool_size")[-1].value == 1
     assert "selfplay/reward_vs_snapshot" in events.Tags()["scalars"]
+
+
+def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsys):
+    from train.selfplay import describe_time, print_summary
+
+    assert describe_time(125.2, 0, 512) == "total time: 2 min 5 s for 512 steps (training and evaluations)"
+    assert describe_time(125.2, 65, 512) == (
+        "total time: 2 min 5 s: imitation 1 min 5 s, then 1 min 0 s for 512 PPO steps and evaluations"
+    )
+    evals = argparse.Namespace(latest={"greedy": {"winrate": 0.5, "points": 1.0}})
+    keep_best = argparse.Namespace(best_path=tmp_path / "best_model.zip", promotions=1)
+    print_summary(tmp_path, tmp_path / "final_model.zip", evals, argparse.Namespace(ratings=None), keep_best, 50)
+    printed = capsys.readouterr().out
+    assert "(1 promotion; " in printed
+    assert "evaluation, 50 ordinary deals against each (" in printed and "vs greedy: win 50.0%" in printed

@@ -188,7 +188,7 @@ def test_malformed_records_are_named(tmp_path, change, message):
 
 def test_unreadable_files(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"format": "treppen-record/1"\n')
-    with pytest.raises(RecordError, match=r"x.jsonl, line 1: not a JSON object"):
+    with pytest.raises(RecordError, match=r"x.jsonl, line 1, column \d+: not a JSON object"):
         records.read(tmp_path / "x.jsonl")
     (tmp_path / "y.jsonl.gz").write_text("not gzip")
     with pytest.raises(RecordError, match=r"y.jsonl.gz: cannot read it as a record file"):
@@ -234,16 +234,37 @@ def test_replay_command_prints_every_move(tmp_path, capsys):
     assert main(["replay", str(path), "--deal", "2"]) == 0
     out = capsys.readouterr().out
     rec = recs[1]
-    assert out.startswith(f"deal 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1\ndeal 2, turn 0, dealer P0")
+    head = f"record 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1; deal 2 of a game\n"
+    assert out.startswith(head + "deal 2, turn 0, dealer P0")
     assert out.count("staircase (") == len(rec["actions"]) + 1  # the table before the first move and after each
     assert f"\n{len(rec['actions'])}. P" in out and f"\n{len(rec['actions']) + 1}. P" not in out
-    assert out.endswith(f"result: {rec['outcome']}; deal points {rec['deal_points']} (replay checked)\n")
+    outcome = rec["outcome"].replace("_", " ")
+    assert out.endswith(f"result: {outcome}; deal points {rec['deal_points']} (replay checked)\n")
+    assert main(["replay", str(path), "--deal", "2", "--moves-only"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(rec["actions"]) + 2 and all(lines)  # header, one line a move, result: no blanks
     assert main(["replay", str(path), "--deal", "4"]) == 2
     assert "--deal 4: " in capsys.readouterr().err
     tampered = {**rec, "deal_points": [0, 0]}
     records.write(tmp_path / "bad.jsonl", [tampered])
     assert main(["replay", str(tmp_path / "bad.jsonl"), "--moves-only"]) == 2
-    assert f"bad.jsonl, deal 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err
+    assert f"bad.jsonl, record 1, step {len(rec['actions']) - 1}: the replay ends" in capsys.readouterr().err
+
+
+def test_replay_into_a_closed_pipe_stops_quietly(tmp_path):
+    """``treppen replay FILE | head -1``: no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
+    path = records.write(tmp_path / "game.jsonl", recs * 20)
+    command = [sys.executable, "-m", "apps.cli", "replay", str(path), "--deal", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"record 2 of 60")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 141 and "Traceback" not in err, err
 
 
 def test_tournament_records_every_deal_once(tmp_path):
@@ -273,7 +294,7 @@ def test_repair_cuts_only_an_unfinished_last_line(tmp_path):
     path = tmp_path / "r.jsonl"
     records.append(path, rec)
     path.write_text(path.read_text() + '{"format"')
-    with pytest.raises(RecordError, match=r"r.jsonl, line 2: not a JSON object"):
+    with pytest.raises(RecordError, match=r"r.jsonl, line 2, column \d+: not a JSON object"):
         records.read(path)
     assert (
         records.read(path, repair=True) == [rec] and path.read_text() == json.dumps(rec, separators=(",", ":")) + "\n"
