@@ -117,7 +117,7 @@ class GreedyAgent(Agent):
             legal = legal_actions(observation)
             if self.rng.random() < self.epsilon:
                 return int(legal[self.rng.integers(legal.size)])
-        obs = np.asarray(observation["observation"], dtype=np.float32)
+        obs = _kernel_array(observation["observation"], np.float32)
         if obs.shape != (core.OBS_SIZE,):
             raise ValueError(f"observation has shape {obs.shape}; expected ({core.OBS_SIZE},)")
         mask = _mask(observation["action_mask"])
@@ -170,4 +170,13 @@ def _mask(mask: Any) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.dtype != np.int8:
         mask = (mask != 0).astype(np.int8)
-    return np.ascontiguousarray(mask)
+    return _kernel_array(mask, np.int8)
+
+
+def _kernel_array(x: Any, dtype: type) -> np.ndarray:
+    """``x`` as a C-contiguous, writeable array of ``dtype``: the kernels are compiled (and cached)
+    for such arrays, so a read-only or strided view is copied rather than compiled for anew."""
+    x = np.asarray(x, dtype=dtype)
+    if not (x.flags.c_contiguous and x.flags.writeable):
+        x = np.array(x, order="C")
+    return x

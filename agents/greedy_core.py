@@ -69,7 +69,7 @@ from treppen_env.melds import (
     layoff_value,
     meld_values,
 )
-from treppen_env.observation import OBS_SIZE, SLICES, PublicView
+from treppen_env.observation import HAND_SCALE, OBS_SIZE, SLICES, PublicView
 from treppen_env.rules import Rules
 
 # ---------------------------------------------------------------------- input layout
@@ -139,7 +139,8 @@ _OWNER_COLS = 4
 
 @lru_cache(maxsize=16)
 def rules_row(rules: Rules) -> np.ndarray:
-    """The rules as the kernels read them: float64 (:data:`RULES_ROW_SIZE`,), read-only."""
+    """The rules as the kernels read them (RULES §3.2-3.4, §4.2, §5.2, §6.2): float64
+    (:data:`RULES_ROW_SIZE`,), read-only."""
     row = np.zeros(RULES_ROW_SIZE)
     row[R_VALUES : R_VALUES + NUM_MELDS] = meld_values(rules)
     row[R_ALLOWED : R_ALLOWED + NUM_MELDS] = allowed_melds(rules)
@@ -157,16 +158,19 @@ def rules_row(rules: Rules) -> np.ndarray:
 # ---------------------------------------------------------------------- bit helpers
 @numba.njit(cache=True)
 def _bit(card: int) -> np.uint64:
+    """The bitset of one card (card index 13 * suit + rank, RULES §1.1)."""
     return _ONE << np.uint64(card)
 
 
 @numba.njit(cache=True)
 def _has(bits: np.uint64, card: int) -> bool:
+    """Whether ``card`` is in the card set ``bits`` (RULES §1.1)."""
     return (bits >> np.uint64(card)) & _ONE != _ZERO
 
 
 @numba.njit(cache=True)
 def _popcount(x: np.uint64) -> int:
+    """Cards in the card set ``x`` (RULES §1.1)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -175,7 +179,7 @@ def _popcount(x: np.uint64) -> int:
 
 @numba.njit(cache=True)
 def _lowest(x: np.uint64) -> int:
-    """Index of the lowest set bit of ``x`` (``x`` nonzero)."""
+    """The lowest card of the nonempty card set ``x`` (RULES §1.1)."""
     return _popcount((x & (~x + _ONE)) - _ONE)
 
 
@@ -354,7 +358,7 @@ def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
 # ---------------------------------------------------------------------- weights
 @numba.njit(cache=True)
 def _live(bits, unseen, stair_bits):
-    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable) count 1/2."""
+    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
     return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
 
 
@@ -789,13 +793,13 @@ def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
     scalars[BANNED] = _obs_card(obs, _O_BANNED)
     scalars[LAID_BEFORE] = 1 if obs[_O_LAID] > 0 else 0
     for k in range(4):
-        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * 13.0)) if k < n else 0
+        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * HAND_SCALE)) if k < n else 0
     scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
 
 
 @numba.njit(cache=True)
 def _obs_bits(obs, start, stride):
-    """Bitset of the cards ``c`` whose entry ``obs[start + stride * c]`` is nonzero."""
+    """Bitset of the cards ``c`` (RULES §1.1) whose entry ``obs[start + stride * c]`` is nonzero."""
     bits = _ZERO
     for c in range(NUM_CARDS):
         if obs[start + stride * c] != 0.0:
@@ -805,7 +809,8 @@ def _obs_bits(obs, start, stride):
 
 @numba.njit(cache=True)
 def _obs_card(obs, start):
-    """The first card whose entry from ``start`` is nonzero, or -1."""
+    """The first card whose entry from ``start`` is nonzero, or -1 (the must-use card, RULES §4.2,
+    or the banned card, §4.4)."""
     for c in range(NUM_CARDS):
         if obs[start + c] != 0.0:
             return c
@@ -828,7 +833,8 @@ def _obs_stairs(obs, stairs):
 
 @numba.njit(cache=True)
 def _obs_melds(obs, melds, meld_bits):
-    """Fill the meld table from the ``table`` and ``meld_owner`` pieces; the number of melds."""
+    """Fill the meld table from the ``table`` and ``meld_owner`` pieces (RULES §3, §3.5); the
+    number of melds."""
     m = 0
     for rank in range(NUM_RANKS):  # sets by rank
         bits = _ZERO
@@ -871,7 +877,7 @@ def _obs_melds(obs, melds, meld_bits):
 
 @numba.njit(cache=True)
 def _owner(obs, card):
-    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece)."""
+    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece, RULES §5.1)."""
     best = 0
     for k in range(1, _OWNER_COLS):
         if obs[_O_OWNER + card * _OWNER_COLS + k] > obs[_O_OWNER + card * _OWNER_COLS + best]:
@@ -923,7 +929,7 @@ def must_use_evidence(scalars, mask):
 
 @numba.njit(cache=True)
 def observation_action(obs, mask, rows, row_index, infer, settings):
-    """The greedy action from an observation vector and mask, in one kernel.
+    """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
     ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
     ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns

@@ -105,11 +105,17 @@ def test_reads_only_what_the_mover_may_see(preset, players):
     assert checked > 50
 
 
-def test_empty_mask_and_bad_shape_are_clear_errors():
+def test_inputs_of_other_dtypes_and_errors():
     agent = GreedyAgent(rules="treppenromme")
     state = next(deal_states("treppenromme", 2, 0, greedy=True))
     obs = {"observation": encode(state, state.current), "action_mask": np.zeros_like(state.legal_mask())}
     with pytest.raises(ValueError, match="no legal action"):
         agent.act(obs)
+    frozen = {"observation": encode(state, state.current), "action_mask": state.legal_mask().copy()}
+    expected = agent.act(frozen)
+    for array in frozen.values():
+        array.flags.writeable = False
+    assert agent.act(frozen) == expected  # read-only arrays are copied, not compiled for
+    assert agent.act({k: v.astype(bool if k == "action_mask" else np.float64) for k, v in frozen.items()}) == expected
     with pytest.raises(ValueError, match="shape"):
         agent.act({"observation": obs["observation"][:-1], "action_mask": state.legal_mask()})
