@@ -183,6 +183,21 @@ def _lowest(x: np.uint64) -> int:
     return _popcount((x & (~x + _ONE)) - _ONE)
 
 
+@numba.njit(cache=True)
+def _stable_order(keys, n, descending):
+    """Indices of ``keys[:n]`` in ascending (or descending) order, equal keys in index order
+    (an insertion sort: a hand has tens of candidates, a table at most 17 melds, RULES §3)."""
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        j = i
+        key = keys[i]
+        while j > 0 and (keys[order[j - 1]] < key if descending else keys[order[j - 1]] > key):
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    return order
+
+
 # ---------------------------------------------------------------------- context
 @numba.njit(cache=True)
 def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
@@ -234,7 +249,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
             keys[i] = melds[i, M_LOW]
         else:
             keys[i] = NUM_RANKS + NUM_RANKS * melds[i, M_SUIT] + melds[i, M_LOW]
-    order = np.argsort(keys)
+    order = _stable_order(keys, num_melds, False)
     num_slots = 0
     for i in order:
         length = melds[i, M_LENGTH]
@@ -474,7 +489,7 @@ def _plan(
     ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
     """
     n = _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
-    order = np.argsort(-work_val[:n], kind="mergesort")
+    order = _stable_order(work_val, n, True)
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
         s_val[k] = work_val[order[k]]
