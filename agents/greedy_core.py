@@ -3,8 +3,10 @@
 :class:`agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
 :func:`observation_inputs` (or, without Python, by :func:`_observation_inputs` inside a kernel),
-and buildable the same way from an engine state by a playout kernel. Nothing in it depends on
-the engine or on other agents; it imports only the card, meld and action tables.
+or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
+builds the same way without Python). It reads no engine state
+and imports no other agent: only the card, meld, action and observation-layout tables, so it
+could live beside the engine.
 
 Card sets are uint64 bitsets (bit ``c`` set when card ``c``, 0..51, is in the set); seats are
 relative to the mover (0 = the mover, 1 = the next seat to the left, ...).
@@ -45,13 +47,21 @@ Input layout (what :func:`greedy_action` reads):
 - ``mask``: int8 (898,): the action mask (the phase is read from it: only draw/take bits set
   means the draw phase).
 
+``STOCK``, ``PHASE``, ``M_OWNER`` and ``HAND_SIZES + 0`` complete the public view for other
+kernels; the heuristic itself does not read them.
+
 The rules enter as one float64 row (:func:`rules_row`): meld values, allowed melds, lay-off
 values and flags; the agent's constructor settings as float64 (:data:`NUM_SETTINGS`,).
+
+Tie-breaking and float arithmetic follow the recorded decisions exactly: candidates sorted by
+value with ties in candidate order, the first best plan found kept, sums taken left to right in
+card order.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numba
 import numpy as np
@@ -73,6 +83,8 @@ from treppen_env.observation import HAND_SCALE, OBS_SIZE, SLICES, PublicView
 from treppen_env.rules import Rules
 
 # ---------------------------------------------------------------------- input layout
+#: The input arrays (cards, stairs, scalars, melds, meld_bits).
+Inputs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 HAND, KNOWN, FITS = 0, 1, 4
 NUM_CARD_SETS = 7
 NUM_PLAYERS, STAIRS_LEN, STOCK, PHASE, MUST_USE, BANNED, LAID_BEFORE, NUM_TABLE_MELDS, HAND_SIZES = range(9)
@@ -900,7 +912,7 @@ def _owner(obs, card):
     return best
 
 
-def empty_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def empty_inputs() -> Inputs:
     """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout."""
     return (
         np.zeros(NUM_CARD_SETS, dtype=np.uint64),
@@ -911,7 +923,7 @@ def empty_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.n
     )
 
 
-def observation_inputs(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def observation_inputs(obs: np.ndarray) -> Inputs:
     """The input layout (cards, stairs, scalars, melds, meld_bits) read from an observation vector.
 
     :raises ValueError: when ``obs`` does not have shape (OBS_SIZE,).
@@ -963,9 +975,7 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     return action, evidence
 
 
-def view_inputs(
-    view: PublicView, table: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
     """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
     view built from a state) and its ``table`` piece (float32 (52, 7))."""
     cards, stairs, scalars, melds, meld_bits = empty_inputs()
@@ -996,4 +1006,46 @@ def view_inputs(
             len(meld["cards"]),
         )
         meld_bits[i] = cards_to_bits(meld["cards"])
+    return cards, stairs, scalars, melds, meld_bits
+
+
+def state_inputs(state: Any, seat: int) -> Inputs:
+    """The input layout of what ``seat`` may see in an engine state (a
+    :class:`treppen_env.engine.GameState`: its hands, known cards, staircase, stock size, table
+    melds and lay-off slots; RULES §4), melds in the state's order.
+
+    Reads the seat's own hand and only the public parts of the rest: the same arrays as
+    :func:`observation_inputs` of the seat's observation, up to the order of the melds.
+    """
+    cards, stairs, scalars, melds, meld_bits = empty_inputs()
+    n = state.num_players
+    hands = state.hands
+    cards[HAND] = hands[seat]
+    for k in range(1, n):
+        cards[KNOWN + k - 1] = state.known[(seat + k) % n]
+    cards[FITS : FITS + 3] = state.layoff_slots
+    staircase = state.staircase
+    stairs[: len(staircase)] = staircase
+    table = state.melds
+    scalars[:HAND_SIZES] = (
+        n,
+        len(staircase),
+        len(state.stock),
+        int(state.phase),
+        state.must_use,
+        state.banned,
+        bool(state.laid_before[seat]),
+        len(table),
+    )
+    scalars[HAND_SIZES : HAND_SIZES + n] = [hands[(seat + k) % n].bit_count() for k in range(n)]
+    for i, meld in enumerate(table):
+        is_set = meld.kind == "set"
+        melds[i] = (
+            (meld.owner - seat) % n,
+            KIND_SET if is_set else KIND_RUN,
+            -1 if is_set else meld.suit,
+            meld.low,
+            meld.length,
+        )
+        meld_bits[i] = meld.bits
     return cards, stairs, scalars, melds, meld_bits
