@@ -1,8 +1,9 @@
 """A rummy heuristic that acts from the observation only (docs/ARCHITECTURE.md "Agents").
 
-:class:`GreedyAgent` reads the public view of the observation and the action mask, never the
-engine state. Its one implementation is the kernels of :mod:`agents.greedy_core`, which read the
-observation as plain arrays of what the mover may see. Each decision scores hands with one
+:class:`GreedyAgent` reads the public view of the observation and the action mask (or the same
+public parts of an engine state, :meth:`GreedyAgent.decide_state`), never hidden cards. Its one
+implementation is the kernels of :mod:`agents.greedy_core`, which read the observation as plain
+arrays of what the mover may see. Each decision scores hands with one
 function, the turn plan: the best way to lay a hand out this turn as card-disjoint melds and
 lay-off chains (a card laid off onto a table run's end, then the next card of that suit onto the
 new end, ...), scored as
@@ -33,6 +34,7 @@ import numpy as np
 
 from agents import greedy_core as core
 from agents.base import Agent, legal_actions
+from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
 
@@ -117,7 +119,7 @@ class GreedyAgent(Agent):
             legal = legal_actions(observation)
             if self.rng.random() < self.epsilon:
                 return int(legal[self.rng.integers(legal.size)])
-        obs = np.asarray(observation["observation"], dtype=np.float32)
+        obs = _kernel_array(observation["observation"], np.float32)
         if obs.shape != (core.OBS_SIZE,):
             raise ValueError(f"observation has shape {obs.shape}; expected ({core.OBS_SIZE},)")
         mask = _mask(observation["action_mask"])
@@ -138,12 +140,26 @@ class GreedyAgent(Agent):
         :param table: the observation's ``table`` piece, float32 (52, 7).
         :param mask: the action mask, int8 (898,); ``legal``: its legal actions, ascending.
         """
-        inputs = core.view_inputs(view, table)
+        return self._decide(core.view_inputs(view, table), mask)
+
+    def decide_state(self, state: GameState) -> int:
+        """The heuristic's action for the player to move in an engine state, from what that
+        player may see (:func:`agents.greedy_core.state_inputs`; the search playouts' fast path,
+        no epsilon exploration).
+
+        :raises ValueError: when the deal is over (nobody is to move).
+        """
+        return self._decide(core.state_inputs(state, state.current), state.legal_mask())
+
+    def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
+        cards, stairs, scalars, melds, meld_bits = inputs
         mask = _mask(mask)
-        if core.must_use_evidence(inputs[2], mask):
+        if core.must_use_evidence(scalars, mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = core.greedy_action(*inputs, mask, rows[index], self._current_settings())
+        action = core.greedy_action(
+            cards, stairs, scalars, melds, meld_bits, mask, rows[index], self._current_settings()
+        )
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)
@@ -170,4 +186,13 @@ def _mask(mask: Any) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.dtype != np.int8:
         mask = (mask != 0).astype(np.int8)
-    return np.ascontiguousarray(mask)
+    return _kernel_array(mask, np.int8)
+
+
+def _kernel_array(x: Any, dtype: type) -> np.ndarray:
+    """``x`` as a C-contiguous, writeable array of ``dtype``: the kernels are compiled (and cached)
+    for such arrays, so a read-only or strided view is copied rather than compiled for anew."""
+    x = np.asarray(x, dtype=dtype)
+    if not (x.flags.c_contiguous and x.flags.writeable):
+        x = np.array(x, order="C")
+    return x

@@ -3,8 +3,10 @@
 :class:`agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
 :func:`observation_inputs` (or, without Python, by :func:`_observation_inputs` inside a kernel),
-and buildable the same way from an engine state by a playout kernel. Nothing in it depends on
-the engine or on other agents; it imports only the card, meld and action tables.
+or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
+builds the same way without Python). It reads no engine state
+and imports no other agent: only the card, meld, action and observation-layout tables, so it
+could live beside the engine.
 
 Card sets are uint64 bitsets (bit ``c`` set when card ``c``, 0..51, is in the set); seats are
 relative to the mover (0 = the mover, 1 = the next seat to the left, ...).
@@ -45,13 +47,21 @@ Input layout (what :func:`greedy_action` reads):
 - ``mask``: int8 (898,): the action mask (the phase is read from it: only draw/take bits set
   means the draw phase).
 
+``STOCK``, ``PHASE``, ``M_OWNER`` and ``HAND_SIZES + 0`` complete the public view for other
+kernels; the heuristic itself does not read them.
+
 The rules enter as one float64 row (:func:`rules_row`): meld values, allowed melds, lay-off
 values and flags; the agent's constructor settings as float64 (:data:`NUM_SETTINGS`,).
+
+Tie-breaking and float arithmetic follow the recorded decisions exactly: candidates sorted by
+value with ties in candidate order, the first best plan found kept, sums taken left to right in
+card order.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numba
 import numpy as np
@@ -69,10 +79,12 @@ from treppen_env.melds import (
     layoff_value,
     meld_values,
 )
-from treppen_env.observation import OBS_SIZE, SLICES, PublicView
+from treppen_env.observation import HAND_SCALE, OBS_SIZE, SLICES, PublicView
 from treppen_env.rules import Rules
 
 # ---------------------------------------------------------------------- input layout
+#: The input arrays (cards, stairs, scalars, melds, meld_bits).
+Inputs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 HAND, KNOWN, FITS = 0, 1, 4
 NUM_CARD_SETS = 7
 NUM_PLAYERS, STAIRS_LEN, STOCK, PHASE, MUST_USE, BANNED, LAID_BEFORE, NUM_TABLE_MELDS, HAND_SIZES = range(9)
@@ -139,7 +151,8 @@ _OWNER_COLS = 4
 
 @lru_cache(maxsize=16)
 def rules_row(rules: Rules) -> np.ndarray:
-    """The rules as the kernels read them: float64 (:data:`RULES_ROW_SIZE`,), read-only."""
+    """The rules as the kernels read them (RULES §3.2-3.4, §4.2, §5.2, §6.2): float64
+    (:data:`RULES_ROW_SIZE`,), read-only."""
     row = np.zeros(RULES_ROW_SIZE)
     row[R_VALUES : R_VALUES + NUM_MELDS] = meld_values(rules)
     row[R_ALLOWED : R_ALLOWED + NUM_MELDS] = allowed_melds(rules)
@@ -157,16 +170,19 @@ def rules_row(rules: Rules) -> np.ndarray:
 # ---------------------------------------------------------------------- bit helpers
 @numba.njit(cache=True)
 def _bit(card: int) -> np.uint64:
+    """The bitset of one card (card index 13 * suit + rank, RULES §1.1)."""
     return _ONE << np.uint64(card)
 
 
 @numba.njit(cache=True)
 def _has(bits: np.uint64, card: int) -> bool:
+    """Whether ``card`` is in the card set ``bits`` (RULES §1.1)."""
     return (bits >> np.uint64(card)) & _ONE != _ZERO
 
 
 @numba.njit(cache=True)
 def _popcount(x: np.uint64) -> int:
+    """Cards in the card set ``x`` (RULES §1.1)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -175,8 +191,23 @@ def _popcount(x: np.uint64) -> int:
 
 @numba.njit(cache=True)
 def _lowest(x: np.uint64) -> int:
-    """Index of the lowest set bit of ``x`` (``x`` nonzero)."""
+    """The lowest card of the nonempty card set ``x`` (RULES §1.1)."""
     return _popcount((x & (~x + _ONE)) - _ONE)
+
+
+@numba.njit(cache=True)
+def _stable_order(keys, n, descending):
+    """Indices of ``keys[:n]`` in ascending (or descending) order, equal keys in index order
+    (an insertion sort: a hand has tens of candidates, a table at most 17 melds, RULES §3)."""
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        j = i
+        key = keys[i]
+        while j > 0 and (keys[order[j - 1]] < key if descending else keys[order[j - 1]] > key):
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    return order
 
 
 # ---------------------------------------------------------------------- context
@@ -230,7 +261,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
             keys[i] = melds[i, M_LOW]
         else:
             keys[i] = NUM_RANKS + NUM_RANKS * melds[i, M_SUIT] + melds[i, M_LOW]
-    order = np.argsort(keys)
+    order = _stable_order(keys, num_melds, False)
     num_slots = 0
     for i in order:
         length = melds[i, M_LENGTH]
@@ -354,7 +385,7 @@ def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
 # ---------------------------------------------------------------------- weights
 @numba.njit(cache=True)
 def _live(bits, unseen, stair_bits):
-    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable) count 1/2."""
+    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
     return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
 
 
@@ -470,7 +501,7 @@ def _plan(
     ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
     """
     n = _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
-    order = np.argsort(-work_val[:n], kind="mergesort")
+    order = _stable_order(work_val, n, True)
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
         s_val[k] = work_val[order[k]]
@@ -789,13 +820,13 @@ def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
     scalars[BANNED] = _obs_card(obs, _O_BANNED)
     scalars[LAID_BEFORE] = 1 if obs[_O_LAID] > 0 else 0
     for k in range(4):
-        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * 13.0)) if k < n else 0
+        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * HAND_SCALE)) if k < n else 0
     scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
 
 
 @numba.njit(cache=True)
 def _obs_bits(obs, start, stride):
-    """Bitset of the cards ``c`` whose entry ``obs[start + stride * c]`` is nonzero."""
+    """Bitset of the cards ``c`` (RULES §1.1) whose entry ``obs[start + stride * c]`` is nonzero."""
     bits = _ZERO
     for c in range(NUM_CARDS):
         if obs[start + stride * c] != 0.0:
@@ -805,7 +836,8 @@ def _obs_bits(obs, start, stride):
 
 @numba.njit(cache=True)
 def _obs_card(obs, start):
-    """The first card whose entry from ``start`` is nonzero, or -1."""
+    """The first card whose entry from ``start`` is nonzero, or -1 (the must-use card, RULES §4.2,
+    or the banned card, §4.4)."""
     for c in range(NUM_CARDS):
         if obs[start + c] != 0.0:
             return c
@@ -828,7 +860,8 @@ def _obs_stairs(obs, stairs):
 
 @numba.njit(cache=True)
 def _obs_melds(obs, melds, meld_bits):
-    """Fill the meld table from the ``table`` and ``meld_owner`` pieces; the number of melds."""
+    """Fill the meld table from the ``table`` and ``meld_owner`` pieces (RULES §3, §3.5); the
+    number of melds."""
     m = 0
     for rank in range(NUM_RANKS):  # sets by rank
         bits = _ZERO
@@ -871,7 +904,7 @@ def _obs_melds(obs, melds, meld_bits):
 
 @numba.njit(cache=True)
 def _owner(obs, card):
-    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece)."""
+    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece, RULES §5.1)."""
     best = 0
     for k in range(1, _OWNER_COLS):
         if obs[_O_OWNER + card * _OWNER_COLS + k] > obs[_O_OWNER + card * _OWNER_COLS + best]:
@@ -879,7 +912,7 @@ def _owner(obs, card):
     return best
 
 
-def empty_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def empty_inputs() -> Inputs:
     """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout."""
     return (
         np.zeros(NUM_CARD_SETS, dtype=np.uint64),
@@ -890,7 +923,7 @@ def empty_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.n
     )
 
 
-def observation_inputs(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def observation_inputs(obs: np.ndarray) -> Inputs:
     """The input layout (cards, stairs, scalars, melds, meld_bits) read from an observation vector.
 
     :raises ValueError: when ``obs`` does not have shape (OBS_SIZE,).
@@ -923,7 +956,7 @@ def must_use_evidence(scalars, mask):
 
 @numba.njit(cache=True)
 def observation_action(obs, mask, rows, row_index, infer, settings):
-    """The greedy action from an observation vector and mask, in one kernel.
+    """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
     ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
     ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
@@ -942,9 +975,7 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     return action, evidence
 
 
-def view_inputs(
-    view: PublicView, table: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
     """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
     view built from a state) and its ``table`` piece (float32 (52, 7))."""
     cards, stairs, scalars, melds, meld_bits = empty_inputs()
@@ -975,4 +1006,46 @@ def view_inputs(
             len(meld["cards"]),
         )
         meld_bits[i] = cards_to_bits(meld["cards"])
+    return cards, stairs, scalars, melds, meld_bits
+
+
+def state_inputs(state: Any, seat: int) -> Inputs:
+    """The input layout of what ``seat`` may see in an engine state (a
+    :class:`treppen_env.engine.GameState`: its hands, known cards, staircase, stock size, table
+    melds and lay-off slots; RULES §4), melds in the state's order.
+
+    Reads the seat's own hand and only the public parts of the rest: the same arrays as
+    :func:`observation_inputs` of the seat's observation, up to the order of the melds.
+    """
+    cards, stairs, scalars, melds, meld_bits = empty_inputs()
+    n = state.num_players
+    hands = state.hands
+    cards[HAND] = hands[seat]
+    for k in range(1, n):
+        cards[KNOWN + k - 1] = state.known[(seat + k) % n]
+    cards[FITS : FITS + 3] = state.layoff_slots
+    staircase = state.staircase
+    stairs[: len(staircase)] = staircase
+    table = state.melds
+    scalars[:HAND_SIZES] = (
+        n,
+        len(staircase),
+        len(state.stock),
+        int(state.phase),
+        state.must_use,
+        state.banned,
+        bool(state.laid_before[seat]),
+        len(table),
+    )
+    scalars[HAND_SIZES : HAND_SIZES + n] = [hands[(seat + k) % n].bit_count() for k in range(n)]
+    for i, meld in enumerate(table):
+        is_set = meld.kind == "set"
+        melds[i] = (
+            (meld.owner - seat) % n,
+            KIND_SET if is_set else KIND_RUN,
+            -1 if is_set else meld.suit,
+            meld.low,
+            meld.length,
+        )
+        meld_bits[i] = meld.bits
     return cards, stairs, scalars, melds, meld_bits

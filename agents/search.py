@@ -96,7 +96,6 @@ class SearchAgent(Agent):
         self.iterations = iterations
         self.seconds = None if seconds is None else float(seconds)
         self.greedy = GreedyAgent(rules=self.rules)
-        self._encoder = Encoder()
         #: Simulations run for the last decision (0 when it had one candidate).
         self.simulations = 0
         self._taken = 0
@@ -161,9 +160,7 @@ class SearchAgent(Agent):
         """The greedy heuristic's move for the player to move, from what that player may see."""
         if observation is not None:
             return self.greedy.act(observation)
-        mask = state.legal_mask()
-        view, table = public_view(state, state.current, self._encoder)
-        return self.greedy.decide(view, table, mask, np.flatnonzero(mask))
+        return self.greedy.decide_state(state)
 
     def _choices(self, state: GameState, observation: dict[str, Any] | None = None) -> list[int]:
         """The searched moves of the player to move, greedy's choice first (see the module docstring)."""

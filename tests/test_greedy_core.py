@@ -70,15 +70,29 @@ def test_inputs_from_a_state_equal_those_from_the_observation(preset, players):
             from_view = core.view_inputs(view, table)
             for a, b in zip(from_obs, from_view, strict=True):
                 np.testing.assert_array_equal(a, b)
+            assert_same_inputs(core.state_inputs(state, seat), from_obs)
             mask = state.legal_mask()
             obs = {"observation": encode(state, seat), "action_mask": mask.copy()}
-            assert agent.decide(view, table, mask, np.flatnonzero(mask)) == agent.act(obs)
+            action = agent.act(obs)
+            assert agent.decide(view, table, mask, np.flatnonzero(mask)) == action
+            assert agent.decide_state(state) == action
+
+
+def assert_same_inputs(got, expected):
+    """Equal input arrays, the meld table compared as a set of rows (its order is free)."""
+    cards, stairs, scalars, melds, meld_bits = got
+    for a, b in zip((cards, stairs, scalars), expected[:3], strict=True):
+        np.testing.assert_array_equal(a, b)
+    rows = sorted(zip(map(tuple, melds.tolist()), meld_bits.tolist(), strict=True))
+    want = sorted(zip(map(tuple, expected[3].tolist()), expected[4].tolist(), strict=True))
+    assert rows == want
 
 
 @pytest.mark.parametrize(("preset", "players"), [("treppenromme", 3), ("rum500", 4)])
 def test_reads_only_what_the_mover_may_see(preset, players):
     """Two states that differ only in cards the mover cannot see (the stock order, the opponents'
-    unseen hand cards) give the same kernel inputs and the same action."""
+    unseen hand cards) give the same kernel inputs and the same action, from the observation and
+    from the state."""
     rng = np.random.default_rng(5)
     encoder = Encoder()
     agent = GreedyAgent(rules=preset)
@@ -94,22 +108,31 @@ def test_reads_only_what_the_mover_may_see(preset, players):
                 view, table = public_view(s, seat, encoder)
                 obs = {"observation": encode(s, seat), "action_mask": mask.copy()}
                 actions += [agent.act(obs), agent.decide(view, table, mask, np.flatnonzero(mask))]
+                actions.append(agent.decide_state(s))
                 inputs = core.observation_inputs(obs["observation"])
                 if s is state:
-                    first = inputs
+                    first, first_state = inputs, core.state_inputs(s, seat)
                 else:
                     for a, b in zip(first, inputs, strict=True):
+                        np.testing.assert_array_equal(a, b)
+                    for a, b in zip(first_state, core.state_inputs(s, seat), strict=True):
                         np.testing.assert_array_equal(a, b)
             assert len(set(actions)) == 1
             checked += 1
     assert checked > 50
 
 
-def test_empty_mask_and_bad_shape_are_clear_errors():
+def test_inputs_of_other_dtypes_and_errors():
     agent = GreedyAgent(rules="treppenromme")
     state = next(deal_states("treppenromme", 2, 0, greedy=True))
     obs = {"observation": encode(state, state.current), "action_mask": np.zeros_like(state.legal_mask())}
     with pytest.raises(ValueError, match="no legal action"):
         agent.act(obs)
+    frozen = {"observation": encode(state, state.current), "action_mask": state.legal_mask().copy()}
+    expected = agent.act(frozen)
+    for array in frozen.values():
+        array.flags.writeable = False
+    assert agent.act(frozen) == expected  # read-only arrays are copied, not compiled for
+    assert agent.act({k: v.astype(bool if k == "action_mask" else np.float64) for k, v in frozen.items()}) == expected
     with pytest.raises(ValueError, match="shape"):
         agent.act({"observation": obs["observation"][:-1], "action_mask": state.legal_mask()})
