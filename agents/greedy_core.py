@@ -117,6 +117,14 @@ MAX_CANDIDATES = NUM_MELDS + 2 * MAX_TABLE_MELDS * MAX_RUN
 MAX_SLOTS = 2 * MAX_TABLE_MELDS
 #: Deepest plan: disjoint candidates hold at least one card each.
 MAX_DEPTH = NUM_CARDS + 1
+# Rows of a decision's scratch arrays (:func:`workspace`), each WS_WIDTH long.
+WS_WIDTH = MAX_CANDIDATES
+U_WORK, U_SORTED, U_STACK, U_CTX = range(4)  # uint64: candidates' cards, sorted, plan stack, context
+NUM_U_ROWS = 4
+F_WORK, F_SORTED, F_STACK, F_DANGER = range(4)  # float64: booked values, sorted, plan stack, danger
+NUM_F_ROWS = 4
+I_WORK, I_SORTED, I_CHOSEN, I_BEST, I_STACK, I_ORDER = range(6)  # int64: first actions, sorted, plans, sort
+NUM_I_ROWS = 6
 MEAN_HAND_POINTS = sum(HAND_POINTS) / NUM_CARDS
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
 _ONE = np.uint64(1)
@@ -196,10 +204,10 @@ def _lowest(x: np.uint64) -> int:
 
 
 @numba.njit(cache=True)
-def _stable_order(keys, n, descending):
-    """Indices of ``keys[:n]`` in ascending (or descending) order, equal keys in index order
-    (an insertion sort: a hand has tens of candidates, a table at most 17 melds, RULES §3)."""
-    order = np.empty(n, dtype=np.int64)
+def _stable_order(keys, n, descending, order):
+    """Write into ``order[:n]`` the indices of ``keys[:n]`` in ascending (or descending) order,
+    equal keys in index order (an insertion sort: a hand has tens of candidates, a table at most
+    17 melds, RULES §3); returns ``order``."""
     for i in range(n):
         j = i
         key = keys[i]
@@ -261,7 +269,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
             keys[i] = melds[i, M_LOW]
         else:
             keys[i] = NUM_RANKS + NUM_RANKS * melds[i, M_SUIT] + melds[i, M_LOW]
-    order = _stable_order(keys, num_melds, False)
+    order = _stable_order(keys, num_melds, False, np.empty(num_melds, dtype=np.int64))
     num_slots = 0
     for i in order:
         length = melds[i, M_LENGTH]
@@ -372,14 +380,15 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
 
 @numba.njit(cache=True)
 def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
-    """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2)."""
+    """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
+    and the number of candidates of ``cards`` it left in ``c_*`` (-1: it listed none)."""
     if _has(ctx[4], card):
-        return True
+        return True, -1
     n = _candidates(cards, row, slots, num_slots, c_bits, c_val, c_first)
     for j in range(n):
         if _has(c_bits[j], card):
-            return True
-    return False
+            return True, n
+    return False, n
 
 
 # ---------------------------------------------------------------------- weights
@@ -440,7 +449,7 @@ def _danger(card, ctx):
 
 
 @numba.njit(cache=True)
-def _left_weight(rest, ctx, ban, unknown, settings):
+def _left_weight(rest, ctx, ban, unknown, settings, danger):
     """Weight of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4).
 
     Discarding a card saves its weight but costs its danger; ``ban`` (a bitset) may not be
@@ -457,7 +466,7 @@ def _left_weight(rest, ctx, ban, unknown, settings):
         w = _weight(c, rest, unseen, ctx[2], settings)
         total += w
         if not _has(ban, c):
-            saved = w - _danger(c, ctx)
+            saved = w - danger[c]
             if not have or saved > best:
                 best, have = saved, True
     if unknown:
@@ -478,17 +487,14 @@ def _plan(
     num_slots,
     row,
     settings,
+    danger,
     banned,
     include,
     before_draw,
-    work_bits,
-    work_val,
-    work_first,
-    s_bits,
-    s_val,
-    s_first,
-    chosen,
-    best_chosen,
+    listed,
+    wu,
+    wf,
+    wi,
 ):
     """Best score of ``hand`` this turn (RULES §4.3-4.5) and that plan's steps.
 
@@ -497,11 +503,15 @@ def _plan(
     points + going-out bonus when it empties the hand (or leaves one card to discard), else
     booked points - :func:`_left_weight`. ``banned``: the card that may not be discarded (§4.4);
     ``include``: a card every plan must lay (must-use, or a deep take's card); -1 for none;
-    ``before_draw``: the unknown stock card joins the hand. The sorted candidates are left in
+    ``before_draw``: the unknown stock card joins the hand; ``listed``: the number of ``hand``'s
+    candidates already in the work rows (by :func:`_usable`), or -1 to list them. The sorted candidates are left in
     ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
     """
-    n = _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
-    order = _stable_order(work_val, n, True)
+    work_bits, work_val, work_first = wu[U_WORK], wf[F_WORK], wi[I_WORK]
+    s_bits, s_val, s_first = wu[U_SORTED], wf[F_SORTED], wi[I_SORTED]
+    chosen, best_chosen = wi[I_CHOSEN], wi[I_BEST]
+    n = listed if listed >= 0 else _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
+    order = _stable_order(work_val, n, True, wi[I_ORDER])
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
         s_val[k] = work_val[order[k]]
@@ -511,9 +521,7 @@ def _plan(
     best = -np.inf
     best_len = 0
     budget = PLAN_BUDGET
-    st_next = np.empty(MAX_DEPTH, dtype=np.int64)
-    st_used = np.empty(MAX_DEPTH, dtype=np.uint64)
-    st_booked = np.empty(MAX_DEPTH, dtype=np.float64)
+    st_next, st_used, st_booked = wi[I_STACK], wu[U_STACK], wf[F_STACK]
     depth = 0
     st_next[0], st_used[0], st_booked[0] = 0, _ZERO, 0.0
     entered = True
@@ -529,7 +537,7 @@ def _plan(
                     if rest == _ZERO or (not before_draw and _popcount(rest) == 1):
                         score = booked + out_bonus
                     else:
-                        score = booked - _left_weight(rest, ctx, ban, before_draw, settings)
+                        score = booked - _left_weight(rest, ctx, ban, before_draw, settings, danger)
                     if score > best:
                         best = score
                         best_len = depth
@@ -563,26 +571,41 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
     card first), else the discard of highest weight - danger (ties: the higher card), else the
     most valuable legal lay (ties: the higher action).
     """
-    first_legal = -1
-    last_legal = -1
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if first_legal < 0:
-                first_legal = a
-            last_legal = a
-    if first_legal < 0:
+    wu, wf, wi, ws_slots = workspace()
+    return greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+
+
+@numba.njit(cache=True)
+def workspace():
+    """The scratch arrays of one decision (:func:`greedy_move`): uint64, float64 and int64 rows
+    of :data:`WS_WIDTH` (``U_*``, ``F_*``, ``I_*`` name them) and the open-end slots (int64
+    (MAX_SLOTS, 3)). A caller that decides many times (a playout) allocates them once."""
+    return (
+        np.empty((NUM_U_ROWS, WS_WIDTH), dtype=np.uint64),
+        np.empty((NUM_F_ROWS, WS_WIDTH), dtype=np.float64),
+        np.empty((NUM_I_ROWS, WS_WIDTH), dtype=np.int64),
+        np.empty((MAX_SLOTS, 3), dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True)
+def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots):
+    """:func:`greedy_action` with the scratch arrays of :func:`workspace` given (the same action)."""
+    first_legal = 0
+    while first_legal < NUM_ACTIONS and not mask[first_legal]:
+        first_legal += 1
+    if first_legal == NUM_ACTIONS:
         return -1
-    ctx = np.empty(5, dtype=np.uint64)
-    slots = np.empty((MAX_SLOTS, 3), dtype=np.int64)
+    last_legal = NUM_ACTIONS - 1
+    while not mask[last_legal]:
+        last_legal -= 1
+    ctx, slots, danger = wu[U_CTX], ws_slots, wf[F_DANGER]
     num_slots, out_bonus = _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots)
-    work_bits = np.empty(MAX_CANDIDATES, dtype=np.uint64)
-    work_val = np.empty(MAX_CANDIDATES, dtype=np.float64)
-    work_first = np.empty(MAX_CANDIDATES, dtype=np.int64)
-    s_bits = np.empty(MAX_CANDIDATES, dtype=np.uint64)
-    s_val = np.empty(MAX_CANDIDATES, dtype=np.float64)
-    s_first = np.empty(MAX_CANDIDATES, dtype=np.int64)
-    chosen = np.empty(MAX_DEPTH, dtype=np.int64)
-    best_chosen = np.empty(MAX_DEPTH, dtype=np.int64)
+    b = cards[HAND] | ctx[2]  # the danger of each card a plan may keep: hand and staircase
+    while b:
+        c = _lowest(b)
+        b &= b - _ONE
+        danger[c] = _danger(c, ctx)
     hand = cards[HAND]
     if last_legal < MELD_BASE:
         return _draw(
@@ -596,14 +619,10 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
             num_slots,
             row,
             settings,
-            work_bits,
-            work_val,
-            work_first,
-            s_bits,
-            s_val,
-            s_first,
-            chosen,
-            best_chosen,
+            danger,
+            wu,
+            wf,
+            wi,
         )
     return _meld(
         hand,
@@ -616,14 +635,10 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
         num_slots,
         row,
         settings,
-        work_bits,
-        work_val,
-        work_first,
-        s_bits,
-        s_val,
-        s_first,
-        chosen,
-        best_chosen,
+        danger,
+        wu,
+        wf,
+        wi,
     )
 
 
@@ -639,14 +654,10 @@ def _draw(
     num_slots,
     row,
     settings,
-    work_bits,
-    work_val,
-    work_first,
-    s_bits,
-    s_val,
-    s_first,
-    chosen,
-    best_chosen,
+    danger,
+    wu,
+    wf,
+    wi,
 ):
     """RULES §4.1-4.2: the stock, or the staircase take that gains the most."""
     depth = scalars[STAIRS_LEN]
@@ -661,17 +672,14 @@ def _draw(
             num_slots,
             row,
             settings,
+            danger,
             -1,
             -1,
             True,
-            work_bits,
-            work_val,
-            work_first,
-            s_bits,
-            s_val,
-            s_first,
-            chosen,
-            best_chosen,
+            -1,
+            wu,
+            wf,
+            wi,
         )
         best = score + settings[S_STOCK_GAIN] + settings[S_TAKE_MARGIN]
     must_use_taken = row[R_MUST_USE_TAKEN] != 0.0
@@ -682,10 +690,11 @@ def _draw(
         if not mask[d]:
             continue
         include = card if d > 1 or must_use_taken else -1
-        if include >= 0 and not _usable(
-            card, hand | taken, row, ctx, slots, num_slots, work_bits, work_val, work_first
-        ):
-            continue
+        listed = -1
+        if include >= 0:
+            usable, listed = _usable(card, hand | taken, row, ctx, slots, num_slots, wu[U_WORK], wf[F_WORK], wi[I_WORK])
+            if not usable:
+                continue
         banned = card if d == 1 else -1
         score, _ = _plan(
             hand | taken,
@@ -695,17 +704,14 @@ def _draw(
             num_slots,
             row,
             settings,
+            danger,
             banned,
             include,
             False,
-            work_bits,
-            work_val,
-            work_first,
-            s_bits,
-            s_val,
-            s_first,
-            chosen,
-            best_chosen,
+            listed,
+            wu,
+            wf,
+            wi,
         )
         if score > best:
             best_action, best = d, score
@@ -728,16 +734,13 @@ def _meld(
     num_slots,
     row,
     settings,
-    work_bits,
-    work_val,
-    work_first,
-    s_bits,
-    s_val,
-    s_first,
-    chosen,
-    best_chosen,
+    danger,
+    wu,
+    wf,
+    wi,
 ):
     """RULES §4.3-4.5: the next step of the best plan, else the safest discard."""
+    s_bits, s_first, best_chosen = wu[U_SORTED], wi[I_SORTED], wi[I_BEST]
     banned = scalars[BANNED]
     include = scalars[MUST_USE]
     _, steps = _plan(
@@ -748,17 +751,14 @@ def _meld(
         num_slots,
         row,
         settings,
+        danger,
         banned,
         include,
         False,
-        work_bits,
-        work_val,
-        work_first,
-        s_bits,
-        s_val,
-        s_first,
-        chosen,
-        best_chosen,
+        -1,
+        wu,
+        wf,
+        wi,
     )
     if include >= 0:  # steps that lay the must-use card first, each group in plan order
         for k in range(steps):
@@ -774,7 +774,7 @@ def _meld(
     unseen = ~(ctx[3] | hand) & _FULL
     for c in range(NUM_CARDS):
         if mask[DISCARD_BASE + c]:
-            key = _weight(c, hand, unseen, ctx[2], settings) - _danger(c, ctx)
+            key = _weight(c, hand, unseen, ctx[2], settings) - danger[c]
             if best_card < 0 or key >= best_key:
                 best_card, best_key = c, key
     if best_card >= 0:

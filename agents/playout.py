@@ -103,8 +103,8 @@ def state_inputs(u64, i8, i64, cards, stairs, scalars, melds, meld_bits) -> None
     scalars[G.LAID_BEFORE] = i64[LAID_BEFORE + seat]
     for k in range(4):
         scalars[G.HAND_SIZES + k] = K.count(u64[HAND + (seat + k) % n]) if k < n else 0
-    set_row = np.full(NUM_RANKS, -1, dtype=np.int64)
-    run_row = np.full(NUM_CARDS, -1, dtype=np.int64)
+    set_row = np.full(NUM_RANKS, -1, dtype=np.int8)
+    run_row = np.full(NUM_CARDS, -1, dtype=np.int8)
     for i in range(i64[NUM_MELDS]):
         row = MELDS + MELD_COLS * i
         if i8[row + M_KIND] == SET:
@@ -180,6 +180,7 @@ def _play_to_end(
     inputs_scalars,
     inputs_melds,
     inputs_bits,
+    ws,
 ) -> int:
     """Play the state (arrays changed in place) to the end of its deal, each seat by its policy
     (:data:`GREEDY` or :data:`RANDOM`); the number of moves played."""
@@ -187,8 +188,8 @@ def _play_to_end(
     while i64[PHASE] != DEAL_OVER:
         if policies[i64[CURRENT]] == GREEDY:
             state_inputs(u64, i8, i64, inputs_cards, inputs_stairs, inputs_scalars, inputs_melds, inputs_bits)
-            action = G.greedy_action(
-                inputs_cards, inputs_stairs, inputs_scalars, inputs_melds, inputs_bits, mask, row, settings
+            action = G.greedy_move(
+                inputs_cards, inputs_stairs, inputs_scalars, inputs_melds, inputs_bits, mask, row, settings, *ws
             )
         else:
             action = random_move(mask)
@@ -212,6 +213,7 @@ def playouts(u64, i8, i64, tab, meld_bits, policies, row, settings, seed, points
     scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
     melds = np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
     bits = np.zeros(MAX_MELDS, dtype=np.uint64)
+    ws = G.workspace()
     moves = 0
     for k in range(points.shape[0]):
         cu64[:] = u64
@@ -219,7 +221,7 @@ def playouts(u64, i8, i64, tab, meld_bits, policies, row, settings, seed, points
         ci64[:] = i64
         K.legal_mask(cu64, ci8, ci64, tab, meld_bits, mask)
         moves += _play_to_end(
-            cu64, ci8, ci64, tab, meld_bits, mask, policies, row, settings, cards, stairs, scalars, melds, bits
+            cu64, ci8, ci64, tab, meld_bits, mask, policies, row, settings, cards, stairs, scalars, melds, bits, ws
         )
         for s in range(n):
             points[k, s] = ci64[DEAL_POINTS + s]
@@ -316,3 +318,34 @@ def play_out(
         agent._current_settings(), seed, points,
     )  # fmt: skip
     return points
+
+
+@jit
+def determinized_playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, seed, points) -> int:
+    """``points.shape[0]`` playouts, each from a fresh determinization of the state for
+    ``observer`` (:func:`redeal` of a copy; the state is left unchanged), each seat playing its
+    policy; deal points per seat in ``points[k, :n]``. Numba's generator is seeded with ``seed``
+    first. Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
+    np.random.seed(seed)
+    n = i64[NUM_PLAYERS]
+    cu64, ci8, ci64 = u64.copy(), i8.copy(), i64.copy()
+    mask = np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8)
+    cards = np.zeros(G.NUM_CARD_SETS, dtype=np.uint64)
+    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
+    scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
+    melds = np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
+    bits = np.zeros(MAX_MELDS, dtype=np.uint64)
+    ws = G.workspace()
+    moves = 0
+    for k in range(points.shape[0]):
+        cu64[:] = u64
+        ci8[:] = i8
+        ci64[:] = i64
+        redeal(cu64, ci8, ci64, tab, meld_bits, observer, -1, 100)
+        K.legal_mask(cu64, ci8, ci64, tab, meld_bits, mask)
+        moves += _play_to_end(
+            cu64, ci8, ci64, tab, meld_bits, mask, policies, row, settings, cards, stairs, scalars, melds, bits, ws
+        )
+        for s in range(n):
+            points[k, s] = ci64[DEAL_POINTS + s]
+    return moves
