@@ -139,6 +139,11 @@ _MATES = np.array(
 _UP = np.array([make_card(suit_of(c), (rank_of(c) + 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
 _DOWN = np.array([make_card(suit_of(c), (rank_of(c) - 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
 _MELD_BITS = MELD_BITS.copy()
+#: The four cards of each rank, and the 13 rank bits of one suit (card = 13 * suit + rank).
+_RANK_BITS = np.array(
+    [sum(1 << (NUM_RANKS * s + r) for s in range(NUM_SUITS)) for r in range(NUM_RANKS)], dtype=np.uint64
+)
+_SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)
 
 # Observation offsets (treppen_env.observation.LAYOUT).
 _O_HAND = SLICES["hand"].start
@@ -313,15 +318,22 @@ def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
 @numba.njit(cache=True)
 def _meld_candidates(hand, row, c_bits, c_val, c_first):
     """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
+    n = _set_candidates(hand, row, c_bits, c_val, c_first)
+    return _run_candidates(hand, row, c_bits, c_val, c_first, n)
+
+
+@numba.njit(cache=True)
+def _set_candidates(hand, row, c_bits, c_val, c_first):
+    """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
     n = 0
     for rank in range(NUM_RANKS):
+        if _popcount(hand & _RANK_BITS[rank]) < 3:
+            continue
         suits = 0
         for s in range(NUM_SUITS):
             if _has(hand, NUM_RANKS * s + rank):
                 suits |= 1 << s
         held = (suits & 1) + (suits >> 1 & 1) + (suits >> 2 & 1) + (suits >> 3 & 1)
-        if held < 3:
-            continue
         base = rank * (NUM_SUITS + 1)
         for omitted in range(NUM_SUITS + 1):
             if held == 3 and (omitted == NUM_SUITS or suits >> omitted & 1):
@@ -332,7 +344,18 @@ def _meld_candidates(hand, row, c_bits, c_val, c_first):
                 c_val[n] = row[R_VALUES + i]
                 c_first[n] = MELD_BASE + i
                 n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def _run_candidates(hand, row, c_bits, c_val, c_first, n):
+    """Append the allowed runs within ``hand`` (RULES §3.2), by suit, low end and length, after
+    the first ``n`` candidates; return the new count."""
     for suit in range(NUM_SUITS):
+        ranks = (hand >> np.uint64(NUM_RANKS * suit)) & _SUIT_RANKS
+        next_up = _rotate_down(ranks)  # bit r: rank r + 1 (mod 13) is held
+        if ranks & next_up & _rotate_down(next_up) == _ZERO:
+            continue  # no three ranks in a row, even around the corner
         for low in range(NUM_RANKS):
             if not _has(hand, NUM_RANKS * suit + low):
                 continue
@@ -348,6 +371,12 @@ def _meld_candidates(hand, row, c_bits, c_val, c_first):
                     c_first[n] = MELD_BASE + i
                     n += 1
     return n
+
+
+@numba.njit(cache=True)
+def _rotate_down(ranks):
+    """The 13 rank bits of one suit moved down by one, the ace's bit to the king's place."""
+    return ((ranks >> _ONE) | (ranks << np.uint64(NUM_RANKS - 1))) & _SUIT_RANKS
 
 
 @numba.njit(cache=True)
