@@ -225,13 +225,14 @@ def _stable_order(keys, n, descending, order):
 
 # ---------------------------------------------------------------------- context
 @numba.njit(cache=True)
-def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
+def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, order):
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
     Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
     staircase cards, dead cards (on the table or known), cards that fit an open end) and
     ``slots`` (int64 (MAX_SLOTS, 3): card that fits, target, room left), in the order of
-    sets by rank, then runs by their low-end card. Returns (number of slots, going-out bonus).
+    sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
+    are scratch. Returns (number of slots, going-out bonus).
     """
     n = scalars[NUM_PLAYERS]
     next_known = cards[KNOWN] if n > 1 else _ZERO
@@ -268,15 +269,14 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots):
     elif row[R_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
         opp *= 2
     # Open ends, sets by rank then runs by low-end card.
-    keys = np.empty(num_melds, dtype=np.int64)
     for i in range(num_melds):
         if melds[i, M_KIND] == KIND_SET:
             keys[i] = melds[i, M_LOW]
         else:
             keys[i] = NUM_RANKS + NUM_RANKS * melds[i, M_SUIT] + melds[i, M_LOW]
-    order = _stable_order(keys, num_melds, False, np.empty(num_melds, dtype=np.int64))
+    _stable_order(keys, num_melds, False, order)
     num_slots = 0
-    for i in order:
+    for i in order[:num_melds]:
         length = melds[i, M_LENGTH]
         if melds[i, M_KIND] == KIND_SET:
             if length == 3:
@@ -629,7 +629,7 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
     while not mask[last_legal]:
         last_legal -= 1
     ctx, slots, danger = wu[U_CTX], ws_slots, wf[F_DANGER]
-    num_slots, out_bonus = _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots)
+    num_slots, out_bonus = _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, wi[I_WORK], wi[I_ORDER])
     b = cards[HAND] | ctx[2]  # the danger of each card a plan may keep: hand and staircase
     while b:
         c = _lowest(b)
