@@ -592,6 +592,19 @@ class GameState:
             self._reshuffle(spare)
         self._spare, self._mask = mask, spare
 
+    def random_playout(self, seed: int) -> int:
+        """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
+        a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded
+        with ``seed``, not :attr:`rng`).
+
+        :return: the number of actions played.
+        """
+        self._check()
+        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
+        steps = K.random_playout(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask, rng)
+        self._mask_valid = True
+        return int(steps)
+
     def _reshuffle(self, mask: np.ndarray) -> None:
         """RULES §6.4, ``stock_exhausted="reshuffle"``: the staircase except its top card, shuffled
         by the state's generator, becomes the stock; the turn then ends."""
