@@ -13,7 +13,7 @@ Usage: ``python benchmarks/bench_core.py [--positions 20] [--rounds 7] [--playou
   (:meth:`GameState.random_playout`, its own seeded generator).
 - ``env_decisions_per_cpu_s``: random legal play in ``treppen_env.env()`` and ``raw_env`` as
   PettingZoo users play (``agent_iter``, ``last``, ``step``), per CPU second, same rounds.
-- ``compile_s``: seconds from a fresh interpreter to a dealt state, its legal mask, one action
+- ``compile_s``: wall and CPU seconds from a fresh interpreter to a dealt state, its legal mask, one action
   and one observation: with an empty kernel cache (``NUMBA_CACHE_DIR`` a new folder: the first
   call after an install compiles every kernel) and then again in a later process that loads the
   cache.
@@ -44,7 +44,7 @@ from treppen_env.engine import GameState
 
 _FIRST_CALL = """
 import time
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 import numpy as np
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
@@ -54,7 +54,7 @@ for preset in ("treppenromme", "rum500"):
     state.deal(0)
     state.apply(int(np.flatnonzero(state.legal_mask())[0]))
     encode(state, 0)
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
@@ -113,8 +113,9 @@ def measure(rules_name: str, players: int, count: int, rounds: int, playouts: in
     }
 
 
-def first_call_seconds() -> dict[str, float]:
-    """Seconds to the first action in a fresh process, with a new and with a filled kernel cache."""
+def first_call_seconds() -> dict[str, dict[str, float]]:
+    """Wall and CPU seconds to the first action in a fresh process (imports included), with a new
+    and with a filled kernel cache."""
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
@@ -122,7 +123,8 @@ def first_call_seconds() -> dict[str, float]:
             done = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True, text=True)
             if done.returncode:
                 raise RuntimeError(done.stderr)
-            out[name] = float(done.stdout.strip())
+            wall, cpu = map(float, done.stdout.split())
+            out[name] = {"wall_s": wall, "cpu_s": cpu}
     return out
 
 
@@ -149,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     atomic_write_text(Path(args.out), json.dumps(doc, indent=2) + "\n")
     if compile_s:
-        print(f"first call: {compile_s['fresh_cache']:.1f} s fresh cache, {compile_s['later_process']:.2f} s later")
+        fresh, later = compile_s["fresh_cache"], compile_s["later_process"]
+        print(
+            f"first call: fresh cache {fresh['cpu_s']:.1f} CPU s ({fresh['wall_s']:.1f} s wall), "
+            f"later process {later['cpu_s']:.2f} CPU s ({later['wall_s']:.2f} s wall)"
+        )
     for r in runs:
         p = r["random_playouts_per_cpu_s"]
         q = r["random_playouts_kernel_per_cpu_s"]

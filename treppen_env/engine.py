@@ -246,11 +246,13 @@ class GameState:
             raise ValueError(f"dealer={dealer!r} is not a seat 0..{n - 1}")
         cards = self.rng.permutation(NUM_CARDS).tolist() if deck is None else parse_deck(deck)
         per_hand = self.rules.cards_dealt(n)
-        u64, i8, i64 = L.new_arrays(n)
-        for slot in (L.TOTALS, L.DEALS_PLAYED, L.TABLE_VERSION):  # what outlives a deal
-            i64[slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)] = self._i64[
-                slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)
-            ]
+        u64, i8, i64 = self._u64, self._i8, self._i64  # reset in place: arrays() stay the state's
+        totals = i64[L.TOTALS : L.TOTALS + L.MAX_SEATS].copy()  # what outlives a deal
+        deals, version = i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION]
+        for array, fresh in zip((u64, i8, i64), L.new_arrays(n), strict=True):
+            array[:] = fresh
+        i64[L.TOTALS : L.TOTALS + L.MAX_SEATS] = totals
+        i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION] = deals, version
         dealer = int(dealer)
         for i, card in enumerate(cards[: n * per_hand]):
             u64[L.HAND + (dealer + 1 + i) % n] |= np.uint64(1 << card)
@@ -263,7 +265,6 @@ class GameState:
         i64[L.CURRENT] = dealer if self.rules.dealer_plays_first else (dealer + 1) % n
         i64[L.PHASE] = L.DRAW
         i64[L.DEALT] = 1
-        self._u64, self._i8, self._i64 = u64, i8, i64
         self._touch()
         self._check()
 
