@@ -638,6 +638,37 @@ def _write_cards(obs: np.ndarray, start: int, bits: np.uint64) -> None:
 
 
 @jit
+def write_table(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, out: np.ndarray, owner: int, table: int
+) -> None:
+    """Write the table's per-card pieces for ``seat`` into the float32 array ``out`` (zeros there):
+    ``meld_owner`` (52 x 4 from ``owner``: the card lies in a meld laid first by relative seat k)
+    and ``table`` (52 x 7 from ``table``: in a set, in a run, a run's low end, its high end, then
+    fits a set, a run's low end, a run's high end now; RULES §3, §3.5, §4.3)."""
+    n = i64[NUM_PLAYERS]
+    for i in range(i64[NUM_MELDS]):
+        row = MELDS + MELD_COLS * i
+        cards = u64[MELD_BITS + i]
+        rel = (i8[row + M_OWNER] - seat + n) % n
+        column = 0 if i8[row + M_KIND] == SET else 1
+        while cards != _ZERO:
+            card = lowest(cards)
+            cards &= ~bit(card)
+            out[owner + OBS_SEATS * card + rel] = 1.0
+            out[table + TABLE_COLS * card + column] = 1.0
+        if column == 1:
+            suit, low, length = int(i8[row + M_SUIT]), int(i8[row + M_LOW]), int(i8[row + M_LENGTH])
+            out[table + TABLE_COLS * (NUM_RANKS * suit + low) + 2] = 1.0
+            out[table + TABLE_COLS * (NUM_RANKS * suit + (low + length - 1) % NUM_RANKS) + 3] = 1.0
+    for t in range(NUM_TARGETS):
+        slots = u64[SLOTS + t]
+        while slots != _ZERO:
+            card = lowest(slots)
+            slots &= ~bit(card)
+            out[table + TABLE_COLS * card + 4 + t] = 1.0
+
+
+@jit
 def write_observation(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -664,27 +695,7 @@ def write_observation(
     depth = i64[STAIRS_LEN]
     for k in range(depth):
         obs[offsets[O_STAIRS] + i8[STAIRS + k]] = consts[depth - k]
-    for i in range(i64[NUM_MELDS]):
-        row = MELDS + MELD_COLS * i
-        cards = u64[MELD_BITS + i]
-        rel = (i8[row + M_OWNER] - seat + n) % n
-        column = 0 if i8[row + M_KIND] == SET else 1
-        table = offsets[O_TABLE]
-        while cards != _ZERO:
-            card = lowest(cards)
-            cards &= ~bit(card)
-            obs[offsets[O_OWNER] + OBS_SEATS * card + rel] = 1.0
-            obs[table + TABLE_COLS * card + column] = 1.0
-        if column == 1:
-            suit, low, length = int(i8[row + M_SUIT]), int(i8[row + M_LOW]), int(i8[row + M_LENGTH])
-            obs[table + TABLE_COLS * (NUM_RANKS * suit + low) + 2] = 1.0
-            obs[table + TABLE_COLS * (NUM_RANKS * suit + (low + length - 1) % NUM_RANKS) + 3] = 1.0
-    for t in range(NUM_TARGETS):
-        slots = u64[SLOTS + t]
-        while slots != _ZERO:
-            card = lowest(slots)
-            slots &= ~bit(card)
-            obs[offsets[O_TABLE] + TABLE_COLS * card + 4 + t] = 1.0
+    write_table(u64, i8, i64, seat, obs, offsets[O_OWNER], offsets[O_TABLE])
     for k in range(1, n):
         _write_cards(obs, offsets[O_KNOWN] + NUM_CARDS * (k - 1), u64[KNOWN + (seat + k) % n])
     if i64[MUST_USE] >= 0:
