@@ -494,7 +494,9 @@ class GameState:
     def _set_cards(self, start: int, len_slot: int, cards: Sequence[int]) -> None:
         if len(cards) > NUM_CARDS:
             raise ValueError(f"{len(cards)} cards: a pile holds at most {NUM_CARDS}")
-        self._i8[start : start + len(cards)] = [parse_card(c) for c in cards]
+        if not all(type(c) is int and 0 <= c < NUM_CARDS for c in cards):  # else text or a NumPy integer
+            cards = [parse_card(c) for c in cards]
+        self._i8[start : start + len(cards)] = cards
         self._i64[len_slot] = len(cards)
         self._touch()
 
@@ -716,6 +718,35 @@ def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndar
     if not i64[L.DEALT]:
         return
     _check_counters(rules, n, i64)
+    for s in range(L.MAX_SEATS):
+        _check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))
+    for i in range(int(i64[L.NUM_MELDS])):
+        _check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))
+    if not _each_card_once(u64, i8, i64):
+        _name_misplaced_card(u64, i8, i64)
+    _check_turn_fields(u64, i64)
+
+
+def _each_card_once(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> bool:
+    """Whether the hands, the staircase, the stock and the table melds hold each card exactly once
+    (RULES §1.1): the quick test, on bitsets."""
+    bits = u64.tolist()
+    seen = 0
+    for set_bits in (*bits[L.HAND : L.HAND + L.MAX_SEATS], *bits[L.MELD_BITS : L.MELD_BITS + int(i64[L.NUM_MELDS])]):
+        if seen & set_bits:
+            return False
+        seen |= set_bits
+    for start, slot in ((L.STAIRS, L.STAIRS_LEN), (L.STOCK, L.STOCK_LEN)):
+        for card in i8[start : start + i64[slot]].tolist():
+            if not 0 <= card < NUM_CARDS or seen >> card & 1:
+                return False
+            seen |= 1 << card
+    return seen == FULL_DECK
+
+
+def _name_misplaced_card(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> None:
+    """Raise the ``ValueError`` that names a card in two places, a card in none or a card index
+    that is not a card (RULES §1.1)."""
     places: dict[int, str] = {}
 
     def put(card: int, where: str) -> None:
@@ -726,18 +757,16 @@ def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndar
         places[card] = where
 
     for s in range(L.MAX_SEATS):
-        for card in bits_to_cards(_check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))):
+        for card in bits_to_cards(int(u64[L.HAND + s])):
             put(card, f"the hand of seat {s}")
     for name, start, slot in (("the staircase", L.STAIRS, L.STAIRS_LEN), ("the stock", L.STOCK, L.STOCK_LEN)):
         for card in i8[start : start + i64[slot]].tolist():
             put(card, name)
     for i in range(int(i64[L.NUM_MELDS])):
-        for card in bits_to_cards(_check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))):
+        for card in bits_to_cards(int(u64[L.MELD_BITS + i])):
             put(card, f"table meld {i}")
-    if len(places) != NUM_CARDS:
-        missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
-        raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
-    _check_turn_fields(u64, i64)
+    missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
+    raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
 
 
 def _check_counters(rules: Rules, n: int, i64: np.ndarray) -> None:
