@@ -371,26 +371,29 @@ def public_view(state: GameState, seat: int, encoder: Encoder) -> tuple[PublicVi
     """
     n = state.num_players
     rel = [(seat + k) % n for k in range(n)]
-    sets = sorted((m for m in state.melds if m.kind == "set"), key=lambda m: m.low)
-    runs = sorted((m for m in state.melds if m.kind == "run"), key=lambda m: m.cards[0])
+    table_melds = state.melds  # each field read once: the engine's fields are views of its arrays
+    hands, known, points, totals, laid = state.hands[:], state.known[:], state.points, state.totals, state.laid_before
+    sets = sorted((m for m in table_melds if m.kind == "set"), key=lambda m: m.low)
+    runs = sorted((m for m in table_melds if m.kind == "run"), key=lambda m: m.cards[0])
     melds = tuple({"owner": (m.owner - seat) % n, "kind": m.kind, "cards": m.cards} for m in (*sets, *runs))
     clip = TOTALS_CLIP * TOTALS_SCALE
+    must_use, banned = state.must_use, state.banned
     view = PublicView(
-        hand=tuple(bits_to_cards(state.hands[seat])),
+        hand=tuple(bits_to_cards(hands[seat])),
         staircase=tuple(state.staircase),
         melds=melds,
-        known=tuple(tuple(bits_to_cards(state.known[s])) for s in rel[1:]),
-        hand_sizes=tuple(state.hands[s].bit_count() for s in rel),
+        known=tuple(tuple(bits_to_cards(known[s])) for s in rel[1:]),
+        hand_sizes=tuple(hands[s].bit_count() for s in rel),
         stock_size=len(state.stock),
         phase=_PHASE_NAMES[state.phase],
-        points=tuple(state.points[s] for s in rel),
-        totals=tuple(int(min(clip, max(-clip, state.totals[s]))) for s in rel),
+        points=tuple(points[s] for s in rel),
+        totals=tuple(int(min(clip, max(-clip, totals[s]))) for s in rel),
         dealer=(state.dealer - seat) % n,
         to_move=(state.current - seat) % n,
         num_players=n,
-        must_use=None if state.must_use < 0 else state.must_use,
-        banned=None if state.banned < 0 else state.banned,
-        laid_before=tuple(state.laid_before[s] for s in rel),
+        must_use=None if must_use < 0 else must_use,
+        banned=None if banned < 0 else banned,
+        laid_before=tuple(laid[s] for s in rel),
     )
-    table = encoder.table(state).features if state.melds else _NO_TABLE
+    table = encoder.table(state).features if table_melds else _NO_TABLE
     return view, table

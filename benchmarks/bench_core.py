@@ -9,9 +9,11 @@ Usage: ``python benchmarks/bench_core.py [--positions 20] [--rounds 7] [--playou
   ``--playouts`` playouts from every position and counts CPU seconds of this process
   (``time.process_time``); reported: the median over the rounds with a distribution-free
   interval (``train.bench.median_interval``).
+- ``random_playouts_kernel_per_cpu_s``: the same playouts in one kernel
+  (:meth:`GameState.random_playout`, its own seeded generator).
 - ``env_decisions_per_cpu_s``: random legal play in ``treppen_env.env()`` and ``raw_env`` as
   PettingZoo users play (``agent_iter``, ``last``, ``step``), per CPU second, same rounds.
-- ``compile_s``: seconds from a fresh interpreter to a dealt state, its legal mask, one action
+- ``compile_s``: wall and CPU seconds from a fresh interpreter to a dealt state, its legal mask, one action
   and one observation: with an empty kernel cache (``NUMBA_CACHE_DIR`` a new folder: the first
   call after an install compiles every kernel) and then again in a later process that loads the
   cache.
@@ -42,7 +44,7 @@ from treppen_env.engine import GameState
 
 _FIRST_CALL = """
 import time
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 import numpy as np
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
@@ -52,7 +54,7 @@ for preset in ("treppenromme", "rum500"):
     state.deal(0)
     state.apply(int(np.flatnonzero(state.legal_mask())[0]))
     encode(state, 0)
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
@@ -85,10 +87,17 @@ def measure(rules_name: str, players: int, count: int, rounds: int, playouts: in
                 random_playout(state.clone(rng), rng)
         return len(states) * playouts
 
+    def kernel_round() -> int:
+        for i, state in enumerate(states):
+            for k in range(playouts):
+                state.clone(rng).random_playout(i * playouts + k)
+        return len(states) * playouts
+
     def env_round(play_one: Callable[[], int], deals: int = 20) -> Callable[[], int]:
         return lambda: sum(play_one() for _ in range(deals))
 
     random_playout(states[0].clone(rng), rng)  # load the kernels before timing
+    states[0].clone(rng).random_playout(0)
     wrapped = treppen_player(True, players, rules_name, seed)
     raw = treppen_player(False, players, rules_name, seed)
     return {
@@ -96,6 +105,7 @@ def measure(rules_name: str, players: int, count: int, rounds: int, playouts: in
         "players": players,
         "positions": len(states),
         "random_playouts_per_cpu_s": rounds_of(play_round, rounds),
+        "random_playouts_kernel_per_cpu_s": rounds_of(kernel_round, rounds),
         "env_decisions_per_cpu_s": {
             "env()": rounds_of(env_round(wrapped), rounds),
             "raw_env": rounds_of(env_round(raw), rounds),
@@ -103,8 +113,9 @@ def measure(rules_name: str, players: int, count: int, rounds: int, playouts: in
     }
 
 
-def first_call_seconds() -> dict[str, float]:
-    """Seconds to the first action in a fresh process, with a new and with a filled kernel cache."""
+def first_call_seconds() -> dict[str, dict[str, float]]:
+    """Wall and CPU seconds to the first action in a fresh process (imports included), with a new
+    and with a filled kernel cache."""
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
@@ -112,7 +123,8 @@ def first_call_seconds() -> dict[str, float]:
             done = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True, text=True)
             if done.returncode:
                 raise RuntimeError(done.stderr)
-            out[name] = float(done.stdout.strip())
+            wall, cpu = map(float, done.stdout.split())
+            out[name] = {"wall_s": wall, "cpu_s": cpu}
     return out
 
 
@@ -139,13 +151,19 @@ def main(argv: list[str] | None = None) -> int:
     }
     atomic_write_text(Path(args.out), json.dumps(doc, indent=2) + "\n")
     if compile_s:
-        print(f"first call: {compile_s['fresh_cache']:.1f} s fresh cache, {compile_s['later_process']:.2f} s later")
+        fresh, later = compile_s["fresh_cache"], compile_s["later_process"]
+        print(
+            f"first call: fresh cache {fresh['cpu_s']:.1f} CPU s ({fresh['wall_s']:.1f} s wall), "
+            f"later process {later['cpu_s']:.2f} CPU s ({later['wall_s']:.2f} s wall)"
+        )
     for r in runs:
         p = r["random_playouts_per_cpu_s"]
+        q = r["random_playouts_kernel_per_cpu_s"]
         envs = ", ".join(f"{k} {v['median']:,.0f}" for k, v in r["env_decisions_per_cpu_s"].items())
         print(
             f"{r['players']}p {r['rules']}: random playouts/CPU s {p['median']:,.0f} "
-            f"[{p['low']:,.0f}, {p['high']:,.0f}]; env decisions/CPU s {envs}"
+            f"[{p['low']:,.0f}, {p['high']:,.0f}] (API loop), {q['median']:,.0f} [{q['low']:,.0f}, "
+            f"{q['high']:,.0f}] (one kernel); env decisions/CPU s {envs}"
         )
     return 0
 

@@ -13,11 +13,13 @@ import pytest
 import treppen_env
 from tests.rules_helpers import bits, new_deal, play
 from treppen_env import actions as A
-from treppen_env.cards import parse_card
+from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits, parse_card
 from treppen_env.core import kernels as K
 from treppen_env.core import layout as L
+from treppen_env.core.tables import rules_table
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState, Phase, TableMeld
+from treppen_env.melds import MELD_BITS, NUM_SET_MELDS, allowed_melds, run_index
 from treppen_env.observation import SLICES, encode
 from treppen_env.rules import make_rules
 
@@ -155,3 +157,29 @@ def test_the_arrays_after_an_edit_are_what_the_kernels_play_on() -> None:
     state.stock[-1] = mine
     state.apply(A.DRAW)
     assert state.hands[state.current] >> mine & 1
+
+
+@pytest.mark.parametrize("preset", ["treppenromme", "rum500"])
+def test_meld_kernels_find_exactly_the_candidates_within_a_hand(preset: str) -> None:
+    # the kernels walk ranks and suits; the definition is the candidate table (RULES §3.1-3.2)
+    rules = make_rules(preset)
+    tab = rules_table(rules)
+    allowed = allowed_melds(rules)
+    empty = np.zeros(L.U64_SIZE, dtype=np.uint64)
+    assert K.NUM_SET_CANDIDATES == NUM_SET_MELDS
+    assert all(
+        K._run_candidate(s, low, n) == run_index(s, low, n) for s in range(4) for low in range(13) for n in (3, 13)
+    )
+    rng = np.random.default_rng(7)
+    for size in [*range(3, 20), 30, 52] * 20:
+        hand = cards_to_bits(rng.choice(52, size, replace=False).tolist())
+        fits = ((MELD_BITS & np.uint64(FULL_DECK ^ hand)) == 0) & allowed
+        card = int(rng.choice(list(bits_to_cards(hand))))
+        for must_use in (-1, card):
+            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            K._mark_melds(tab, np.uint64(hand), must_use, mask)
+            expected = fits & ((MELD_BITS >> np.uint64(card) & np.uint64(1)) == 1) if must_use >= 0 else fits
+            np.testing.assert_array_equal(mask[A.MELD_BASE : A.LAYOFF_BASE] == 1, expected)
+        assert K.can_play(empty, tab, MELD_BITS, card, np.uint64(hand)) == bool(
+            (fits & ((MELD_BITS >> np.uint64(card) & np.uint64(1)) == 1)).any()
+        )

@@ -99,9 +99,13 @@ class _SeatBits(Sequence[int]):
     @overload
     def __getitem__(self, index: slice) -> list[int]: ...
     def __getitem__(self, index: int | slice) -> int | list[int]:
+        state = self._state
+        bits = state._list_u64 if state._list_u64 is not None else state._bitsets()
+        if type(index) is int and 0 <= index < state.num_players:  # the common case, first
+            return bits[self._base + index]
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        return int(self._state._u64[self._base + _seat_index(index, len(self))])
+            return bits[self._base : self._base + len(self)][index]
+        return bits[self._base + _seat_index(operator.index(index), len(self))]
 
     def __setitem__(self, index: int, bits: int) -> None:
         self._state._u64[self._base + _seat_index(index, len(self))] = _as_bits(bits)
@@ -128,17 +132,14 @@ class _CardRow(Sequence[int]):
         self._len_slot = len_slot
 
     def __len__(self) -> int:
-        return int(self._state._i64[self._len_slot])
+        return self._state._ints()[self._len_slot]
 
     @overload
     def __getitem__(self, index: int) -> int: ...
     @overload
     def __getitem__(self, index: slice) -> list[int]: ...
     def __getitem__(self, index: int | slice) -> int | list[int]:
-        cards = self._state._i8[self._start : self._start + len(self)]
-        if isinstance(index, slice):
-            return cards[index].tolist()
-        return int(cards[index])
+        return self._state._smalls()[self._start : self._start + len(self)][index]
 
     def __setitem__(self, index: int, card: int) -> None:
         n = len(self)
@@ -176,7 +177,7 @@ def _scalar(slot: int, doc: str) -> property:
     """A property reading and writing the int64 slot ``slot``."""
 
     def get(self: GameState) -> int:
-        return int(self._i64[slot])
+        return self._ints()[slot]
 
     def put(self: GameState, value: int) -> None:
         self._i64[slot] = operator.index(value)
@@ -189,7 +190,8 @@ def _per_seat(slot: int, doc: str, kind: type = int) -> property:
     """A property reading (as a new list) and writing the int64 per-seat slots from ``slot``."""
 
     def get(self: GameState) -> list:
-        return [kind(v) for v in self._i64[slot : slot + self.num_players].tolist()]
+        values = self._ints()[slot : slot + self.num_players]
+        return values if kind is int else [kind(v) for v in values]
 
     def put(self: GameState, values: Sequence[int]) -> None:
         if len(values) != self.num_players:
@@ -231,6 +233,13 @@ class GameState:
         self._spare = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False
         self._dirty = False
+        self._stale()
+        self._views()
+
+    def _views(self) -> None:
+        """The live views of the per-seat bitsets (made once per state object)."""
+        self._hands = _SeatBits(self, L.HAND)
+        self._known = _SeatBits(self, L.KNOWN)
 
     # ------------------------------------------------------------------ deal (RULES §2)
     def deal(self, dealer: int = 0, deck: Sequence[int | str] | None = None) -> None:
@@ -246,11 +255,13 @@ class GameState:
             raise ValueError(f"dealer={dealer!r} is not a seat 0..{n - 1}")
         cards = self.rng.permutation(NUM_CARDS).tolist() if deck is None else parse_deck(deck)
         per_hand = self.rules.cards_dealt(n)
-        u64, i8, i64 = L.new_arrays(n)
-        for slot in (L.TOTALS, L.DEALS_PLAYED, L.TABLE_VERSION):  # what outlives a deal
-            i64[slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)] = self._i64[
-                slot : slot + (L.MAX_SEATS if slot == L.TOTALS else 1)
-            ]
+        u64, i8, i64 = self._u64, self._i8, self._i64  # reset in place: arrays() stay the state's
+        totals = i64[L.TOTALS : L.TOTALS + L.MAX_SEATS].copy()  # what outlives a deal
+        deals, version = i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION]
+        for array, fresh in zip((u64, i8, i64), L.new_arrays(n), strict=True):
+            array[:] = fresh
+        i64[L.TOTALS : L.TOTALS + L.MAX_SEATS] = totals
+        i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION] = deals, version
         dealer = int(dealer)
         for i, card in enumerate(cards[: n * per_hand]):
             u64[L.HAND + (dealer + 1 + i) % n] |= np.uint64(1 << card)
@@ -263,7 +274,6 @@ class GameState:
         i64[L.CURRENT] = dealer if self.rules.dealer_plays_first else (dealer + 1) % n
         i64[L.PHASE] = L.DRAW
         i64[L.DEALT] = 1
-        self._u64, self._i8, self._i64 = u64, i8, i64
         self._touch()
         self._check()
 
@@ -337,7 +347,7 @@ class GameState:
     @property
     def phase(self) -> Phase:
         """Where the player to move is in their turn (RULES §4)."""
-        return _PHASES[self._i64[L.PHASE]]
+        return _PHASES[self._ints()[L.PHASE]]
 
     @phase.setter
     def phase(self, value: int) -> None:
@@ -347,7 +357,7 @@ class GameState:
     @property
     def laid_this_turn(self) -> bool:
         """Whether the mover has melded or laid off this turn (RULES §6.2)."""
-        return bool(self._i64[L.LAID_THIS_TURN])
+        return bool(self._ints()[L.LAID_THIS_TURN])
 
     @laid_this_turn.setter
     def laid_this_turn(self, value: bool) -> None:
@@ -358,7 +368,7 @@ class GameState:
     def hands(self) -> _SeatBits:
         """Each seat's hand as a card bitset (a live view; assign an item or the whole list)."""
         self._need_deal("hands")
-        return _SeatBits(self, L.HAND)
+        return self._hands
 
     @hands.setter
     def hands(self, hands: Sequence[int]) -> None:
@@ -368,7 +378,7 @@ class GameState:
     def known(self) -> _SeatBits:
         """Per seat the cards it took from the staircase and still holds (public; RULES §4.1)."""
         self._need_deal("known")
-        return _SeatBits(self, L.KNOWN)
+        return self._known
 
     @known.setter
     def known(self, known: Sequence[int]) -> None:
@@ -399,12 +409,14 @@ class GameState:
         """The table melds in the order laid (new :class:`TableMeld` objects: changing one does not
         change the state; assign the whole list to do that)."""
         self._need_deal("melds")
-        i8, u64 = self._i8, self._u64
-        out = []
-        for i in range(int(self._i64[L.NUM_MELDS])):
-            owner, kind, suit, low, length = i8[L.MELDS + L.MELD_COLS * i : L.MELDS + L.MELD_COLS * (i + 1)].tolist()
-            out.append(TableMeld(owner, _KINDS[kind], suit, low, length, int(u64[L.MELD_BITS + i])))
-        return out
+        k = self._ints()[L.NUM_MELDS]
+        rows = self._smalls()[L.MELDS : L.MELDS + L.MELD_COLS * k]
+        bits = self._bitsets()[L.MELD_BITS : L.MELD_BITS + k]
+        c = L.MELD_COLS
+        return [
+            TableMeld(rows[c * i], _KINDS[rows[c * i + 1]], rows[c * i + 2], rows[c * i + 3], rows[c * i + 4], bits[i])
+            for i in range(k)
+        ]
 
     @melds.setter
     def melds(self, melds: Sequence[TableMeld]) -> None:
@@ -426,39 +438,41 @@ class GameState:
     @property
     def table_version(self) -> int:
         """Bumped at every deal, meld and lay-off: caches of the table are keyed on it."""
-        return int(self._i64[L.TABLE_VERSION])
+        return self._ints()[L.TABLE_VERSION]
 
     @property
     def layoff_slots(self) -> tuple[int, int, int]:
         """Card bitsets that can be laid off now onto a set, a run's low end and a run's high end
         (RULES §4.3). A card on the table is never a slot."""
         self._check()
-        s = self._u64[L.SLOTS : L.SLOTS + 3].tolist()
-        return (int(s[0]), int(s[1]), int(s[2]))
+        s = self._bitsets()[L.SLOTS : L.SLOTS + 3]
+        return (s[0], s[1], s[2])
 
     @property
     def outcome(self) -> str | None:
         """How the deal ended (one of :data:`OUTCOMES`), ``None`` while it runs (RULES §6)."""
-        code = int(self._i64[L.OUTCOME])
+        code = self._ints()[L.OUTCOME]
         return None if code == L.NO_OUTCOME else OUTCOMES[code - 1]
 
     @property
     def went_out(self) -> int | None:
         """The seat that went out, else ``None`` (RULES §6.1)."""
-        seat = int(self._i64[L.WENT_OUT])
+        seat = self._ints()[L.WENT_OUT]
         return None if seat < 0 else seat
 
     @property
     def deal_points(self) -> list[int] | None:
         """The ended deal's points per seat (RULES §6.2-6.4), ``None`` while it runs."""
-        if self._i64[L.OUTCOME] == L.NO_OUTCOME:
+        ints = self._ints()
+        if ints[L.OUTCOME] == L.NO_OUTCOME:
             return None
-        return self._i64[L.DEAL_POINTS : L.DEAL_POINTS + self.num_players].tolist()
+        return ints[L.DEAL_POINTS : L.DEAL_POINTS + self.num_players]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The validated ``(u64, i8, i64)`` arrays of the state (:mod:`treppen_env.core.layout`),
         not copies: for kernels that read them; write only through the kernels."""
         self._check()
+        self._stale()  # the caller may write
         return self._u64, self._i8, self._i64
 
     @property
@@ -467,7 +481,7 @@ class GameState:
         return self._tab, MELD_BITS
 
     def _need_deal(self, name: str) -> None:
-        if not self._i64[L.DEALT]:
+        if not self._ints()[L.DEALT]:
             raise AttributeError(f"GameState.{name}: no deal has been dealt yet (call deal())")
 
     def _set_seat_bits(self, base: int, values: Sequence[int]) -> None:
@@ -480,7 +494,9 @@ class GameState:
     def _set_cards(self, start: int, len_slot: int, cards: Sequence[int]) -> None:
         if len(cards) > NUM_CARDS:
             raise ValueError(f"{len(cards)} cards: a pile holds at most {NUM_CARDS}")
-        self._i8[start : start + len(cards)] = [parse_card(c) for c in cards]
+        if not all(type(c) is int and 0 <= c < NUM_CARDS for c in cards):  # else text or a NumPy integer
+            cards = [parse_card(c) for c in cards]
+        self._i8[start : start + len(cards)] = cards
         self._i64[len_slot] = len(cards)
         self._touch()
 
@@ -488,6 +504,31 @@ class GameState:
         """Note that the arrays were written from outside the kernels: validate before playing."""
         self._dirty = True
         self._mask_valid = False
+        self._stale()
+
+    def _stale(self) -> None:
+        """Drop the arrays' Python lists (:meth:`_ints` ...) after the arrays changed."""
+        self._list_u64: list[int] | None = None
+        self._list_i8: list[int] | None = None
+        self._list_i64: list[int] | None = None
+
+    def _bitsets(self) -> list[int]:
+        """The ``u64`` array as a list of Python ints, made once per change of the arrays."""
+        if self._list_u64 is None:
+            self._list_u64 = self._u64.tolist()
+        return self._list_u64
+
+    def _smalls(self) -> list[int]:
+        """The ``i8`` array as a list of Python ints, made once per change of the arrays."""
+        if self._list_i8 is None:
+            self._list_i8 = self._i8.tolist()
+        return self._list_i8
+
+    def _ints(self) -> list[int]:
+        """The ``i64`` array as a list of Python ints, made once per change of the arrays."""
+        if self._list_i64 is None:
+            self._list_i64 = self._i64.tolist()
+        return self._list_i64
 
     def _check(self) -> None:
         """Validate the arrays once after outside writes and rebuild the table's lay-off slots."""
@@ -495,6 +536,7 @@ class GameState:
             self.validate()
             K.refresh_table(self._u64, self._i8, self._i64, self._tab)
             self._dirty = False
+            self._stale()
 
     def validate(self) -> None:
         """Check that the arrays hold a position of a deal (RULES §1.1, §3, §4), before any kernel
@@ -510,7 +552,7 @@ class GameState:
     @property
     def deal_over(self) -> bool:
         """Whether the current deal has ended (RULES §6)."""
-        return self._i64[L.PHASE] == L.DEAL_OVER
+        return self._ints()[L.PHASE] == L.DEAL_OVER
 
     def game_over(self) -> bool:
         """Whether the game has ended: a total reached the target with one highest (RULES §7.1)."""
@@ -566,6 +608,8 @@ class GameState:
         new._i64 = self._i64.copy()
         new._mask = self._mask.copy()
         new._spare = np.empty_like(self._spare)
+        new._stale()
+        new._views()
         return new
 
     def _can_play(self, card: int, cards: int) -> bool:
@@ -588,9 +632,26 @@ class GameState:
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(self._illegal_reason(action))
         spare = self._spare
-        if K.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action) == K.STEP_RESHUFFLE:
+        status = K.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action)
+        self._stale()
+        if status == K.STEP_RESHUFFLE:
             self._reshuffle(spare)
+            self._stale()
         self._spare, self._mask = mask, spare
+
+    def random_playout(self, seed: int) -> int:
+        """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
+        a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded
+        with ``seed``, not :attr:`rng`).
+
+        :return: the number of actions played.
+        """
+        self._check()
+        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
+        self._stale()
+        steps = K.random_playout(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask, rng)
+        self._mask_valid = True
+        return int(steps)
 
     def _reshuffle(self, mask: np.ndarray) -> None:
         """RULES §6.4, ``stock_exhausted="reshuffle"``: the staircase except its top card, shuffled
@@ -657,6 +718,35 @@ def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndar
     if not i64[L.DEALT]:
         return
     _check_counters(rules, n, i64)
+    for s in range(L.MAX_SEATS):
+        _check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))
+    for i in range(int(i64[L.NUM_MELDS])):
+        _check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))
+    if not _each_card_once(u64, i8, i64):
+        _name_misplaced_card(u64, i8, i64)
+    _check_turn_fields(u64, i64)
+
+
+def _each_card_once(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> bool:
+    """Whether the hands, the staircase, the stock and the table melds hold each card exactly once
+    (RULES §1.1): the quick test, on bitsets."""
+    bits = u64.tolist()
+    seen = 0
+    for set_bits in (*bits[L.HAND : L.HAND + L.MAX_SEATS], *bits[L.MELD_BITS : L.MELD_BITS + int(i64[L.NUM_MELDS])]):
+        if seen & set_bits:
+            return False
+        seen |= set_bits
+    for start, slot in ((L.STAIRS, L.STAIRS_LEN), (L.STOCK, L.STOCK_LEN)):
+        for card in i8[start : start + i64[slot]].tolist():
+            if not 0 <= card < NUM_CARDS or seen >> card & 1:
+                return False
+            seen |= 1 << card
+    return seen == FULL_DECK
+
+
+def _name_misplaced_card(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> None:
+    """Raise the ``ValueError`` that names a card in two places, a card in none or a card index
+    that is not a card (RULES §1.1)."""
     places: dict[int, str] = {}
 
     def put(card: int, where: str) -> None:
@@ -667,18 +757,16 @@ def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndar
         places[card] = where
 
     for s in range(L.MAX_SEATS):
-        for card in bits_to_cards(_check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))):
+        for card in bits_to_cards(int(u64[L.HAND + s])):
             put(card, f"the hand of seat {s}")
     for name, start, slot in (("the staircase", L.STAIRS, L.STAIRS_LEN), ("the stock", L.STOCK, L.STOCK_LEN)):
         for card in i8[start : start + i64[slot]].tolist():
             put(card, name)
     for i in range(int(i64[L.NUM_MELDS])):
-        for card in bits_to_cards(_check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))):
+        for card in bits_to_cards(int(u64[L.MELD_BITS + i])):
             put(card, f"table meld {i}")
-    if len(places) != NUM_CARDS:
-        missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
-        raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
-    _check_turn_fields(u64, i64)
+    missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
+    raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
 
 
 def _check_counters(rules: Rules, n: int, i64: np.ndarray) -> None:

@@ -10,7 +10,7 @@ then the 572 runs (suit x low-end rank x length 3..13). A run with low-end rank 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -136,63 +136,3 @@ def layoff_value(rules: Rules, card: int, target: int) -> int:
     if rank != ACE:
         return RANK_POINTS[rank]
     return (rules.ace_set, rules.ace_low, rules.ace_high)[target]
-
-
-_SUIT_MASK = (1 << NUM_RANKS) - 1
-
-
-def melds_within(cards: int, corner_runs: bool) -> list[int]:
-    """Candidate indices of every meld legal under ``corner_runs`` whose cards all lie in the
-    bitset ``cards`` (RULES §3.1-3.2), in no particular order.
-
-    The same set as ``((MELD_BITS & ~cards) == 0) & allowed_melds(rules)``, read from tables
-    indexed by each suit's 13-bit rank mask and by each rank's 4-bit suit mask, so a hand costs a
-    few lookups instead of 637 tests.
-    """
-    a, b, c, d = suits = [cards >> (NUM_RANKS * s) & _SUIT_MASK for s in range(NUM_SUITS)]
-    found: list[int] = []
-    three = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in three or four suits
-    while three:
-        low = three & -three
-        rank = low.bit_length() - 1
-        found.extend(_SETS[rank][(a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3])
-        three ^= low
-    runs = _run_table(corner_runs)
-    for suit, ranks in enumerate(suits):
-        found.extend(runs[suit][ranks])
-    return found
-
-
-def _sets_within(rank: int, suits: int) -> tuple[int, ...]:
-    """Set candidates of ``rank`` within the suits of the 4-bit mask ``suits``."""
-    held = [s for s in range(NUM_SUITS) if suits >> s & 1]
-    if len(held) < 3:
-        return ()
-    if len(held) == NUM_SUITS:
-        return (*(set_index(rank, s) for s in range(NUM_SUITS)), set_index(rank, None))
-    return (set_index(rank, next(s for s in range(NUM_SUITS) if s not in held)),)
-
-
-#: ``_SETS[rank][suits]``: set candidates of ``rank`` within the 4-bit suit mask ``suits``.
-_SETS = tuple(tuple(_sets_within(rank, suits) for suits in range(1 << NUM_SUITS)) for rank in range(NUM_RANKS))
-
-
-@cache
-def _run_table(corner_runs: bool) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """``[suit][ranks]``: the allowed run candidates of ``suit`` within the 13-bit rank mask
-    ``ranks`` (8192 masks, built in one vectorised test on first use)."""
-    shapes = [
-        (low, length)
-        for low in range(NUM_RANKS)
-        for length in range(MIN_RUN, MAX_RUN + 1)
-        if _run_allowed(corner_runs, low, length)
-    ]
-    masks = np.array([sum(1 << (low + i) % NUM_RANKS for i in range(length)) for low, length in shapes])
-    patterns, fits = np.nonzero((np.arange(1 << NUM_RANKS)[:, None] & masks) == masks)  # by pattern
-    bounds = np.searchsorted(patterns, np.arange((1 << NUM_RANKS) + 1)).tolist()
-    suit_0 = np.array([run_index(0, low, length) for low, length in shapes])[fits]
-    table = []
-    for suit in range(NUM_SUITS):
-        index = (suit_0 + suit * NUM_RANKS * NUM_RUN_LENGTHS).tolist()
-        table.append(tuple(tuple(index[bounds[p] : bounds[p + 1]]) for p in range(1 << NUM_RANKS)))
-    return tuple(table)

@@ -105,6 +105,8 @@ class TableView(NamedTuple):
 _OFFSETS = np.array([SLICES[name].start for name in K.OBS_PIECES], dtype=np.int64)
 #: The kernel's constants: staircase depths 0..52 (float32 values), then the scales.
 _CONSTS = np.array([*_DEPTHS, HAND_SCALE, POINTS_SCALE, TOTALS_SCALE, TOTALS_CLIP], dtype=np.float64)
+_OWNER_SIZE = NUM_CARDS * MAX_SEATS
+_TABLE_SIZE = _OWNER_SIZE + NUM_CARDS * len(TABLE_COLUMNS)
 assert _CONSTS.size == K.C_TOTALS_CLIP + 1 and K.OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == K.TABLE_COLS
 
 
@@ -123,9 +125,11 @@ def encode(state: GameState, seat: int) -> np.ndarray:
 
 def table_view(state: GameState) -> TableView:
     """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3)."""
-    v = views(encode(state, 0))  # seat 0's relative seats are the absolute seats
-    owned = np.ascontiguousarray(v["meld_owner"][:, : state.num_players].T, dtype=np.uint8)
-    return TableView(owned, v["table"].copy())
+    u64, i8, i64 = state.arrays()
+    out = np.zeros(_TABLE_SIZE, dtype=np.float32)  # meld_owner, then table
+    K.write_table(u64, i8, i64, 0, out, 0, _OWNER_SIZE)  # seat 0: relative seats are absolute
+    owned = out[:_OWNER_SIZE].reshape(NUM_CARDS, MAX_SEATS)[:, : state.num_players].T.astype(np.uint8)
+    return TableView(owned, out[_OWNER_SIZE:].reshape(NUM_CARDS, len(TABLE_COLUMNS)))
 
 
 class Encoder:

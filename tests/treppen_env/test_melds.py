@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treppen_env.actions import MELD_BASE, parse_action
+from treppen_env.actions import LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, parse_action
 from treppen_env.cards import FULL_DECK, cards_to_bits, parse_card
+from treppen_env.core import kernels as K
+from treppen_env.core.tables import rules_table
 from treppen_env.melds import (
     MELD_BITS,
     MELDS,
@@ -16,7 +18,6 @@ from treppen_env.melds import (
     allowed_melds,
     layoff_value,
     meld_values,
-    melds_within,
     run_allowed,
     run_index,
     set_index,
@@ -152,10 +153,17 @@ def test_layoff_values_rules_5_2(preset: str, card: str, target: int, points: in
     assert layoff_value(make_rules(preset), parse_card(card), target) == points
 
 
+def melds_within(cards: int, rules) -> list[int]:
+    """Candidate indices the engine's meld kernel marks legal within the card set ``cards``."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    K._mark_melds(rules_table(rules), np.uint64(cards), -1, mask)
+    return np.flatnonzero(mask[MELD_BASE:LAYOFF_BASE]).tolist()
+
+
 @pytest.mark.parametrize("rules", [TREPPEN, RUM500], ids=["corner", "no_corner"])
 def test_melds_within_equals_the_vectorised_test_rules_3_1_3_2(rules):
-    """The table lookup finds exactly the allowed candidates inside a card set, for random hands of
-    every size, whole suits (13-card runs, wrapping runs) and four-of-a-kind ranks."""
+    """The engine's meld kernel finds exactly the allowed candidates inside a card set, for random
+    hands of every size, whole suits (13-card runs, wrapping runs) and four-of-a-kind ranks."""
     rng = np.random.default_rng(0)
     allowed = allowed_melds(rules)
     hands = [cards_to_bits(rng.choice(52, size=int(rng.integers(0, 30)), replace=False)) for _ in range(3000)]
@@ -163,11 +171,11 @@ def test_melds_within_equals_the_vectorised_test_rules_3_1_3_2(rules):
     counts = []
     for cards in hands:
         expected = np.flatnonzero(((MELD_BITS & np.uint64(FULL_DECK ^ cards)) == 0) & allowed).tolist()
-        found = melds_within(cards, rules.corner_runs)
+        found = melds_within(cards, rules)
         assert sorted(found) == expected and len(set(found)) == len(found), hex(cards)
         counts.append(len(found))
     assert max(counts) == int(allowed.sum()) and sum(c > 0 for c in counts) > 1000
-    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), True)) == sorted(
+    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), TREPPEN)) == sorted(
         [meld_of("QH KH AH"), meld_of("KH AH 2H"), meld_of("QH KH AH 2H")]
     )
-    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), False)) == [meld_of("QH KH AH")]
+    assert sorted(melds_within(cards_to_bits(map(parse_card, "QH KH AH 2H".split())), RUM500)) == [meld_of("QH KH AH")]

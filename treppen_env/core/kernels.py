@@ -87,6 +87,10 @@ A_MELD_BASE = 1 + NUM_CARDS
 A_LAYOFF_BASE = A_MELD_BASE + NUM_MELD_CANDIDATES
 A_DISCARD_BASE = A_LAYOFF_BASE + NUM_TARGETS * NUM_CARDS
 TARGET_SET, TARGET_LOW, TARGET_HIGH = 0, 1, 2
+NUM_SUITS = 4
+NUM_SET_CANDIDATES = NUM_RANKS * (NUM_SUITS + 1)
+NUM_RUN_LENGTHS = NUM_RANKS - 2
+_RANK_MASK = (1 << NUM_RANKS) - 1
 
 #: :func:`step` results.
 STEP_DONE = 0
@@ -190,12 +194,93 @@ def can_play(u64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, card: int,
     """Whether ``card`` can be laid off now or melded with ``cards`` (which hold it; RULES §4.2)."""
     if has(slots_any(u64), card):
         return True
-    rest = ~cards
-    for m in range(NUM_MELD_CANDIDATES):
-        mb = meld_bits[m]
-        if tab[T_ALLOWED + m] != 0 and mb & rest == _ZERO and has(mb, card):
-            return True
+    suit, rank = card // NUM_RANKS, card % NUM_RANKS
+    held = 0
+    for s in range(NUM_SUITS):
+        held += has(cards, NUM_RANKS * s + rank)
+    if held >= 3:  # a set of the card's rank (RULES §3.1)
+        return True
+    ranks = _suit_ranks(cards, suit)
+    twice = ranks | ranks << NUM_RANKS
+    for low in range(NUM_RANKS):  # a run of its suit through it (RULES §3.2)
+        length = _stretch(ranks, twice, low)
+        for n in range(3, length + 1):
+            if (rank - low + NUM_RANKS) % NUM_RANKS < n and tab[T_ALLOWED + _run_candidate(suit, low, n)] != 0:
+                return True
     return False
+
+
+@jit
+def _suit_ranks(cards: np.uint64, suit: int) -> int:
+    """The 13-bit mask of the ranks of ``suit`` in the bitset ``cards`` (bit r: rank r held)."""
+    return int(np.int64((cards >> np.uint64(NUM_RANKS * suit)) & np.uint64(_RANK_MASK)))
+
+
+@jit
+def _stretch(ranks: int, twice: int, low: int) -> int:
+    """How many ranks from ``low`` upwards (turning past the king) the 13-bit rank mask ``ranks``
+    holds without a gap, at most 13, or 0 when it is fewer than 3 (``twice`` is
+    ``ranks | ranks << 13``, so a stretch through the corner reads as bits in a row)."""
+    if (twice >> low) & 7 != 7:
+        return 0
+    n = 3
+    while n < NUM_RANKS and (twice >> (low + n)) & 1:
+        n += 1
+    return n
+
+
+@jit
+def _run_candidate(suit: int, low: int, length: int) -> int:
+    """Candidate index of the run of ``suit`` from low-end rank ``low`` with ``length`` cards."""
+    return NUM_SET_CANDIDATES + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - 3
+
+
+@jit
+def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarray) -> None:
+    """Set the mask bit of every allowed candidate meld within ``hand`` that holds ``must_use``
+    (any, when it is -1; RULES §3.1-3.2, §4.2): the sets of each rank held in 3 or 4 suits and the
+    runs along each suit's unbroken stretches."""
+    a, b, c, d = (_suit_ranks(hand, 0), _suit_ranks(hand, 1), _suit_ranks(hand, 2), _suit_ranks(hand, 3))
+    three = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in three or four suits
+    if must_use >= 0:
+        three &= 1 << (must_use % NUM_RANKS)
+    rank = 0
+    while three != 0:
+        if three & 1:
+            _mark_sets(
+                rank,
+                (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3,
+                must_use,
+                mask,
+            )
+        three >>= 1
+        rank += 1
+    for suit in range(NUM_SUITS):
+        if must_use >= 0 and must_use // NUM_RANKS != suit:
+            continue
+        ranks = _suit_ranks(hand, suit)
+        twice = ranks | ranks << NUM_RANKS
+        for low in range(NUM_RANKS):
+            for n in range(3, _stretch(ranks, twice, low) + 1):
+                m = _run_candidate(suit, low, n)
+                inside = must_use < 0 or (must_use % NUM_RANKS - low + NUM_RANKS) % NUM_RANKS < n
+                if inside and tab[T_ALLOWED + m] != 0:
+                    mask[A_MELD_BASE + m] = 1
+
+
+@jit
+def _mark_sets(rank: int, suits: int, must_use: int, mask: np.ndarray) -> None:
+    """Set the mask bits of the sets of ``rank`` within the 4-bit suit mask ``suits`` (3 or 4
+    suits) that hold ``must_use`` (any, when it is -1; RULES §3.1)."""
+    base = A_MELD_BASE + (NUM_SUITS + 1) * rank
+    if suits != 15:
+        for s in range(NUM_SUITS):
+            if not suits >> s & 1:
+                mask[base + s] = 1  # the 3-card set omitting the suit not held
+        return
+    for omitted in range(NUM_SUITS + 1):  # four 3-card sets, then the 4-card set
+        if must_use < 0 or omitted != must_use // NUM_RANKS:
+            mask[base + omitted] = 1
 
 
 @jit
@@ -244,11 +329,7 @@ def legal_meld(
     hand = u64[HAND + i64[CURRENT]]
     must_use = i64[MUST_USE]
     banned = i64[BANNED]
-    rest = ~hand
-    for m in range(NUM_MELD_CANDIDATES):
-        mb = meld_bits[m]
-        if tab[T_ALLOWED + m] != 0 and mb & rest == _ZERO and (must_use < 0 or has(mb, must_use)):
-            mask[A_MELD_BASE + m] = 1
+    _mark_melds(tab, hand, must_use, mask)
     layable = hand if must_use < 0 else bit(must_use)
     for t in range(NUM_TARGETS):
         fits = layable & u64[SLOTS + t]
@@ -557,6 +638,37 @@ def _write_cards(obs: np.ndarray, start: int, bits: np.uint64) -> None:
 
 
 @jit
+def write_table(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, out: np.ndarray, owner: int, table: int
+) -> None:
+    """Write the table's per-card pieces for ``seat`` into the float32 array ``out`` (zeros there):
+    ``meld_owner`` (52 x 4 from ``owner``: the card lies in a meld laid first by relative seat k)
+    and ``table`` (52 x 7 from ``table``: in a set, in a run, a run's low end, its high end, then
+    fits a set, a run's low end, a run's high end now; RULES §3, §3.5, §4.3)."""
+    n = i64[NUM_PLAYERS]
+    for i in range(i64[NUM_MELDS]):
+        row = MELDS + MELD_COLS * i
+        cards = u64[MELD_BITS + i]
+        rel = (i8[row + M_OWNER] - seat + n) % n
+        column = 0 if i8[row + M_KIND] == SET else 1
+        while cards != _ZERO:
+            card = lowest(cards)
+            cards &= ~bit(card)
+            out[owner + OBS_SEATS * card + rel] = 1.0
+            out[table + TABLE_COLS * card + column] = 1.0
+        if column == 1:
+            suit, low, length = int(i8[row + M_SUIT]), int(i8[row + M_LOW]), int(i8[row + M_LENGTH])
+            out[table + TABLE_COLS * (NUM_RANKS * suit + low) + 2] = 1.0
+            out[table + TABLE_COLS * (NUM_RANKS * suit + (low + length - 1) % NUM_RANKS) + 3] = 1.0
+    for t in range(NUM_TARGETS):
+        slots = u64[SLOTS + t]
+        while slots != _ZERO:
+            card = lowest(slots)
+            slots &= ~bit(card)
+            out[table + TABLE_COLS * card + 4 + t] = 1.0
+
+
+@jit
 def write_observation(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -583,27 +695,7 @@ def write_observation(
     depth = i64[STAIRS_LEN]
     for k in range(depth):
         obs[offsets[O_STAIRS] + i8[STAIRS + k]] = consts[depth - k]
-    for i in range(i64[NUM_MELDS]):
-        row = MELDS + MELD_COLS * i
-        cards = u64[MELD_BITS + i]
-        rel = (i8[row + M_OWNER] - seat + n) % n
-        column = 0 if i8[row + M_KIND] == SET else 1
-        table = offsets[O_TABLE]
-        while cards != _ZERO:
-            card = lowest(cards)
-            cards &= ~bit(card)
-            obs[offsets[O_OWNER] + OBS_SEATS * card + rel] = 1.0
-            obs[table + TABLE_COLS * card + column] = 1.0
-        if column == 1:
-            suit, low, length = int(i8[row + M_SUIT]), int(i8[row + M_LOW]), int(i8[row + M_LENGTH])
-            obs[table + TABLE_COLS * (NUM_RANKS * suit + low) + 2] = 1.0
-            obs[table + TABLE_COLS * (NUM_RANKS * suit + (low + length - 1) % NUM_RANKS) + 3] = 1.0
-    for t in range(NUM_TARGETS):
-        slots = u64[SLOTS + t]
-        while slots != _ZERO:
-            card = lowest(slots)
-            slots &= ~bit(card)
-            obs[offsets[O_TABLE] + TABLE_COLS * card + 4 + t] = 1.0
+    write_table(u64, i8, i64, seat, obs, offsets[O_OWNER], offsets[O_TABLE])
     for k in range(1, n):
         _write_cards(obs, offsets[O_KNOWN] + NUM_CARDS * (k - 1), u64[KNOWN + (seat + k) % n])
     if i64[MUST_USE] >= 0:
@@ -623,3 +715,81 @@ def write_observation(
     obs[offsets[O_DEALER] + (i64[DEALER] - seat + n) % n] = 1.0
     obs[offsets[O_TO_MOVE] + (i64[CURRENT] - seat + n) % n] = 1.0
     obs[offsets[O_TURN]] = i64[TURN] / tab[T_MAX_TURNS]
+
+
+# ---------------------------------------------------------------------------- random playouts
+@jit
+def next_random(rng: np.ndarray) -> np.uint64:
+    """The next 64 random bits of the SplitMix64 generator whose state is ``rng[0]`` (uint64, (1,))."""
+    rng[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = rng[0]
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@jit
+def random_below(rng: np.ndarray, n: int) -> int:
+    """A uniformly random integer 0..n-1 from the generator ``rng`` (53 random bits)."""
+    return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
+
+
+@jit
+def random_playout(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    mask: np.ndarray,
+    rng: np.ndarray,
+) -> int:
+    """Play the deal to its end with a uniformly random legal action at every step (RULES §4-6).
+
+    Reshuffles of the staircase (RULES §6.4) are Fisher-Yates shuffles with the same generator.
+
+    :param mask: int8 (898,) scratch for the legal mask (all zeros at the end).
+    :param rng: uint64 (1,), the SplitMix64 state (:func:`next_random`), advanced in place.
+    :return: the actions played.
+    """
+    stock = np.empty(NUM_CARDS, dtype=np.int8)
+    padded = np.zeros(_MASK_WORDS * 8, dtype=np.int8)  # the mask, read 8 entries at a time
+    words = padded.view(np.uint64)
+    scratch = padded[: mask.size]
+    steps = 0
+    legal_mask(u64, i8, i64, tab, meld_bits, scratch)
+    while i64[PHASE] != DEAL_OVER:
+        steps += 1
+        if step(u64, i8, i64, tab, meld_bits, scratch, _random_legal(words, rng)) == STEP_RESHUFFLE:
+            n = i64[STAIRS_LEN] - 1
+            for k in range(n):
+                stock[k] = i8[STAIRS + k]
+            for k in range(n - 1, 0, -1):
+                j = random_below(rng, k + 1)
+                stock[k], stock[j] = stock[j], stock[k]
+            reshuffle(u64, i8, i64, tab, meld_bits, scratch, stock[:n])
+    mask[:] = 0
+    return steps
+
+
+_MASK_WORDS = (A_DISCARD_BASE + NUM_CARDS + 7) // 8
+_BYTE_SUM = np.uint64(0x0101010101010101)
+
+
+@jit
+def _random_legal(words: np.ndarray, rng: np.ndarray) -> int:
+    """A uniformly random legal action of the 0/1 mask read as uint64 words of 8 entries."""
+    total = 0
+    for w in range(words.size):
+        total += int((words[w] * _BYTE_SUM) >> np.uint64(56))
+    pick = random_below(rng, total)
+    for w in range(words.size):
+        here = int((words[w] * _BYTE_SUM) >> np.uint64(56))
+        if pick < here:
+            for b in range(8):
+                if (words[w] >> np.uint64(8 * b)) & np.uint64(0xFF) != _ZERO:
+                    if pick == 0:
+                        return 8 * w + b
+                    pick -= 1
+        pick -= here
+    return -1

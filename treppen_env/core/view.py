@@ -3,8 +3,8 @@
 :func:`mover_view` reads it out of a :class:`~treppen_env.engine.GameState` in the layout of
 :mod:`treppen_env.core.layout` (bitsets uint64, cards int8, counters int64), so a heuristic or a
 playout kernel can take the fields as arguments. It holds exactly what the mover's observation
-holds about the cards (own hand, staircase, table, each seat's publicly
-known cards, hand sizes and the stock size), never an opponent's unseen cards or the stock order.
+holds about the cards (own hand, staircase, table, each seat's publicly known cards, hand sizes and
+the stock size), never an opponent's unseen cards or the stock order.
 """
 
 from __future__ import annotations

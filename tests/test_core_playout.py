@@ -1,0 +1,50 @@
+"""GameState.random_playout: a whole deal of uniformly random legal actions in one kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treppen_env.engine import OUTCOMES, GameState
+from treppen_env.rules import make_rules
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "options"),
+    [
+        ("treppenromme", 2, {}),
+        ("treppenromme", 4, {"hand_penalty": True}),
+        ("rum500", 3, {}),
+        ("rum500", 2, {"stock_exhausted": "reshuffle", "max_turns": 200}),
+        ("treppenromme", 2, {"stock_exhausted": "reshuffle", "max_turns": 200}),
+    ],
+)
+def test_random_playouts_end_the_deal_in_a_valid_state(preset: str, players: int, options: dict) -> None:
+    outcomes = set()
+    for seed in range(30):
+        state = GameState(make_rules(preset, **options), players, np.random.default_rng(seed))
+        state.deal(seed % players)
+        twin = state.clone()
+        steps = state.random_playout(seed)
+        assert steps > 0 and state.deal_over and state.outcome in OUTCOMES
+        state.validate()  # every card still in exactly one place, the table legal
+        assert not state.legal_mask().any()
+        assert state.totals == state.deal_points
+        assert twin.random_playout(seed) == steps and twin.deal_points == state.deal_points  # seeded
+        outcomes.add(state.outcome)
+    if players == 2:  # random players go out at 2 seats; at 4 the stock runs out first
+        assert outcomes & {"went_out", "romme"}
+
+
+def test_a_playout_from_mid_deal_keeps_the_booked_points() -> None:
+    state = GameState(make_rules(), 2, np.random.default_rng(1))
+    state.deal(0)
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        state.apply(int(rng.choice(state.legal_actions())))
+        if state.deal_over:
+            pytest.skip("the seed must leave the deal running")
+    before = state.points
+    state.random_playout(3)
+    hand_credit = [d - p for d, p in zip(state.deal_points, before, strict=True)]
+    assert all(c >= 0 for c in hand_credit)  # booked values never change (RULES §5.2)
