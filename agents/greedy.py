@@ -2,7 +2,7 @@
 
 :class:`GreedyAgent` reads the public view of the observation and the action mask (or the same
 public parts of an engine state, :meth:`GreedyAgent.decide_state`), never hidden cards. Its one
-implementation is the kernels of :mod:`agents.greedy_core`, which read the observation as plain
+implementation is the kernels of :mod:`treppen_env.core.greedy`, which read the observation as plain
 arrays of what the mover may see. Each decision scores hands with one
 function, the turn plan: the best way to lay a hand out this turn as card-disjoint melds and
 lay-off chains (a card laid off onto a table run's end, then the next card of that suit onto the
@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import greedy_core as core
+from agents import greedy_observation as reader
 from agents.base import Agent, legal_actions
+from treppen_env.core import greedy as core
 from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
@@ -120,11 +121,13 @@ class GreedyAgent(Agent):
             if self.rng.random() < self.epsilon:
                 return int(legal[self.rng.integers(legal.size)])
         obs = _kernel_array(observation["observation"], np.float32)
-        if obs.shape != (core.OBS_SIZE,):
-            raise ValueError(f"observation has shape {obs.shape}; expected ({core.OBS_SIZE},)")
+        if obs.shape != (reader.OBS_SIZE,):
+            raise ValueError(f"observation has shape {obs.shape}; expected ({reader.OBS_SIZE},)")
         mask = _mask(observation["action_mask"])
         rows, index = self._rows()
-        action, evidence = core.observation_action(obs, mask, rows, index, self.rules is None, self._current_settings())
+        action, evidence = reader.observation_action(
+            obs, mask, rows, index, self.rules is None, self._current_settings()
+        )
         if evidence:
             self._seen_must_use = True  # only the must-use rule filters takes (RULES §4.2)
         if action < 0:
@@ -140,16 +143,16 @@ class GreedyAgent(Agent):
         :param table: the observation's ``table`` piece, float32 (52, 7).
         :param mask: the action mask, int8 (898,); ``legal``: its legal actions, ascending.
         """
-        return self._decide(core.view_inputs(view, table), mask)
+        return self._decide(reader.view_inputs(view, table), mask)
 
     def decide_state(self, state: GameState) -> int:
         """The heuristic's action for the player to move in an engine state, from what that
-        player may see (:func:`agents.greedy_core.state_inputs`; the search playouts' fast path,
+        player may see (:func:`treppen_env.core.greedy.seat_inputs`; the search playouts' fast path,
         no epsilon exploration).
 
         :raises ValueError: when the deal is over (nobody is to move).
         """
-        return self._decide(core.state_inputs(state, state.current), state.legal_mask())
+        return self._decide(core.seat_inputs(state, state.current), state.legal_mask())
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
         cards, stairs, scalars, melds, meld_bits = inputs
@@ -176,7 +179,7 @@ class GreedyAgent(Agent):
         """The constructor settings as the kernels read them (rebuilt when an attribute changed)."""
         key = (self.stock_gain, self.take_margin, self.card_cost, self.out_credit, self.min_weight)
         if key != self._settings_key:
-            self._settings = np.array(key, dtype=np.float64)
+            self._settings = core.settings_row(**{name: getattr(self, name) for name in core.DEFAULT_SETTINGS})
             self._settings_key = key
         return self._settings
 

@@ -5,7 +5,7 @@ Usage: ``python benchmarks/bench_playout.py [--positions 40] [--rounds 9] [--pla
 
 Positions are those of ``benchmarks/bench_search.py`` (6-30 greedy moves into seeded deals). Each
 is sampled once from the mover's observation (:func:`treppen_env.determinize.sample_state`), then
-:func:`agents.playout.determinized_playouts` plays ``--playouts`` playouts from it, each from a
+:func:`treppen_env.core.playout.playouts` plays ``--playouts`` playouts from it, each from a
 fresh redeal of the unseen cards, as flat Monte Carlo search does. A round covers every position;
 the rate of a round is its playouts over the CPU seconds of this process (``time.process_time``:
 one core, other load on the machine does not count). The report gives the median of the rounds
@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 from bench_search import observe, positions
 
-from agents import GreedyAgent
-from agents import greedy_core as G
-from agents import playout as P
+from treppen_env.core import greedy as G
+from treppen_env.core import playout as P
 from treppen_env.determinize import sample_state
 from treppen_env.files import atomic_write_text
 
@@ -37,7 +36,7 @@ def rates(rules_name: str, players: int, count: int, rounds: int, playouts: int,
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules_name, rng) for s in positions(rules_name, players, count, seed)]
     row = G.rules_row(samples[0].rules)
-    settings = GreedyAgent()._current_settings()
+    settings = G.settings_row()
     policies = P.seat_policies(policy, players)
     points = np.zeros((playouts, players), dtype=np.int64)
 
@@ -47,9 +46,7 @@ def rates(rules_name: str, players: int, count: int, rounds: int, playouts: int,
         for k, s in enumerate(samples):
             u64, i8, i64 = s.arrays()
             tab, meld_bits = s.tables
-            moves += P.determinized_playouts(
-                u64, i8, i64, tab, meld_bits, 0, policies, row, settings, round_seed * 1000 + k, points
-            )
+            moves += P.playouts(u64, i8, i64, tab, meld_bits, 0, policies, row, settings, round_seed * 1000 + k, points)
         return len(samples) * playouts / (time.process_time() - start), moves
 
     one_round(0)  # load (or compile) the kernels before timing

@@ -1,5 +1,5 @@
-"""The greedy heuristic's kernels (agents.greedy_core): the recorded decisions, and that they read
-only what the mover may see (RULES §4; docs/ARCHITECTURE.md "Agents")."""
+"""The greedy heuristic's kernels (treppen_env.core.greedy, agents.greedy_observation): the recorded
+decisions, and that they read only what the mover may see (RULES §4; docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from agents import GreedyAgent
-from agents import greedy_core as core
+from agents import greedy_observation as reader
 from agents.search import public_view
 from tests.env_helpers import swap_hidden
 from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
+from treppen_env.core import greedy as core
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode
 from treppen_env.rules import make_rules
@@ -65,12 +66,12 @@ def test_inputs_from_a_state_equal_those_from_the_observation(preset, players):
     for seed in range(3):
         for state in deal_states(preset, players, seed, greedy=seed % 2 == 0):
             seat = state.current
-            from_obs = core.observation_inputs(encode(state, seat))
+            from_obs = reader.observation_inputs(encode(state, seat))
             view, table = public_view(state, seat, encoder)
-            from_view = core.view_inputs(view, table)
+            from_view = reader.view_inputs(view, table)
             for a, b in zip(from_obs, from_view, strict=True):
                 np.testing.assert_array_equal(a, b)
-            assert_same_inputs(core.state_inputs(state, seat), from_obs)
+            assert_same_inputs(core.seat_inputs(state, seat), from_obs)
             mask = state.legal_mask()
             obs = {"observation": encode(state, seat), "action_mask": mask.copy()}
             action = agent.act(obs)
@@ -109,13 +110,13 @@ def test_reads_only_what_the_mover_may_see(preset, players):
                 obs = {"observation": encode(s, seat), "action_mask": mask.copy()}
                 actions += [agent.act(obs), agent.decide(view, table, mask, np.flatnonzero(mask))]
                 actions.append(agent.decide_state(s))
-                inputs = core.observation_inputs(obs["observation"])
+                inputs = reader.observation_inputs(obs["observation"])
                 if s is state:
-                    first, first_state = inputs, core.state_inputs(s, seat)
+                    first, first_state = inputs, core.seat_inputs(s, seat)
                 else:
                     for a, b in zip(first, inputs, strict=True):
                         np.testing.assert_array_equal(a, b)
-                    for a, b in zip(first_state, core.state_inputs(s, seat), strict=True):
+                    for a, b in zip(first_state, core.seat_inputs(s, seat), strict=True):
                         np.testing.assert_array_equal(a, b)
             assert len(set(actions)) == 1
             checked += 1

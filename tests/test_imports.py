@@ -23,10 +23,14 @@ def project_modules() -> dict[str, Path]:
 
 
 def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules that ``path`` imports, anywhere in the file (``from a import b`` names
-    module ``a.b`` when that is a module, else ``a``)."""
+    """The project modules that ``path`` imports, anywhere in the file but in ``if TYPE_CHECKING:``
+    blocks (``from a import b`` names module ``a.b`` when that is a module, else ``a``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):  # imports for type checkers only are not run
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            node.body = []
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -1,4 +1,4 @@
-"""Playouts and determinization kernels (agents.playout): greedy seats decide as GreedyAgent does
+"""Playouts and determinization kernels (treppen_env.core.playout): greedy seats decide as GreedyAgent does
 from their observations, playouts reach the deal's end with the engine's scores (RULES §6), the
 same seed repeats them, and a redeal keeps everything public (RULES §4.1-4.2)."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agents import GreedyAgent
-from agents import greedy_core as G
-from agents import playout as P
+from treppen_env.core import greedy as G
+from treppen_env.core import playout as P
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -37,10 +37,10 @@ def positions(preset: str, players: int, seed: int, deals: int = 3):
 
 
 def state_action(state: GameState, agent: GreedyAgent) -> int:
-    """The greedy kernel's action from the state's arrays (:func:`agents.playout.state_inputs`)."""
+    """The greedy kernel's action from the state's arrays (:func:`treppen_env.core.greedy.state_inputs`)."""
     inputs = G.empty_inputs()
     u64, i8, i64 = state.arrays()
-    P.state_inputs(u64, i8, i64, *inputs)
+    G.state_inputs(u64, i8, i64, state.current, *inputs)
     mask = state.legal_mask().astype(np.int8)
     return int(G.greedy_action(*inputs, mask, G.rules_row(state.rules), agent._current_settings()))
 
@@ -107,7 +107,7 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
         copy = state.clone(np.random.default_rng(0))
         u64, i8, i64 = copy.arrays()
         tab, meld_bits = copy.tables
-        assert P.redeal(u64, i8, i64, tab, meld_bits, observer, k, 1000)
+        assert P.redeal(u64, i8, i64, tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]
         assert copy.staircase == state.staircase and copy.melds == state.melds

@@ -32,8 +32,10 @@ from treppen_env.cards import (
     parse_card,
     parse_deck,
 )
+from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core import layout as L
+from treppen_env.core import playout as P
 from treppen_env.core.tables import rules_table
 from treppen_env.melds import MAX_RUN, MELD_BITS, MIN_RUN, run_allowed, run_cards
 from treppen_env.rules import Rules
@@ -649,7 +651,12 @@ class GameState:
         self._check()
         rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
         self._stale()
-        steps = K.random_playout(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask, rng)
+        policies = np.full(self.num_players, P.RANDOM, dtype=np.int64)
+        row, settings = G.rules_row(self.rules), G.settings_row()
+        steps = P.play_to_end(
+            self._u64, self._i8, self._i64, self._tab, MELD_BITS, policies, row, settings, rng, P.scratch()
+        )
+        self._mask[:] = 0
         self._mask_valid = True
         return int(steps)
 

@@ -717,7 +717,7 @@ def write_observation(
     obs[offsets[O_TURN]] = i64[TURN] / tab[T_MAX_TURNS]
 
 
-# ---------------------------------------------------------------------------- random playouts
+# ---------------------------------------------------------------------------- randomness
 @jit
 def next_random(rng: np.ndarray) -> np.uint64:
     """The next 64 random bits of the SplitMix64 generator whose state is ``rng[0]`` (uint64, (1,))."""
@@ -734,50 +734,13 @@ def random_below(rng: np.ndarray, n: int) -> int:
     return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
 
 
-@jit
-def random_playout(
-    u64: np.ndarray,
-    i8: np.ndarray,
-    i64: np.ndarray,
-    tab: np.ndarray,
-    meld_bits: np.ndarray,
-    mask: np.ndarray,
-    rng: np.ndarray,
-) -> int:
-    """Play the deal to its end with a uniformly random legal action at every step (RULES §4-6).
-
-    Reshuffles of the staircase (RULES §6.4) are Fisher-Yates shuffles with the same generator.
-
-    :param mask: int8 (898,) scratch for the legal mask (all zeros at the end).
-    :param rng: uint64 (1,), the SplitMix64 state (:func:`next_random`), advanced in place.
-    :return: the actions played.
-    """
-    stock = np.empty(NUM_CARDS, dtype=np.int8)
-    padded = np.zeros(_MASK_WORDS * 8, dtype=np.int8)  # the mask, read 8 entries at a time
-    words = padded.view(np.uint64)
-    scratch = padded[: mask.size]
-    steps = 0
-    legal_mask(u64, i8, i64, tab, meld_bits, scratch)
-    while i64[PHASE] != DEAL_OVER:
-        steps += 1
-        if step(u64, i8, i64, tab, meld_bits, scratch, _random_legal(words, rng)) == STEP_RESHUFFLE:
-            n = i64[STAIRS_LEN] - 1
-            for k in range(n):
-                stock[k] = i8[STAIRS + k]
-            for k in range(n - 1, 0, -1):
-                j = random_below(rng, k + 1)
-                stock[k], stock[j] = stock[j], stock[k]
-            reshuffle(u64, i8, i64, tab, meld_bits, scratch, stock[:n])
-    mask[:] = 0
-    return steps
-
-
-_MASK_WORDS = (A_DISCARD_BASE + NUM_CARDS + 7) // 8
+#: A legal mask padded to whole uint64 words (8 entries each), as :func:`random_legal` reads it.
+MASK_WORDS = (A_DISCARD_BASE + NUM_CARDS + 7) // 8
 _BYTE_SUM = np.uint64(0x0101010101010101)
 
 
 @jit
-def _random_legal(words: np.ndarray, rng: np.ndarray) -> int:
+def random_legal(words: np.ndarray, rng: np.ndarray) -> int:
     """A uniformly random legal action of the 0/1 mask read as uint64 words of 8 entries."""
     total = 0
     for w in range(words.size):

@@ -61,13 +61,14 @@ card order.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
-from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, make_card, rank_of, suit_of
+from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
+from treppen_env.core import layout as L
 from treppen_env.melds import (
     MAX_RUN,
     MELD_BITS,
@@ -79,8 +80,10 @@ from treppen_env.melds import (
     layoff_value,
     meld_values,
 )
-from treppen_env.observation import HAND_SCALE, OBS_SIZE, SLICES, PublicView
 from treppen_env.rules import Rules
+
+if TYPE_CHECKING:
+    from treppen_env.engine import GameState
 
 # ---------------------------------------------------------------------- input layout
 #: The input arrays (cards, stairs, scalars, melds, meld_bits).
@@ -108,6 +111,9 @@ RULES_ROW_SIZE = R_CORNER + 4
 # ---------------------------------------------------------------------- settings layout
 S_STOCK_GAIN, S_TAKE_MARGIN, S_CARD_COST, S_OUT_CREDIT, S_MIN_WEIGHT = range(5)
 NUM_SETTINGS = 5
+#: The heuristic's settings and their defaults (:class:`agents.GreedyAgent`'s constructor), in
+#: the order of the kernels' settings row.
+DEFAULT_SETTINGS = {"stock_gain": 3.0, "take_margin": 2.0, "card_cost": 1.0, "out_credit": 5.0, "min_weight": 1.0}
 
 # ---------------------------------------------------------------------- constants
 #: Nodes the turn-plan search may visit per plan.
@@ -144,22 +150,6 @@ _RANK_BITS = np.array(
     [sum(1 << (NUM_RANKS * s + r) for s in range(NUM_SUITS)) for r in range(NUM_RANKS)], dtype=np.uint64
 )
 _SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)
-
-# Observation offsets (treppen_env.observation.LAYOUT).
-_O_HAND = SLICES["hand"].start
-_O_STAIRS = SLICES["staircase"].start
-_O_OWNER = SLICES["meld_owner"].start
-_O_TABLE = SLICES["table"].start
-_O_KNOWN = SLICES["known"].start
-_O_MUST_USE = SLICES["must_use"].start
-_O_BANNED = SLICES["banned"].start
-_O_HAND_SIZES = SLICES["hand_sizes"].start
-_O_STOCK = SLICES["stock_size"].start
-_O_PHASE = SLICES["phase"].start
-_O_SEATS = SLICES["seats"].start
-_O_LAID = SLICES["laid_before"].start
-_TABLE_COLS = 7
-_OWNER_COLS = 4
 
 
 @lru_cache(maxsize=16)
@@ -822,125 +812,6 @@ def _meld(
     return best_play if best_play >= 0 else first_legal
 
 
-# ---------------------------------------------------------------------- observation
-@numba.njit(cache=True)
-def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
-    """Fill the input layout from an observation vector (treppen_env.observation.LAYOUT): what
-    :func:`treppen_env.observation.decode` reads, melds in its order (sets by rank, runs by
-    their low-end card; melds never merge, RULES §3.5)."""
-    n = 0
-    for k in range(4):
-        if obs[_O_SEATS + k] != 0.0:
-            n += 1
-    scalars[NUM_PLAYERS] = n
-    cards[HAND] = _obs_bits(obs, _O_HAND, 1)
-    for k in range(3):
-        cards[KNOWN + k] = _obs_bits(obs, _O_KNOWN + k * NUM_CARDS, 1) if k < n - 1 else _ZERO
-    for t in range(3):
-        cards[FITS + t] = _obs_bits(obs, _O_TABLE + 4 + t, _TABLE_COLS)
-    scalars[STAIRS_LEN] = _obs_stairs(obs, stairs)
-    scalars[STOCK] = int(np.rint(np.float64(obs[_O_STOCK]) * NUM_CARDS))
-    phase = 0
-    for k in range(3):
-        if obs[_O_PHASE + k] > obs[_O_PHASE + phase]:
-            phase = k
-    scalars[PHASE] = phase
-    scalars[MUST_USE] = _obs_card(obs, _O_MUST_USE)
-    scalars[BANNED] = _obs_card(obs, _O_BANNED)
-    scalars[LAID_BEFORE] = 1 if obs[_O_LAID] > 0 else 0
-    for k in range(4):
-        scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * HAND_SCALE)) if k < n else 0
-    scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
-
-
-@numba.njit(cache=True)
-def _obs_bits(obs, start, stride):
-    """Bitset of the cards ``c`` (RULES §1.1) whose entry ``obs[start + stride * c]`` is nonzero."""
-    bits = _ZERO
-    for c in range(NUM_CARDS):
-        if obs[start + stride * c] != 0.0:
-            bits |= _bit(c)
-    return bits
-
-
-@numba.njit(cache=True)
-def _obs_card(obs, start):
-    """The first card whose entry from ``start`` is nonzero, or -1 (the must-use card, RULES §4.2,
-    or the banned card, §4.4)."""
-    for c in range(NUM_CARDS):
-        if obs[start + c] != 0.0:
-            return c
-    return -1
-
-
-@numba.njit(cache=True)
-def _obs_stairs(obs, stairs):
-    """Fill the staircase bottom to top from the depths (top card depth 1/52, RULES §4.1); its length."""
-    length = 0
-    for c in range(NUM_CARDS):
-        if obs[_O_STAIRS + c] != 0.0:
-            length += 1
-    for c in range(NUM_CARDS):
-        x = obs[_O_STAIRS + c]
-        if x != 0.0:
-            stairs[length - int(np.rint(np.float64(x) * NUM_CARDS))] = c
-    return length
-
-
-@numba.njit(cache=True)
-def _obs_melds(obs, melds, meld_bits):
-    """Fill the meld table from the ``table`` and ``meld_owner`` pieces (RULES §3, §3.5); the
-    number of melds."""
-    m = 0
-    for rank in range(NUM_RANKS):  # sets by rank
-        bits = _ZERO
-        count = 0
-        first = -1
-        for s in range(NUM_SUITS):
-            c = NUM_RANKS * s + rank
-            if obs[_O_TABLE + c * _TABLE_COLS] != 0.0:
-                bits |= _bit(c)
-                count += 1
-                if first < 0:
-                    first = c
-        if count:
-            melds[m, M_OWNER] = _owner(obs, first)
-            melds[m, M_KIND] = KIND_SET
-            melds[m, M_SUIT] = -1
-            melds[m, M_LOW] = rank
-            melds[m, M_LENGTH] = count
-            meld_bits[m] = bits
-            m += 1
-    for c in range(NUM_CARDS):  # runs by low-end card, walked up to their high end
-        if obs[_O_TABLE + c * _TABLE_COLS + 2] == 0.0:
-            continue
-        bits = _bit(c)
-        cur = c
-        count = 1
-        while obs[_O_TABLE + cur * _TABLE_COLS + 3] == 0.0 and count < MAX_RUN:
-            cur = _UP[cur]
-            bits |= _bit(cur)
-            count += 1
-        melds[m, M_OWNER] = _owner(obs, c)
-        melds[m, M_KIND] = KIND_RUN
-        melds[m, M_SUIT] = c // NUM_RANKS
-        melds[m, M_LOW] = c % NUM_RANKS
-        melds[m, M_LENGTH] = count
-        meld_bits[m] = bits
-        m += 1
-    return m
-
-
-@numba.njit(cache=True)
-def _owner(obs, card):
-    """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece, RULES §5.1)."""
-    best = 0
-    for k in range(1, _OWNER_COLS):
-        if obs[_O_OWNER + card * _OWNER_COLS + k] > obs[_O_OWNER + card * _OWNER_COLS + best]:
-            best = k
-    return best
-
-
 def empty_inputs() -> Inputs:
     """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout."""
     return (
@@ -950,19 +821,6 @@ def empty_inputs() -> Inputs:
         np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8),
         np.zeros(MAX_TABLE_MELDS, dtype=np.uint64),
     )
-
-
-def observation_inputs(obs: np.ndarray) -> Inputs:
-    """The input layout (cards, stairs, scalars, melds, meld_bits) read from an observation vector.
-
-    :raises ValueError: when ``obs`` does not have shape (OBS_SIZE,).
-    """
-    obs = np.asarray(obs, dtype=np.float32)
-    if obs.shape != (OBS_SIZE,):
-        raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
-    inputs = empty_inputs()
-    _observation_inputs(obs, *inputs)
-    return inputs
 
 
 @numba.njit(cache=True)
@@ -983,98 +841,81 @@ def must_use_evidence(scalars, mask):
     return scalars[MUST_USE] >= 0
 
 
+# ---------------------------------------------------------------------- engine states
 @numba.njit(cache=True)
-def observation_action(obs, mask, rows, row_index, infer, settings):
-    """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
-
-    ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
-    ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
-    (action or -1, evidence).
-    """
-    cards = np.zeros(NUM_CARD_SETS, dtype=np.uint64)
-    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
-    scalars = np.zeros(NUM_SCALARS, dtype=np.int64)
-    melds = np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8)
-    meld_bits = np.zeros(MAX_TABLE_MELDS, dtype=np.uint64)
-    _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits)
-    evidence = must_use_evidence(scalars, mask)
-    if infer and evidence:
-        row_index = 1
-    action = greedy_action(cards, stairs, scalars, melds, meld_bits, mask, rows[row_index], settings)
-    return action, evidence
-
-
-def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
-    """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
-    view built from a state) and its ``table`` piece (float32 (52, 7))."""
-    cards, stairs, scalars, melds, meld_bits = empty_inputs()
-    cards[HAND] = cards_to_bits(view.hand)
-    for k, known in enumerate(view.known):
-        cards[KNOWN + k] = cards_to_bits(known)
-    fits = np.packbits(np.asarray(table)[:, 4:7].T != 0, axis=1, bitorder="little")
+def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
+    """Fill the input layout for ``seat`` from a state's arrays (:mod:`treppen_env.core.layout`):
+    its hand, the cards each other seat publicly holds (relative seats),
+    the lay-off slots (RULES §4.3), the staircase, the counts, the must-use card (§4.2), the ban
+    (§4.4), its laid-before flag (§6.2) and the table melds, sets by rank then runs by low-end
+    card, as its observation lists them."""
+    n = i64[L.NUM_PLAYERS]
+    cards[HAND] = u64[L.HAND + seat]
+    for k in range(3):
+        cards[KNOWN + k] = u64[L.KNOWN + (seat + k + 1) % n] if k < n - 1 else _ZERO
     for t in range(3):
-        cards[FITS + t] = int.from_bytes(fits[t].tobytes(), "little")
-    stairs[: len(view.staircase)] = view.staircase
-    scalars[NUM_PLAYERS] = view.num_players
-    scalars[STAIRS_LEN] = len(view.staircase)
-    scalars[STOCK] = view.stock_size
-    scalars[PHASE] = ("draw", "meld", "deal_over").index(view.phase)
-    scalars[MUST_USE] = -1 if view.must_use is None else view.must_use
-    scalars[BANNED] = -1 if view.banned is None else view.banned
-    scalars[LAID_BEFORE] = bool(view.laid_before[0])
-    scalars[NUM_TABLE_MELDS] = len(view.melds)
-    scalars[HAND_SIZES : HAND_SIZES + view.num_players] = view.hand_sizes
-    for i, meld in enumerate(view.melds):
-        first = meld["cards"][0]
-        is_set = meld["kind"] == "set"
-        melds[i] = (
-            meld["owner"],
-            KIND_SET if is_set else KIND_RUN,
-            -1 if is_set else suit_of(first),
-            rank_of(first),
-            len(meld["cards"]),
-        )
-        meld_bits[i] = cards_to_bits(meld["cards"])
-    return cards, stairs, scalars, melds, meld_bits
+        cards[FITS + t] = u64[L.SLOTS + t]
+    length = i64[L.STAIRS_LEN]
+    for k in range(length):
+        stairs[k] = i8[L.STAIRS + k]
+    scalars[NUM_PLAYERS] = n
+    scalars[STAIRS_LEN] = length
+    scalars[STOCK] = i64[L.STOCK_LEN]
+    scalars[PHASE] = i64[L.PHASE]
+    scalars[MUST_USE] = i64[L.MUST_USE]
+    scalars[BANNED] = i64[L.BANNED]
+    scalars[LAID_BEFORE] = i64[L.LAID_BEFORE + seat]
+    for k in range(4):
+        scalars[HAND_SIZES + k] = _popcount(u64[L.HAND + (seat + k) % n]) if k < n else 0
+    set_row = np.full(NUM_RANKS, -1, dtype=np.int8)
+    run_row = np.full(NUM_CARDS, -1, dtype=np.int8)
+    for i in range(i64[L.NUM_MELDS]):
+        row = L.MELDS + L.MELD_COLS * i
+        if i8[row + L.M_KIND] == L.SET:
+            set_row[i8[row + L.M_LOW]] = i
+        else:
+            run_row[NUM_RANKS * i8[row + L.M_SUIT] + i8[row + L.M_LOW]] = i
+    m = 0
+    for rank in range(NUM_RANKS):
+        if set_row[rank] >= 0:
+            _copy_meld(u64, i8, set_row[rank], seat, n, melds, meld_bits, m)
+            m += 1
+    for card in range(NUM_CARDS):
+        if run_row[card] >= 0:
+            _copy_meld(u64, i8, run_row[card], seat, n, melds, meld_bits, m)
+            m += 1
+    scalars[NUM_TABLE_MELDS] = m
 
 
-def state_inputs(state: Any, seat: int) -> Inputs:
-    """The input layout of what ``seat`` may see in an engine state (a
-    :class:`treppen_env.engine.GameState`: its hands, known cards, staircase, stock size, table
-    melds and lay-off slots; RULES §4), melds in the state's order.
+@numba.njit(cache=True)
+def _copy_meld(u64, i8, i, seat, n, melds, meld_bits, m):
+    """Table meld ``i`` of the state into row ``m`` of the heuristic's meld table, its owner as a
+    seat relative to ``seat`` (of ``n`` players)."""
+    row = L.MELDS + L.MELD_COLS * i
+    is_set = i8[row + L.M_KIND] == L.SET
+    melds[m, M_OWNER] = (i8[row + L.M_OWNER] - seat) % n
+    melds[m, M_KIND] = KIND_SET if is_set else KIND_RUN
+    melds[m, M_SUIT] = -1 if is_set else i8[row + L.M_SUIT]
+    melds[m, M_LOW] = i8[row + L.M_LOW]
+    melds[m, M_LENGTH] = i8[row + L.M_LENGTH]
+    meld_bits[m] = u64[L.MELD_BITS + i]
 
-    Reads the seat's own hand and only the public parts of the rest: the same arrays as
-    :func:`observation_inputs` of the seat's observation, up to the order of the melds.
+
+def seat_inputs(state: GameState, seat: int) -> Inputs:
+    """The input layout of what ``seat`` may see in an engine state (:func:`state_inputs`): the
+    same arrays as the reader of that seat's observation fills (:mod:`agents.greedy_observation`)."""
+    inputs = empty_inputs()
+    u64, i8, i64 = state.arrays()
+    state_inputs(u64, i8, i64, seat, *inputs)
+    return inputs
+
+
+def settings_row(**settings: float) -> np.ndarray:
+    """The settings as the kernels read them: float64 (NUM_SETTINGS,), defaults for those not given.
+
+    :raises ValueError: for a name that is no setting (listing the settings).
     """
-    cards, stairs, scalars, melds, meld_bits = empty_inputs()
-    n = state.num_players
-    hands = state.hands
-    cards[HAND] = hands[seat]
-    for k in range(1, n):
-        cards[KNOWN + k - 1] = state.known[(seat + k) % n]
-    cards[FITS : FITS + 3] = state.layoff_slots
-    staircase = state.staircase
-    stairs[: len(staircase)] = staircase
-    table = state.melds
-    scalars[:HAND_SIZES] = (
-        n,
-        len(staircase),
-        len(state.stock),
-        int(state.phase),
-        state.must_use,
-        state.banned,
-        bool(state.laid_before[seat]),
-        len(table),
-    )
-    scalars[HAND_SIZES : HAND_SIZES + n] = [hands[(seat + k) % n].bit_count() for k in range(n)]
-    for i, meld in enumerate(table):
-        is_set = meld.kind == "set"
-        melds[i] = (
-            (meld.owner - seat) % n,
-            KIND_SET if is_set else KIND_RUN,
-            -1 if is_set else meld.suit,
-            meld.low,
-            meld.length,
-        )
-        meld_bits[i] = meld.bits
-    return cards, stairs, scalars, melds, meld_bits
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown:
+        raise ValueError(f"unknown greedy settings {unknown}; the settings: {list(DEFAULT_SETTINGS)}")
+    return np.array([float(settings.get(k, v)) for k, v in DEFAULT_SETTINGS.items()], dtype=np.float64)

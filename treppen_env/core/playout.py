@@ -1,0 +1,235 @@
+"""Playouts and determinization as kernels over the compiled core's arrays.
+
+A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.core.greedy`) or
+uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
+greedy seats decide from what they may see: :func:`treppen_env.core.greedy.state_inputs` fills the heuristic's input
+layout from the state's arrays for the seat to move exactly as the heuristic's observation reader
+does from that seat's observation (the same cards, counts and table, melds in the same order), so
+a greedy seat in a playout makes the move :class:`agents.GreedyAgent` would make from its
+observation.
+
+A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh
+random deal of the unseen cards: each opponent keeps the cards it is publicly known to hold
+(taken from the staircase, RULES §4.1) and gets the rest of its hand from the unseen cards, the
+stock gets the others in random order. When an opponent to move must still play a taken card
+(RULES §4.2), deals that leave it unable to are dealt again. Start from a state sampled once by
+:func:`treppen_env.determinize.sample_state`: its public part is exact, and the kernel redeals
+only the hidden part, so every iteration of a search gets a new determinization for the cost of a
+shuffle.
+
+Randomness inside the kernels is the SplitMix64 generator of :mod:`treppen_env.core.kernels`,
+whose whole state is a uint64 (1,) array the caller seeds: the same seed, the same playouts.
+
+The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.core.greedy`.
+Numba's on-disk cache of a kernel is keyed on its own source file only, so after editing one of
+those modules in a source checkout, clear this module's cache (``__pycache__/playout*.nbi`` and
+``.nbc``) too; an installed release compiles all of them afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from treppen_env.core import greedy as G
+from treppen_env.core import kernels as K
+from treppen_env.core.layout import (
+    CURRENT,
+    DEAL_OVER,
+    DEAL_POINTS,
+    HAND,
+    KNOWN,
+    MAX_MELDS,
+    MUST_USE,
+    NUM_CARDS,
+    NUM_PLAYERS,
+    PHASE,
+    STAIRS,
+    STAIRS_LEN,
+    STOCK,
+    STOCK_LEN,
+)
+
+#: Policies of a seat in a playout.
+GREEDY, RANDOM = 0, 1
+POLICIES = {"greedy": GREEDY, "random": RANDOM}
+
+_ZERO = np.uint64(0)
+
+jit = numba.njit(cache=True, nogil=True)
+
+
+@jit
+def shuffle(cards, rng) -> None:
+    """Fisher-Yates shuffle of the int8 array ``cards`` in place with the generator ``rng``."""
+    for k in range(cards.size - 1, 0, -1):
+        j = K.random_below(rng, k + 1)
+        cards[k], cards[j] = cards[j], cards[k]
+
+
+@jit
+def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
+    """RULES §6.4 with ``stock_exhausted="reshuffle"``: the staircase below its top card,
+    shuffled, becomes the stock, and the turn ends."""
+    stock = i8[STAIRS : STAIRS + i64[STAIRS_LEN] - 1].copy()
+    shuffle(stock, rng)
+    K.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
+
+
+@jit
+def scratch():
+    """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
+    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.kernels.random_legal` reads it as uint64 words),
+    the greedy seat's inputs (:mod:`treppen_env.core.greedy`) and the greedy decision's workspace."""
+    padded = np.zeros(K.MASK_WORDS * 8, dtype=np.int8)
+    inputs = (
+        np.zeros(G.NUM_CARD_SETS, dtype=np.uint64),
+        np.zeros(NUM_CARDS, dtype=np.int8),
+        np.zeros(G.NUM_SCALARS, dtype=np.int64),
+        np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8),
+        np.zeros(MAX_MELDS, dtype=np.uint64),
+    )
+    return padded, inputs, G.workspace()
+
+
+@jit
+def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> int:
+    """Play the state (its arrays changed in place) to the end of its deal, each seat by its
+    policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
+    reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
+    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work
+    mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
+    words = padded.view(np.uint64)
+    K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    moves = 0
+    while i64[PHASE] != DEAL_OVER:
+        if policies[i64[CURRENT]] == GREEDY:
+            G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
+            action = G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
+        else:
+            action = K.random_legal(words, rng)
+        if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
+            _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng)
+        moves += 1
+    return moves
+
+
+@jit
+def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
+    """Deal the cards ``observer`` cannot see afresh (the state's arrays changed in place): each
+    other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
+    unseen cards, the stock the others in random order. When another seat is to move with a
+    must-use card (RULES §4.2), deals it could not play it from are dealt again, at most ``tries``
+    times in all.
+
+    :return: whether a deal was found (the arrays hold the last one tried either way).
+    """
+    n = i64[NUM_PLAYERS]
+    need = np.zeros(4, dtype=np.int64)
+    hidden = _ZERO
+    for s in range(n):
+        if s != observer:
+            secret = u64[HAND + s] & ~u64[KNOWN + s]
+            need[s] = K.count(secret)
+            hidden |= secret
+    pool = np.empty(K.count(hidden) + i64[STOCK_LEN], dtype=np.int8)
+    j = 0
+    for c in range(NUM_CARDS):
+        if K.has(hidden, c):
+            pool[j] = c
+            j += 1
+    pool[j:] = i8[STOCK : STOCK + i64[STOCK_LEN]]
+    mover, must_use = i64[CURRENT], i64[MUST_USE]
+    for _ in range(tries):
+        shuffle(pool, rng)
+        j = 0
+        for s in range(n):
+            if s != observer:
+                hand = u64[KNOWN + s]
+                for k in range(need[s]):
+                    hand |= K.bit(pool[j + k])
+                u64[HAND + s] = hand
+                j += need[s]
+        i8[STOCK : STOCK + i64[STOCK_LEN]] = pool[j:]
+        if must_use < 0 or mover == observer or K.can_play(u64, tab, meld_bits, must_use, u64[HAND + mover]):
+            return True
+    return False
+
+
+@jit
+def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, seed, points) -> int:
+    """``points.shape[0]`` playouts of the state (left unchanged), each seat playing its policy,
+    each from a fresh determinization for ``observer`` (:func:`redeal`), or from the state as it
+    is when ``observer`` is -1; playout ``k``'s deal points per seat go to ``points[k, :n]``
+    (RULES §6). The generator is seeded with ``seed``. Returns the moves played in all (the inner
+    loop of flat Monte Carlo search)."""
+    rng = np.full(1, seed, dtype=np.uint64)
+    work = scratch()
+    n = i64[NUM_PLAYERS]
+    cu64, ci8, ci64 = u64.copy(), i8.copy(), i64.copy()
+    moves = 0
+    for k in range(points.shape[0]):
+        cu64[:] = u64
+        ci8[:] = i8
+        ci64[:] = i64
+        if observer >= 0:
+            redeal(cu64, ci8, ci64, tab, meld_bits, observer, rng, 100)
+        moves += play_to_end(cu64, ci8, ci64, tab, meld_bits, policies, row, settings, rng, work)
+        for s in range(n):
+            points[k, s] = ci64[DEAL_POINTS + s]
+    return moves
+
+
+# ---------------------------------------------------------------------------------- Python face
+def seat_policies(policy: str | list[str], num_players: int) -> np.ndarray:
+    """The policy of every seat as the kernels read them (int64 (num_players,)).
+
+    :param policy: ``"greedy"`` or ``"random"`` for every seat, or one name per seat.
+    :raises ValueError: for an unknown name or a list of the wrong length.
+    """
+    names = [policy] * num_players if isinstance(policy, str) else list(policy)
+    if len(names) != num_players:
+        raise ValueError(f"{len(names)} seat policies for {num_players} players")
+    unknown = sorted({p for p in names if p not in POLICIES})
+    if unknown:
+        raise ValueError(f"unknown playout policy {unknown}; choose from {sorted(POLICIES)}")
+    return np.array([POLICIES[p] for p in names], dtype=np.int64)
+
+
+def play_out(
+    state: Any,
+    policy: str | list[str] = "greedy",
+    count: int = 1,
+    seed: int = 0,
+    observer: int | None = None,
+    settings: np.ndarray | None = None,
+) -> np.ndarray:
+    """Play ``count`` playouts of ``state`` (a :class:`treppen_env.engine.GameState`, left
+    unchanged) to the end of its deal.
+
+    :param state: a position inside a deal (RULES §4).
+    :param policy: ``"greedy"`` or ``"random"`` at every seat, or one per seat.
+    :param count: playouts.
+    :param seed: seeds the random moves, reshuffles and redeals (the same seed, the same playouts).
+    :param observer: redeal what this seat cannot see before every playout (a determinization);
+        ``None`` plays the state's own cards.
+    :param settings: the greedy seats' settings row (:func:`treppen_env.core.greedy.settings_row`;
+        default: the default heuristic); the rules are the state's.
+    :return: int64 (count, num_players): each playout's deal points per seat (RULES §6).
+    :raises ValueError: for a deal that is over, or a bad policy or observer.
+    """
+    if state.deal_over:
+        raise ValueError("the deal is over: there is nothing to play out")
+    n = state.num_players
+    if observer is not None and not 0 <= observer < n:
+        raise ValueError(f"observer {observer} is not a seat 0..{n - 1}")
+    u64, i8, i64 = state.arrays()
+    tab, meld_bits = state.tables
+    points = np.zeros((count, n), dtype=np.int64)
+    playouts(
+        u64, i8, i64, tab, meld_bits, -1 if observer is None else observer, seat_policies(policy, n),
+        G.rules_row(state.rules), G.settings_row() if settings is None else settings, seed & (2**64 - 1), points,
+    )  # fmt: skip
+    return points
