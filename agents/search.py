@@ -3,9 +3,10 @@
 Both agents simulate only from what they may know: every simulation starts from a state sampled
 from the observation (:func:`treppen_env.determinize.sample_state`), never from the engine, so the
 same observation and seed give the same action whatever the hidden cards are. Simulations play
-the deal to its end with a fast default policy (``playout="greedy"``: the greedy heuristic at
-every seat, or ``"random"``), and a deal's result for a seat is its zero-sum margin in points,
-``points_i - mean of the others' points`` (RULES §6.2), divided by 100.
+the deal to its end with a fast default policy in the compiled core (``playout="greedy"``: the
+greedy heuristic at every seat, or ``"random"``; :mod:`treppen_env.core.playout`), and a deal's
+result for a seat is its zero-sum margin in points, ``points_i - mean of the others' points``
+(RULES §6.2), divided by 100.
 
 Moves searched (``moves``):
 
@@ -45,6 +46,7 @@ from agents.base import Agent, legal_actions
 from agents.greedy import GreedyAgent
 from treppen_env.actions import DISCARD_BASE, DRAW, MELD_BASE, TAKE_BASE
 from treppen_env.cards import bits_to_cards, cards_to_bits
+from treppen_env.core.playout import play_out
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState, Phase
 from treppen_env.observation import TOTALS_CLIP, TOTALS_SCALE, Encoder, PublicView, decode
@@ -200,16 +202,15 @@ class SearchAgent(Agent):
 
     # ------------------------------------------------------------------ simulation
     def _play_out(self, state: GameState) -> list[float]:
-        """Play ``state`` to the end of the deal with the default policy; each seat's result."""
-        if self.playout == "greedy":
-            while not state.deal_over:
-                state.apply(self._greedy_action(state))
-        else:
-            rng = self.rng
-            while not state.deal_over:
-                legal = np.flatnonzero(state.legal_mask())
-                state.apply(int(legal[rng.integers(legal.size)]))
-        return results(state)
+        """Play ``state`` out to the end of the deal with the default policy in the compiled core
+        (:func:`treppen_env.core.playout.play_out`, seeded from the agent's generator; ``state``
+        is left as it is); each seat's result."""
+        finished = state.deal_points
+        if finished is not None:
+            return results(finished)
+        seed = int(self.rng.integers(2**63))
+        (points,) = play_out(state, self.playout, seed=seed, settings=self.greedy._current_settings())
+        return results(points.tolist())
 
 
 class RolloutAgent(SearchAgent):
@@ -339,7 +340,7 @@ class ISMCTSAgent(SearchAgent):
                 node = node.children[action]
                 state.apply(action)
                 path.append(node)
-            result = self._play_out(state) if not state.deal_over else results(state)
+            result = self._play_out(state)
             root.visits += 1
             for n in path:
                 n.visits += 1
@@ -352,10 +353,9 @@ class ISMCTSAgent(SearchAgent):
         return child.value / child.visits + self.c * math.sqrt(math.log(child.avail) / child.visits)
 
 
-def results(state: GameState) -> list[float]:
-    """Each seat's zero-sum result of a finished deal: own points minus the mean of the others', / 100."""
-    points = state.deal_points
-    assert points is not None, "the deal is not over"
+def results(points: list[int]) -> list[float]:
+    """Each seat's zero-sum result of a finished deal's points: own points minus the mean of the
+    others', / 100 (the env's reward)."""
     n = len(points)
     total = sum(points)
     return [(p - (total - p) / (n - 1)) / 100.0 for p in points]
