@@ -100,6 +100,7 @@ class SearchAgent(Agent):
         self.greedy = GreedyAgent(rules=self.rules)
         #: Simulations run for the last decision (0 when it had one candidate).
         self.simulations = 0
+        self._root: GameState | None = None
         self._taken = 0
         self._last_turn = -1.0
 
@@ -134,7 +135,7 @@ class SearchAgent(Agent):
         if legal.size == 1:
             action = int(legal[0])
         else:
-            root = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
+            root = self._root = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
             if not np.array_equal(root.legal_mask(), np.asarray(observation["action_mask"]) != 0):
                 raise ValueError(
                     f"the observation's action mask does not follow the rules {self.rules.name!r} this agent "
@@ -154,8 +155,13 @@ class SearchAgent(Agent):
             return False
         return self.seconds is None or done == 0 or time.perf_counter() - start < self.seconds
 
-    def _sample(self, observation: dict[str, Any], own_known: int) -> GameState:
-        return sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
+    def _sample(self) -> GameState:
+        """A new determinization of this decision: the root sample with the unseen cards dealt
+        afresh in the compiled core (:meth:`GameState.redeal`; the observer is seat 0)."""
+        assert self._root is not None, "a determinization outside a decision"
+        state = self._root.clone(self.rng)
+        state.redeal(0, int(self.rng.integers(2**63)))
+        return state
 
     # ------------------------------------------------------------------ moves
     def _greedy_action(self, state: GameState, observation: dict[str, Any] | None = None) -> int:
@@ -251,7 +257,7 @@ class RolloutAgent(SearchAgent):
         totals = np.zeros(len(choices))
         counts = np.zeros(len(choices))
         for _ in range(self.k):
-            base = self._sample(observation, own_known)
+            base = self._sample()
             seed = int(self.rng.integers(2**63))
             for i, action in enumerate(choices):
                 if not self._budget_left(start, self.simulations):
@@ -313,7 +319,7 @@ class ISMCTSAgent(SearchAgent):
         start = time.perf_counter()
         root = _Node(-1)
         while self._budget_left(start, self.simulations):
-            state = self._sample(observation, own_known)
+            state = self._sample()
             node, path = root, []
             first = True
             while not state.deal_over:

@@ -641,6 +641,26 @@ class GameState:
             self._stale()
         self._spare, self._mask = mask, spare
 
+    def redeal(self, observer: int, seed: int, tries: int = 10_000) -> None:
+        """A new determinization for ``observer``, in place: deal the cards it cannot see afresh
+        (:func:`treppen_env.core.playout.redeal`): every other seat keeps its publicly known
+        cards (RULES §4.1) and its hand size, the stock its size; a must-use card of another seat
+        to move stays playable (RULES §4.2). Everything ``observer`` sees stays as it is.
+
+        :param seed: seeds the deal (the kernels' SplitMix64 generator).
+        :raises ValueError: for a seat not in play, or when ``tries`` deals found none that lets
+            the seat to move play its must-use card.
+        """
+        if not 0 <= observer < self.num_players:
+            raise ValueError(f"observer {observer} is not a seat 0..{self.num_players - 1}")
+        self._check()
+        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
+        found = P.redeal(self._u64, self._i8, self._i64, self._tab, MELD_BITS, observer, rng, tries)
+        self._stale()
+        self._mask_valid = False
+        if not found:
+            raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")
+
     def random_playout(self, seed: int) -> int:
         """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
         a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded
