@@ -122,13 +122,11 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
 
 
 def test_gamestate_redeal_keeps_what_the_observer_sees():
-    rules = make_rules("rum500")
     state = next(s for k, s in enumerate(positions("rum500", 3, seed=11, deals=1)) if k == 12).clone()
     copy = state.clone()
     copy.redeal(1, seed=4)
     copy.validate()
     assert copy.hands[1] == state.hands[1] and copy.known == state.known and copy.staircase == state.staircase
     assert [int(h).bit_count() for h in copy.hands] == [int(h).bit_count() for h in state.hands]
-    assert copy.rules is rules or copy.rules == rules
-    with pytest.raises(ValueError, match="observer 3 is not a seat 0..2"):
+    with pytest.raises(ValueError, match=r"observer 3 is not a seat 0\.\.2"):
         copy.redeal(3, seed=0)
