@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden_play import CASES, digest
+from tests.treppen_env.golden_play import CASES, digest
 
-GOLDEN = json.loads((Path(__file__).parent / "data" / "engine_golden.json").read_text())
+GOLDEN = json.loads((Path(__file__).parents[1] / "fixtures" / "engine_golden.json").read_text())
 
 
 def test_the_golden_file_covers_every_case() -> None:

@@ -18,7 +18,7 @@ from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode
 from treppen_env.rules import make_rules
 
-FIXTURE = Path(__file__).parent / "fixtures" / "greedy_decisions.npz"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "greedy_decisions.npz"
 
 
 def test_actions_match_the_recorded_decisions():

@@ -1,4 +1,4 @@
-"""Seeded random deals digested for the engine's golden file (tests/data/engine_golden.json).
+"""Seeded random deals digested for the engine's golden file (tests/fixtures/engine_golden.json).
 
 Each case plays one deal with a seeded generator choosing among the legal actions (for even
 seeds preferring melds and lay-offs, so tables fill up; for odd seeds uniformly, so deals run long
