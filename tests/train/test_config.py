@@ -113,7 +113,9 @@ def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
 
 
 def test_one_config_format_serves_both_backends():
-    recipe = load_config(Path(__file__).parents[2] / "configs" / "selfplay.yaml", ["backend=rllib"])  # the default recipe, on RLlib
+    recipe = load_config(
+        Path(__file__).parents[2] / "configs" / "selfplay.yaml", ["backend=rllib"]
+    )  # the default recipe, on RLlib
     assert recipe.imitation_decisions and recipe.best_every and recipe.opponent_best
     with pytest.raises(ValueError, match="snapshot_deterministic=True is sb3 only"):
         load_config(None, ["backend=rllib", "snapshot_deterministic=true"])
