@@ -3,12 +3,12 @@
 tests.train.two_nodes OUT``.
 
 It starts a head and a worker node (``ray.cluster_utils.Cluster``, one CPU each, every Ray file
-under ``OUT/ray`` through ``RAY_TMPDIR``), trains the tiny PPO of the tests for one iteration with
+in a new folder under ``/tmp`` through ``RAY_TMPDIR``: Unix socket paths must stay short), trains the tiny PPO of the tests for one iteration with
 one env runner on each node, saves a checkpoint, runs ``treppen tournament --ray-address`` against
 the cluster and shuts it down; then it restores the checkpoint on a one-node instance, shuts that
-down and removes ``OUT/ray``. ``OUT/two_nodes.json`` reports what the tests check: the node ids,
+down and removes its Ray folder. ``OUT/two_nodes.json`` reports what the tests check: the node ids,
 the env runners' nodes, the steps, the learner's action on a fixed observation before and after
-the restore, the tournament's stderr and the pids of every Ray process that ran.
+the restore, the tournament's stderr, the Ray folder and the pids of every Ray process that ran.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ TOURNAMENT = ["--agents", "random", "greedy", "--decks", "16", "--seed", "5", "-
 
 
 def main(out: Path) -> None:
-    temp = out / "ray"
+    temp = Path(tempfile.mkdtemp(prefix="treppen-ray-"))
     os.environ["RAY_TMPDIR"] = str(temp)  # every Ray file of this cluster, ray_current_cluster included
     # Ray resolves 127.0.0.1 to the machine's outward address unless cluster mode is off (read when
     # ray is imported); off, every node, the driver and the tournament's driver use 127.0.0.1 (the
@@ -36,12 +37,13 @@ def main(out: Path) -> None:
 
     node_args = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False}
     cluster = Cluster(initialize_head=True, head_node_args=node_args)
-    report: dict[str, Any] = {}
+    report: dict[str, Any] = {"temp": str(temp)}
     try:
         cluster.add_node(**node_args)
         nodes = [cluster.head_node, *cluster.worker_nodes]
         ray.init(address=cluster.address, configure_logging=False, log_to_driver=False)
         report["nodes"] = sorted(node.node_id for node in nodes)
+        report["addresses"] = sorted({node.node_ip_address for node in nodes} | {cluster.address.split(":")[0]})
         report |= train_on(out)
         report["tournament_stderr"] = tournament(cluster.address, out / "on_ray")
         report["pids"] = ray_pids(nodes)
