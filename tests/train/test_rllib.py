@@ -338,9 +338,9 @@ def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_p
         stop_algorithm(restored)
 
 
-RECIPE = {  # the default recipe's parts, tiny: imitation (DAgger), keep-best, every opponent kind
+RECIPE = {  # the default recipe's parts, tiny: imitation, keep-best, every opponent kind
     "imitation_decisions": 150,
-    "imitation_rounds": 2,
+    "imitation_rounds": 1,  # a DAgger round of an untrained student leads greedy, its labeller, into slow states
     "imitation_holdout": 100,
     "imitation_epochs": 1,
     "best_every": 100,
@@ -373,7 +373,7 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
     assert player.act(fixed_observation()) in range(NUM_ACTIONS)
     # the imitation warm start ran its rounds; keep-best gated during the run and at its end
     rounds = [json.loads(line) for line in (run_dir / "imitation.jsonl").read_text().splitlines()]
-    assert [r["round"] for r in rounds] == [0, 1]
+    assert [r["round"] for r in rounds] == [0]
     gates = [json.loads(line) for line in (run_dir / "best.jsonl").read_text().splitlines()]
     assert gates and gates[-1]["steps"] == first
     assert (run_dir / "checkpoints" / "best_module.npz").is_file()
@@ -384,7 +384,7 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
     assert steps[0] == first and steps[-1] > first
     meta = json.loads((run_dir / "metadata.json").read_text())
     assert len(meta["resumes"]) == 1
-    assert len((run_dir / "imitation.jsonl").read_text().splitlines()) == 2  # no imitation on resume
+    assert len((run_dir / "imitation.jsonl").read_text().splitlines()) == 1  # no imitation on resume
 
 
 def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_path):

@@ -3,8 +3,8 @@
 tests.train.two_nodes OUT``.
 
 It starts a head and a worker node (``ray.cluster_utils.Cluster``, one CPU each, every Ray file
-in a new folder under ``/tmp`` through ``RAY_TMPDIR``: Unix socket paths must stay short), trains the tiny PPO of the tests for one iteration with
-one env runner on each node, saves a checkpoint, runs ``treppen tournament --ray-address`` against
+in a new folder under ``/tmp`` through ``RAY_TMPDIR``: Unix socket paths must stay short), trains
+the tiny PPO of the tests for one iteration with one env runner on each node, saves a checkpoint, runs ``treppen tournament --ray-address`` against
 the cluster and shuts it down; then it restores the checkpoint on a one-node instance, shuts that
 down and removes its Ray folder. ``OUT/two_nodes.json`` reports what the tests check: the node ids,
 the env runners' nodes, the steps, the learner's action on a fixed observation before and after
