@@ -4,11 +4,12 @@ tests.train.two_nodes OUT``.
 
 It starts a head and a worker node (``ray.cluster_utils.Cluster``, one CPU each, every Ray file
 in a new folder under ``/tmp`` through ``RAY_TMPDIR``: Unix socket paths must stay short), trains
-the tiny PPO of the tests for one iteration with one env runner on each node, saves a checkpoint, runs ``treppen tournament --ray-address`` against
-the cluster and shuts it down; then it restores the checkpoint on a one-node instance, shuts that
-down and removes its Ray folder. ``OUT/two_nodes.json`` reports what the tests check: the node ids,
-the env runners' nodes, the steps, the learner's action on a fixed observation before and after
-the restore, the tournament's stderr, the Ray folder and the pids of every Ray process that ran.
+the tiny PPO of the tests for one iteration with one env runner on each node, saves a checkpoint,
+runs ``treppen tournament --ray-address`` against the cluster and shuts it down; then it restores
+the checkpoint on a one-node instance, shuts that down and removes its Ray folder.
+``OUT/two_nodes.json`` reports what the tests check: the node ids and addresses, the env runners'
+nodes, the steps, the learner's action on a fixed observation before and after the restore, the
+tournament's stderr, the Ray folder and the pids of every Ray process that ran.
 """
 
 from __future__ import annotations
