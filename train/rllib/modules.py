@@ -217,7 +217,8 @@ class SeatMapping:
             raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(OPPONENT_KINDS)}")
         self.num_players = num_players
         self.slots = {"snapshot": (snapshots, snapshot_id), "agent": (agents, named_agent_id)}
-        weights = np.array([probs.get(k, 0.0) * bool(self.slots.get(k, (1,))[0]) for k in OPPONENT_KINDS])
+        empty = {kind for kind, (count, _) in self.slots.items() if count == 0}
+        weights = np.array([0.0 if k in empty else probs.get(k, 0.0) for k in OPPONENT_KINDS])
         if not weights.sum() > 0:
             raise ValueError(f"opponent probabilities {probs} leave no opponent kind to draw")
         self.probs = weights / weights.sum()
