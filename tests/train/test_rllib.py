@@ -388,12 +388,20 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
 
 
 def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_path):
-    from train.rllib.backend import build_algorithm, iteration_steps, learner_weights, save_checkpoint, stop_algorithm
+    from train.rllib.backend import (
+        build_algorithm,
+        iteration_steps,
+        learner_weights,
+        save_checkpoint,
+        set_modules,
+        stop_algorithm,
+    )
 
     config = config_from_dict(dict(TINY))
     algo = build_algorithm(config, seed=2)
     try:
         steps = iteration_steps(algo.train())
+        set_modules(algo, {"snapshot_1": learner_weights(algo)})  # a snapshot taken after the start
         checkpoint = save_checkpoint(algo, config, tmp_path, steps)
         pids = algo.env_runner_group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
         os.kill(pids[0], signal.SIGKILL)
@@ -405,11 +413,15 @@ def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_pa
         assert algo.env_runner_group.num_healthy_remote_workers() == 2
         new_pids = algo.env_runner_group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
         assert pids[0] not in new_pids and pids[1] in new_pids
-        # the restarted runner plays the current learner
+        # the restarted runner plays the current learner and the current snapshots
         weights = learner_weights(algo)
-        for runner in runner_weights(algo, "learner"):
+        snapshot = algo.learner_group.get_weights(["snapshot_1"])["snapshot_1"]
+        for runner, runner_snapshot in zip(
+            runner_weights(algo, "learner"), runner_weights(algo, "snapshot_1"), strict=True
+        ):
             for key, value in runner.items():
                 np.testing.assert_allclose(value, weights[key], atol=1e-6)
+                np.testing.assert_array_equal(runner_snapshot[key], np.asarray(snapshot[key]))
         assert checkpoint.is_dir() and (tmp_path / f"policy_{steps}_steps.npz").is_file()  # nothing lost
     finally:
         stop_algorithm(algo)
