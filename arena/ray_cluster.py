@@ -11,6 +11,7 @@ import itertools
 import os
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -56,21 +57,27 @@ _AGENTS: dict[str, Any] = {}
 
 
 @ray.remote(num_cpus=1)
-def _play_deals(token: str, sources: dict[str, Any], specs: Sequence[Any], game_record: bool) -> list[dict[str, Any]]:
-    """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents)."""
+def _play_deals(
+    token: str, sources: dict[str, Any], specs: Sequence[Any], game_record: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    """A Ray task: play ``specs`` with the agents of ``sources`` (specs or pickled agents); returns
+    the id of the node it ran on and the records."""
     if token not in _AGENTS:
         _AGENTS.clear()
         _AGENTS[token] = build_agents(sources, specs[0].rules)  # one tournament: one game's rules
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(1)
-    return [play_deal(spec, _AGENTS[token], game_record) for spec in specs]
+    node = ray.get_runtime_context().get_node_id()
+    return node, [play_deal(spec, _AGENTS[token], game_record) for spec in specs]
 
 
 def play_on_ray(
     todo: Sequence[Any], agents: Mapping[str, Any], address: str | None, game_record: bool = False, chunk: int = 8
 ) -> Iterator[dict[str, Any]]:
     """Yield the records of the deals ``todo`` (:class:`arena.tournament.DealSpec`) as Ray tasks of
-    ``chunk`` deals finish; at most two tasks per CPU of the cluster are in flight.
+    ``chunk`` deals finish; at most two tasks per CPU of the cluster are in flight. At the end a
+    line on stderr says how many deals each node played (``ray: 48 deals on 2 nodes: 1a2b3c4d 24,
+    5e6f7a8b 24``, by the start of the node ids).
 
     :param agents: agent by name: ``agents.load`` specs (each worker loads them) or agents (pickled).
     :param address: see :func:`init_ray`.
@@ -85,10 +92,15 @@ def play_on_ray(
         chunks = iter([list(todo[i : i + chunk]) for i in range(0, len(todo), chunk)])
         limit = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         pending = [_play_deals.remote(token, sources, c, game_record) for c in itertools.islice(chunks, limit)]
+        per_node: Counter[str] = Counter()
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done[0])
+            node, records = ray.get(done[0])
+            per_node[node] += len(records)
+            yield from records
             pending += [_play_deals.remote(token, sources, c, game_record) for c in itertools.islice(chunks, 1)]
+        counts = ", ".join(f"{node[:8]} {n}" for node, n in sorted(per_node.items()))
+        print(f"ray: {per_node.total()} deals on {len(per_node)} nodes: {counts}", file=sys.stderr)
     finally:
         if started:
             ray.shutdown()

@@ -5,6 +5,14 @@ nested one). ``load_config(path, overrides)`` reads it, applies overrides such a
 ``learning_rate=1e-4`` or ``rules_options.max_turns=200`` (values parsed by ``yaml.safe_load``),
 and checks every value; problems raise :class:`ValueError` naming the key, the value and a fix.
 The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed.
+
+One format serves both backends (``backend: sb3`` or ``backend: rllib``): the same recipe
+(policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either. The
+backend-specific keys:
+
+- rllib only: ``ray_address``, ``num_env_runners`` (``n_envs`` is then the envs of each runner);
+- sb3 only: ``vec_env``, ``target_kl`` (RLlib's PPO has no early stop by KL: ignored there),
+  ``snapshot_deterministic`` (rllib snapshots sample: ``true`` is an error there), ``verbose``.
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ class TrainConfig:
     vec_env: str = "subproc"
     """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
     learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
-    trip, as on 2 cores, see benchmarks/bench_train.py). One env always runs in-process."""
+    trip, as on 2 cores, see benchmarks/bench_train.py). One env always runs in-process (sb3 only)."""
     seed: int = 0
     """seeds Python, NumPy, torch, the envs and the opponent pool"""
     torch_threads: int = 1
@@ -72,8 +80,9 @@ class TrainConfig:
     learning_rate: float = 3e-4
     """Adam step size; much larger values risk NaN logits (docs/ARCHITECTURE.md "Training notes")"""
     n_steps: int = 1024
-    """steps per env per rollout; one update sees ``n_steps * n_envs`` transitions (rllib: one
-    training iteration gathers ``n_steps * n_envs`` env steps over all runners and seats)"""
+    """steps per env per rollout; one update sees ``n_steps * n_envs`` learner transitions (rllib:
+    one training iteration gathers ``n_steps * n_envs * num_players`` env steps of all seats over
+    all runners, so that the learner's update sees about as many of its own decisions)"""
     batch_size: int = 256
     """minibatch size; must divide ``n_steps * n_envs``"""
     n_epochs: int = 4
@@ -91,7 +100,8 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     """gradient clipping (guards against exploding updates and NaN logits)"""
     target_kl: float | None = None
-    """stop an update's epochs early past this KL divergence; ``null`` for never (sb3 only)"""
+    """stop an update's epochs early past this KL divergence; ``null`` for never (sb3 only; rllib
+    ignores it)"""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the policy and of the (separate) value network"""
     activation: str = "tanh"
@@ -141,7 +151,7 @@ class TrainConfig:
     pool_size: int = 10
     """snapshots kept in the pool (oldest dropped first)"""
     snapshot_deterministic: bool = False
-    """snapshots play their argmax action instead of sampling from their policy"""
+    """snapshots play their argmax action instead of sampling from their policy (sb3 only)"""
 
     # --- keep-best (train/keep_best.py)
     best_every: int = 0
@@ -173,7 +183,7 @@ class TrainConfig:
     progress: bool = True
     """show a progress bar"""
     verbose: int = 0
-    """SB3 verbosity (0 quiet, 1 prints rollout/train tables)"""
+    """SB3 verbosity (0 quiet, 1 prints rollout/train tables; sb3 only)"""
 
     @property
     def run_dir(self) -> Path:
@@ -388,12 +398,9 @@ def validate(config: TrainConfig) -> None:
         c.ray_address is None or c.backend == "rllib",
         f"ray_address={c.ray_address!r} needs backend=rllib (the sb3 backend runs on this machine)",
     )
-    sb3_only = {"imitation_decisions": 0, "best_every": 0, "opponent_best": 0.0, "opponent_agent": 0.0}
-    used = {key: getattr(c, key) for key, off in sb3_only.items() if getattr(c, key) != off}
     _require(
-        c.backend != "rllib" or not used,
-        f"backend=rllib does not support {used}: imitation, keep-best and the best/agent opponents are sb3 "
-        f"only; set {sorted(used)} to 0 (rllib opponents: opponent_random, opponent_greedy, opponent_snapshot)",
+        c.backend != "rllib" or not c.snapshot_deterministic,
+        "snapshot_deterministic=True is sb3 only (rllib snapshots sample from their policy); set it to false",
     )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")

@@ -1,4 +1,4 @@
-"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play .
+"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play.
 
 Strong card-game agents start from imitation and improve by RL afterwards (Suphx, AlphaStar); we
 have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The steps:
@@ -244,8 +244,8 @@ def agreement(policy: Any, data: Decisions, batch_size: int = 1024) -> dict[str,
 HOLDOUT_SEED = 7_777_777
 
 
-def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
-    """The imitation rounds of ``treppen train`` on ``model.policy`` (in place); see the module docstring.
+def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
+    """The imitation rounds of ``treppen train`` on ``policy`` (in place); see the module docstring.
 
     Round 0 records ``config.imitation_decisions`` decisions of the teacher playing every seat;
     rounds 1 .. ``imitation_rounds - 1`` as many of the student playing (DAgger), labelled by the
@@ -253,14 +253,15 @@ def warm_start(model: Any, config: Any, run_dir: Path) -> dict[str, float]:
     A run resumed mid-way reloads the last finished round's policy and collects the rounds left
     (the data of round 0 is collected again: it depends only on the seed).
 
-    :param model: the MaskablePPO learner (``model.policy`` is trained).
+    :param policy: the learner's MaskablePPO policy (``model.policy``; the RLlib backend builds one
+        of the same network, :func:`train.selfplay.make_policy`, and starts its module from it).
     :param config: the run's :class:`train.config.TrainConfig`.
     :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
     """
     from torch.utils.tensorboard import SummaryWriter
 
-    c, policy = config, model.policy
+    c = config
     log_path = run_dir / "imitation.jsonl"
     done = _finished_rounds(log_path, run_dir, policy)
     if done and len(done) >= c.imitation_rounds:

@@ -1,4 +1,4 @@
-"""Keep-best: every snapshot of the learner is gated against the best model so far .
+"""Keep-best: every snapshot of the learner is gated against the best model so far.
 
 At each gate the learner plays a small duplicate tournament (:func:`arena.tournament.run_tournament`)
 against the current best: the same decks with the seats swapped, so the luck of the cards cancels;
@@ -6,7 +6,8 @@ at 3-4 player tables the other seats are greedy agents. The learner becomes the 
 score against the best (win 1, tie 0.5, over every pair of seats they held in one deal) reaches
 ``threshold``. The best is kept as ``best_model.zip`` in the run folder (beside
 ``final_model.zip``) and as ``pool/best.npz``, which the opponent pool draws with probability
-``opponent_best``. Every gate appends a line to ``best.jsonl``.
+``opponent_best``. Every gate appends a line to ``best.jsonl``. :class:`KeepBestGate` is the gate
+itself, which both backends use; :class:`KeepBestCallback` keeps the SB3 learner's best.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import PolicyAgent
+from agents.base import Agent
 from arena.ratings import fit_ratings
 from arena.tournament import run_tournament
 from train.callbacks import PeriodicCallback
@@ -57,8 +59,50 @@ def gate_score(
     return float(ratings.score[i, j]), int(ratings.count[i, j])
 
 
+class KeepBestGate:
+    """The gate both training backends use: a duplicate tournament of the learner against the
+    best, ``best.jsonl`` and the promotion count. The backend keeps the best model itself (SB3:
+    :class:`KeepBestCallback`; RLlib: ``train.rllib.backend.RLlibBest``).
+
+    :param run_dir: the run folder (``best.jsonl``; a resumed run counts its earlier promotions).
+    :param players: players per table.
+    :param rules: the run's rules.
+    :param decks: duplicate decks per gate.
+    :param threshold: score against the best needed to replace it.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        players: int = 2,
+        rules: Rules | str = "treppenromme",
+        decks: int = 20,
+        threshold: float = 0.55,
+    ):
+        self.log = run_dir / "best.jsonl"
+        self.players, self.rules, self.decks, self.threshold = players, rules, decks, threshold
+        lines = self.log.read_text().splitlines() if self.log.is_file() else []
+        self.promotions = sum(json.loads(line)["promoted"] for line in lines)
+        self.latest: dict[str, Any] = {}
+
+    def judge(self, candidate: Agent, best: Agent, steps: int) -> bool:
+        """Gate ``candidate`` (the learner at ``steps``) against ``best``; appends a line to
+        ``best.jsonl`` and returns whether the candidate is the new best."""
+        score, count = gate_score(candidate, best, self.players, self.rules, self.decks)
+        promoted = score >= self.threshold
+        self.promotions += promoted
+        self.latest = {"steps": steps, "score_vs_best": round(score, 4), "comparisons": count, "promoted": promoted}
+        append_jsonl(self.log, self.latest)
+        return promoted
+
+    def record(self, logger: Any) -> None:
+        """Log the last gate to TensorBoard: ``best/score_vs_best`` and ``best/promotions``."""
+        logger.record("best/score_vs_best", self.latest["score_vs_best"])
+        logger.record("best/promotions", self.promotions)
+
+
 class KeepBestCallback(PeriodicCallback):
-    """Gates the learner against the best every ``every`` steps (see the module docstring).
+    """Gates the SB3 learner against the best every ``every`` steps (see the module docstring).
 
     At the start of training, with no best yet, the learner itself (e.g. the imitation student) is
     the first best. Logs ``best/score_vs_best`` and ``best/promotions``.
@@ -82,9 +126,15 @@ class KeepBestCallback(PeriodicCallback):
     ):
         super().__init__(every)
         self.run_dir = run_dir
-        self.players, self.rules, self.decks, self.threshold = players, rules, decks, threshold
-        self.promotions = 0
-        self.latest: dict[str, Any] = {}
+        self.gate = KeepBestGate(run_dir, players, rules, decks, threshold)
+
+    @property
+    def promotions(self) -> int:
+        return self.gate.promotions
+
+    @property
+    def latest(self) -> dict[str, Any]:
+        return self.gate.latest
 
     @property
     def best_path(self) -> Path:
@@ -92,9 +142,6 @@ class KeepBestCallback(PeriodicCallback):
 
     def _init_callback(self) -> None:
         super()._init_callback()
-        log = self.run_dir / "best.jsonl"
-        if log.is_file():
-            self.promotions = sum(json.loads(line)["promoted"] for line in log.read_text().splitlines())
         if not self.best_path.is_file():
             self._promote(self.model.num_timesteps)
         else:
@@ -117,14 +164,6 @@ class KeepBestCallback(PeriodicCallback):
         self.training_env.env_method("set_best", str(self.snapshot_path))
 
     def run(self, steps: int) -> None:
-        score, count = gate_score(
-            PolicyAgent(self.model), PolicyAgent(self.best_path), self.players, self.rules, self.decks
-        )
-        promoted = score >= self.threshold
-        if promoted:
+        if self.gate.judge(PolicyAgent(self.model), PolicyAgent(self.best_path), steps):
             self._promote(steps)
-            self.promotions += 1
-        self.latest = {"steps": steps, "score_vs_best": round(score, 4), "comparisons": count, "promoted": promoted}
-        append_jsonl(self.run_dir / "best.jsonl", self.latest)
-        self.logger.record("best/score_vs_best", score)
-        self.logger.record("best/promotions", self.promotions)
+        self.gate.record(self.logger)

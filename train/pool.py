@@ -31,18 +31,17 @@ _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
 def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
-    """A built-in agent by name (``"random"`` or ``"greedy"``), seeded, via :func:`agents.load`.
+    """An opponent agent, seeded, via :func:`agents.load`: ``"random"``, ``"greedy"`` (told the
+    rules; it scores melds by them) or any other ``agents.load`` spec (an ``opponent_agents`` entry).
 
-    :param spec: ``"random"`` or ``"greedy"``.
+    :param spec: the agent spec.
     :param seed: seeds the agent's generator.
-    :param rules: the game's rules, told to the greedy agent (it scores melds by them).
-    :raises ValueError: for another name.
+    :param rules: the game's rules, told to the greedy agent.
+    :raises ValueError: for an unknown spec (as :func:`agents.load`).
     """
-    if spec == "random":
-        return agents.load("random", seed=seed)
     if spec == "greedy":
         return agents.load("greedy", seed=seed, rules=rules)
-    raise ValueError(f"unknown built-in opponent {spec!r}; choose 'random' or 'greedy'")
+    return agents.load(spec, seed=seed)
 
 
 # --------------------------------------------------------------------------- snapshots
@@ -175,7 +174,7 @@ class PoolOpponent(Agent):
         self.agents: dict[str, Agent] = {"random": RandomAgent(seed=seed)}
         if use_greedy:
             self.agents["greedy"] = make_agent("greedy", seed=seed, rules=rules)
-        self.named = [agents.load(spec, seed=seed) for spec in pool.specs]
+        self.named = [make_agent(spec, seed=seed) for spec in pool.specs]
         self.kind = "random"
         self.current: Agent = self.agents["random"]
 

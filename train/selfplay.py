@@ -25,6 +25,7 @@ import gymnasium as gym
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
@@ -91,7 +92,7 @@ def load_or_make_model(
     if not config.imitation_decisions:
         return model, 0.0
     started = time.perf_counter()
-    print(describe_agreement(warm_start(model, config, run_dir)))
+    print(describe_agreement(warm_start(model.policy, config, run_dir)))
     return model, time.perf_counter() - started
 
 
@@ -262,6 +263,17 @@ def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: 
         device="cpu",
         verbose=config.verbose,
     )
+
+
+def make_policy(config: TrainConfig) -> MaskableActorCriticPolicy:
+    """A fresh MaskablePPO policy of ``config.policy`` without a model or envs (seeded by torch's
+    global generator): the network the RLlib backend's imitation warm start trains."""
+    policy, policy_kwargs = policy_spec(config)
+    policy_class = MaskablePPO.policy_aliases[policy] if isinstance(policy, str) else policy
+    env = SelfPlayEnv(config.num_players, config.make_rules())  # the spaces the SB3 learner sees
+    built = policy_class(env.observation_space, env.action_space, lambda _: config.learning_rate, **policy_kwargs)
+    assert isinstance(built, MaskableActorCriticPolicy)
+    return built
 
 
 def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:

@@ -112,9 +112,13 @@ def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
         load_config(None, ["elo_deals=7", "elo_decks=8"])
 
 
-def test_rllib_backend_rejects_sb3_only_settings():
-    with pytest.raises(ValueError, match=r"backend=rllib does not support \{'best_every': 1000\}"):
-        load_config(None, ["backend=rllib", "best_every=1000"])
+def test_one_config_format_serves_both_backends():
+    recipe = load_config(
+        Path(__file__).parents[2] / "configs" / "selfplay.yaml", ["backend=rllib"]
+    )  # the default recipe, on RLlib
+    assert recipe.imitation_decisions and recipe.best_every and recipe.opponent_best
+    with pytest.raises(ValueError, match="snapshot_deterministic=True is sb3 only"):
+        load_config(None, ["backend=rllib", "snapshot_deterministic=true"])
     with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8

@@ -2,8 +2,10 @@
 
 One Ray instance (127.0.0.1, 6 logical CPUs, no dashboard, its files in a temporary folder, no auth token
 in the home folder) serves all these tests and is shut down in teardown, even after a failure.
-One tiny PPO (2 env runners, 2 training iterations) is shared by the checks. Skipped without the
-``ray`` extra (``pip install -e '.[train,test,ray]'``); CI installs it (``.ci/run``).
+One tiny PPO (2 env runners, 2 training iterations, started from an SB3 policy's weights as the
+imitation warm start does) is shared by the checks. The two-node test runs its cluster in a process
+of its own (tests/train/two_nodes.py), beside these tests on another xdist worker. Skipped without
+the ``ray`` extra (``pip install -e '.[train,test,ray]'``); CI installs it (``.ci/run``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +28,10 @@ import treppen_env
 from agents.base import Agent, RandomAgent
 from train.config import config_from_dict
 from treppen_env.actions import NUM_ACTIONS
+
+# Ray resolves 127.0.0.1 to the machine's outward address unless its cluster mode is off; off (read
+# when ray is imported, which no test module does at import time), Ray stays on 127.0.0.1
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra: pip install '.[ray]'"),
@@ -60,6 +72,7 @@ def local_ray(tmp_path_factory):
             configure_logging=False,
             log_to_driver=False,
         )
+        assert ray.util.get_node_ip_address() == "127.0.0.1"
         yield ray
     finally:
         ray.shutdown()
@@ -72,13 +85,21 @@ def local_ray(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def trained(local_ray):
-    """A PPO of :data:`TINY` before and after 2 training iterations."""
-    from train.rllib.backend import build_algorithm, learner_weights, stop_algorithm
+    """A PPO of :data:`TINY` before and after 2 training iterations, started from the weights of a
+    fresh SB3 policy of the same network (as after an imitation warm start)."""
+    from train.rllib.backend import build_algorithm, learner_weights, module_weights, stop_algorithm
+    from train.selfplay import make_policy
 
     config = config_from_dict(dict(TINY))
-    algo = build_algorithm(config, seed=0)
+    initial = module_weights(make_policy(config), config)
+    algo = build_algorithm(config, seed=0, initial=initial)
     try:
-        before = {"learner": learner_weights(algo), "snapshot_0": runner_weights(algo, "snapshot_0")}
+        before = {
+            "initial": initial,
+            "learner": learner_weights(algo),
+            "runner_learner": runner_weights(algo, "learner"),
+            "snapshot_0": runner_weights(algo, "snapshot_0"),
+        }
         results = [algo.train() for _ in range(2)]
         yield algo, config, before, results
     finally:
@@ -150,20 +171,64 @@ def test_env_adapter_renames_the_observation_key_and_renders():
 def test_seat_mapping_gives_the_learner_one_seat_per_episode():
     from train.rllib.modules import LEARNER, SeatMapping
 
-    mapping = SeatMapping(3, {"random": 0.0, "greedy": 0.5, "snapshot": 0.5}, snapshots=2)
+    probs = {"random": 0.0, "greedy": 0.3, "snapshot": 0.3, "best": 0.2, "agent": 0.2}
+    mapping = SeatMapping(3, probs, snapshots=2, agents=1)
 
     class Episode:
         def __init__(self, i):
             self.id_ = f"episode-{i}"
 
     seats_of_learner = []
+    drawn: set[str] = set()
     for i in range(200):
         modules = [mapping(f"player_{s}", Episode(i)) for s in range(3)]
         assert modules == [mapping(f"player_{s}", Episode(i)) for s in range(3)]  # stable
         assert modules.count(LEARNER) == 1
-        assert set(modules) - {LEARNER} <= {"greedy", "snapshot_0", "snapshot_1"}
+        assert set(modules) - {LEARNER} <= {"greedy", "snapshot_0", "snapshot_1", "best", "agent_0"}
         seats_of_learner.append(modules.index(LEARNER))
+        drawn.update(modules)
     assert set(seats_of_learner) == {0, 1, 2}
+    assert drawn == {LEARNER, "greedy", "snapshot_0", "snapshot_1", "best", "agent_0"}  # every opponent kind
+    with pytest.raises(ValueError, match="unknown opponent kind"):
+        SeatMapping(2, {"rollout": 1.0}, snapshots=1)
+
+
+@pytest.mark.parametrize("policy", ["mlp", "action_features"])
+def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(policy):
+    import torch
+
+    from train.rllib.backend import module_weights
+    from train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
+    from train.selfplay import make_policy
+
+    config = config_from_dict(
+        {"backend": "rllib", "policy": policy, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
+    )
+    sb3 = make_policy(config)
+    env = TreppenRLlibEnv()
+    model_config = {"policy": policy, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
+    module = MaskedPolicyModule(
+        observation_space=env.observation_space["player_0"],
+        action_space=env.action_space["player_0"],
+        model_config=model_config,
+    )
+    module.load_state_dict({k: torch.as_tensor(v) for k, v in module_weights(sb3, config).items()})  # every key
+    obs = fixed_observation()
+    mask = obs["action_mask"].astype(bool)
+    batch = {
+        "obs": {"observations": torch.as_tensor(obs["observation"][None]), "action_mask": torch.as_tensor(mask[None])}
+    }
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"][0]
+        values = module.compute_values(batch)
+        obs_tensor, _ = sb3.obs_to_tensor(obs["observation"][None])
+        dist = sb3.get_distribution(obs_tensor, action_masks=mask[None])
+        sb3_values = sb3.predict_values(obs_tensor)
+    expected = dist.distribution.logits[0]
+    np.testing.assert_allclose(
+        torch.log_softmax(logits[mask], 0).numpy(), torch.log_softmax(expected[mask], 0).numpy(), atol=1e-5
+    )
+    np.testing.assert_allclose(values.numpy(), sb3_values.flatten().numpy(), atol=1e-5)
 
 
 @pytest.mark.parametrize("policy", ["mlp", "action_features"])
@@ -220,6 +285,11 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
     from train.rllib.backend import learner_weights
 
     algo, _, before, _ = trained
+    # the learner started from the given weights, in the learner and in every env runner
+    for key, value in before["initial"].items():
+        np.testing.assert_array_equal(before["learner"][key], value)
+        for runner in before["runner_learner"]:
+            np.testing.assert_array_equal(runner[key], value)
     after = learner_weights(algo)
     assert any(not np.array_equal(before["learner"][k], after[k]) for k in after)
     # the snapshot slots started as copies of the initial learner, and stayed so in every runner
@@ -268,13 +338,29 @@ def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_p
         stop_algorithm(restored)
 
 
-def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
+RECIPE = {  # the default recipe's parts, tiny: imitation, keep-best, every opponent kind
+    "imitation_decisions": 150,
+    "imitation_rounds": 1,  # a DAgger round of an untrained student leads greedy, its labeller, into slow states
+    "imitation_holdout": 100,
+    "imitation_epochs": 1,
+    "best_every": 100,
+    "best_decks": 1,
+    "opponent_random": 0.2,
+    "opponent_greedy": 0.2,
+    "opponent_snapshot": 0.2,
+    "opponent_best": 0.2,
+    "opponent_agent": 0.2,
+    "opponent_agents": ["random"],
+}
+
+
+def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_ray, tmp_path):
     from train.launch import train
 
     overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
-    config = config_from_dict({**TINY, **overrides, "name": "run"})
+    config = config_from_dict({**TINY, **RECIPE, **overrides, "name": "run"})
     run_dir = train(config)
-    for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz"):
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz", "best_policy.npz"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tb").rglob("events.out.tfevents.*"))
     (checkpoint,) = sorted((run_dir / "checkpoints").glob("rllib_*_steps"))
@@ -285,13 +371,104 @@ def test_train_command_writes_the_run_folder_and_resumes(local_ray, tmp_path):
     assert evals[-1]["random"]["illegal_actions"] == 0 and evals[-1]["random"]["deals"] == 4
     player = agents.load(run_dir)  # without Ray: NumPy
     assert player.act(fixed_observation()) in range(NUM_ACTIONS)
+    # the imitation warm start ran its rounds; keep-best gated during the run and at its end
+    rounds = [json.loads(line) for line in (run_dir / "imitation.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in rounds] == [0]
+    gates = [json.loads(line) for line in (run_dir / "best.jsonl").read_text().splitlines()]
+    assert gates and gates[-1]["steps"] == first
+    assert (run_dir / "checkpoints" / "best_module.npz").is_file()
 
-    resumed = config_from_dict({**TINY, **overrides, "name": "run", "total_timesteps": first + 1})
+    resumed = config_from_dict({**TINY, **RECIPE, **overrides, "name": "run", "total_timesteps": first + 1})
     train(resumed, resume=True)
     steps = sorted(int(p.name.split("_")[1]) for p in (run_dir / "checkpoints").glob("rllib_*_steps"))
     assert steps[0] == first and steps[-1] > first
     meta = json.loads((run_dir / "metadata.json").read_text())
     assert len(meta["resumes"]) == 1
+    assert len((run_dir / "imitation.jsonl").read_text().splitlines()) == 1  # no imitation on resume
+
+
+def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_path):
+    from train.rllib.backend import (
+        build_algorithm,
+        iteration_steps,
+        learner_weights,
+        save_checkpoint,
+        set_modules,
+        stop_algorithm,
+    )
+
+    config = config_from_dict(dict(TINY))
+    algo = build_algorithm(config, seed=2)
+    try:
+        steps = iteration_steps(algo.train())
+        set_modules(algo, {"snapshot_1": learner_weights(algo)})  # a snapshot taken after the start
+        checkpoint = save_checkpoint(algo, config, tmp_path, steps)
+        pids = algo.env_runner_group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+        os.kill(pids[0], signal.SIGKILL)
+        deadline = time.monotonic() + 90
+        while True:  # the other runner samples on; RLlib brings the killed one back when Ray restarted it
+            assert iteration_steps(algo.train()) > 0
+            if algo.env_runner_group.num_healthy_remote_workers() == 2 or time.monotonic() > deadline:
+                break
+        assert algo.env_runner_group.num_healthy_remote_workers() == 2
+        new_pids = algo.env_runner_group.foreach_env_runner(lambda runner: os.getpid(), local_env_runner=False)
+        assert pids[0] not in new_pids and pids[1] in new_pids
+        # the restarted runner plays the current learner and the current snapshots
+        weights = learner_weights(algo)
+        snapshot = algo.learner_group.get_weights(["snapshot_1"])["snapshot_1"]
+        for runner, runner_snapshot in zip(
+            runner_weights(algo, "learner"), runner_weights(algo, "snapshot_1"), strict=True
+        ):
+            for key, value in runner.items():
+                np.testing.assert_allclose(value, weights[key], atol=1e-6)
+                np.testing.assert_array_equal(runner_snapshot[key], np.asarray(snapshot[key]))
+        assert checkpoint.is_dir() and (tmp_path / f"policy_{steps}_steps.npz").is_file()  # nothing lost
+    finally:
+        stop_algorithm(algo)
+
+
+@pytest.mark.xdist_group("two_nodes")  # its cluster lives in a process of its own; no Ray in this one
+def test_two_nodes_on_localhost_train_resume_on_one_and_play_a_tournament(tmp_path_factory):
+    from arena.tournament import run_tournament
+
+    out = Path(tmp_path_factory.mktemp("nodes"))
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.train.two_nodes", str(out)], env=env, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "two_nodes.json").read_text())
+    # one env runner on each node, and training progressed there
+    assert len(report["nodes"]) == 2 and report["runner_nodes"] == report["nodes"]
+    assert report["addresses"] == ["127.0.0.1"]
+    assert report["steps"] > 0
+    # the checkpoint taken on two nodes resumes on one, playing the same action
+    assert report["resumed_nodes"] == 1 and report["resumed_action"] == report["action"]
+    # the tournament's deals ran on both nodes and gave the local run's results
+    spread = re.search(r"ray: 32 deals on 2 nodes: (\w+) \d+, (\w+) \d+", report["tournament_stderr"])
+    assert spread is not None, report["tournament_stderr"]
+    assert set(spread.groups()) == {n[:8] for n in report["nodes"]}
+    local = run_tournament({"random": "random", "greedy": "greedy"}, decks=16, seed=5, out=out / "local")
+    lines = {name: (out / name / "results.jsonl").read_text().splitlines() for name in ("on_ray", "local")}
+    assert sorted(lines["on_ray"]) == sorted(lines["local"])  # the same lines, in the order the deals finished
+    assert len(local) == 32
+    # shutdown left no Ray process and no Ray folder
+    pids = report["pids"] + report["runner_pids"] + report["resumed_pids"]
+    assert pids and not [pid for pid in pids if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
+    assert not Path(report["temp"]).exists()
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if report["temp"].encode() in _read(p)]
+
+
+def _zombie(pid: int) -> bool:
+    return _read(Path(f"/proc/{pid}/stat")).split(b") ")[-1][:1] == b"Z"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # the process ended meanwhile
+        return b""
 
 
 def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path):

@@ -9,13 +9,22 @@ has the SB3 backend's layout::
     checkpoints/rllib_<steps>_steps/    RLlib checkpoints (``Algorithm.save_to_path``; the newest 2 kept)
     checkpoints/policy_<steps>_steps.npz  the learner's policy at that checkpoint, Ray-free
     evals.jsonl, elo.jsonl         as for sb3 (the same evaluation and Elo code)
+    imitation.jsonl, checkpoints/imitation_round_<r>.pt   the imitation warm start, as for sb3
+    best.jsonl, best_policy.npz    with ``best_every``: keep-best's gates and the best policy
+    checkpoints/best_module.npz    the best module's weights (read back by ``--resume``)
     final_policy.npz               the final policy; ``agents.load(run_folder)`` plays it without Ray
 
 Steps count the learner's decisions (RLlib's module steps of ``learner``), as ``total_timesteps``
-does for sb3. Self-play: every episode the learner takes one seat and each other seat plays
-random, greedy or one of ``pool_size`` frozen snapshots of the learner (:class:`SeatMapping`); a
-snapshot slot is overwritten with the learner's weights every ``snapshot_every`` steps, round robin
-(at the start every slot holds the initial weights). Needs ``pip install 'treppen[ray]'``.
+does for sb3. The recipe is the SB3 backend's: the imitation warm start runs the one imitation
+code path (:func:`train.imitation.warm_start`) on an SB3 policy of the same network, whose weights
+the learner module then starts from (:func:`module_weights`); keep-best is the same gate
+(:class:`train.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
+takes one seat and each other seat draws an opponent kind of the SB3 pool (:class:`SeatMapping`):
+random, greedy, one of ``pool_size`` frozen snapshots of the learner, the best model or an
+``opponent_agents`` spec; a snapshot slot is overwritten with the learner's weights every
+``snapshot_every`` steps, round robin (at the start every slot, and the best, holds the initial
+weights). A failed env runner is restarted (RLlib's ``restart_failed_env_runners``) and the run
+goes on. Needs ``pip install 'treppen[ray]'``.
 """
 
 from __future__ import annotations
@@ -31,9 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.snapshot import ActionFeatureSnapshot, NumpyPolicy
+import agents
+from agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
 from train.checkpoints import checkpoint_path, checkpoints, latest_checkpoint
-from train.config import TrainConfig
+from train.config import OPPONENT_KINDS, TrainConfig
+from train.keep_best import KeepBestGate
 from train.rundir import describe_eval, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
@@ -51,6 +62,7 @@ except ImportError as err:  # pragma: no cover - exercised without the extra
 
 from arena.ray_cluster import init_ray
 from train.rllib.modules import (
+    BEST,
     GREEDY,
     LEARNER,
     RANDOM,
@@ -58,12 +70,16 @@ from train.rllib.modules import (
     MaskedPolicyModule,
     SeatMapping,
     TreppenRLlibEnv,
+    named_agent_id,
     snapshot_id,
 )
 
 CHECKPOINT_PREFIX = "rllib_"
 KEEP_CHECKPOINTS = 2
 FINAL_POLICY = "final_policy.npz"
+BEST_POLICY = "best_policy.npz"
+BEST_MODULE = "best_module.npz"
+MAX_ENV_RUNNER_RESTARTS = 100
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -72,33 +88,17 @@ FINAL_POLICY = "final_policy.npz"
 def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     """RLlib's PPO config (new API stack) for a TrainConfig.
 
-    One training iteration gathers ``n_steps * n_envs`` env steps (all seats) from
-    ``num_env_runners`` runners stepping ``n_envs`` envs each; minibatches of ``batch_size``,
-    ``n_epochs`` passes; no KL penalty (as SB3); the learner runs in this process.
+    One training iteration gathers ``n_steps * n_envs * num_players`` env steps (all seats; the
+    learner's share is about ``n_steps * n_envs``, as an SB3 rollout) from ``num_env_runners``
+    runners stepping ``n_envs`` envs each; minibatches of ``batch_size``, ``n_epochs`` passes; no
+    KL penalty (as SB3); the learner runs in this process. A failed env runner is restarted (up to
+    :data:`MAX_ENV_RUNNER_RESTARTS` times) and gets the current weights.
     """
     rules = config.make_rules()  # the run's one Rules object, pickled to every env runner
     env_config = {"num_players": config.num_players, "rules": rules}
-    learner_spec = RLModuleSpec(
-        module_class=MaskedPolicyModule,
-        model_config={
-            "policy": config.policy,
-            "net_arch": list(config.net_arch),
-            "activation": config.activation,
-            "card_dim": config.card_dim,
-            "action_dim": config.action_dim,
-            **env_config,
-        },
-    )
-    agent_specs = {
-        name: RLModuleSpec(
-            module_class=AgentModule,
-            model_config={"agent": name, "rules": rules, "seed": seed},
-        )
-        for name in (RANDOM, GREEDY)
-    }
-    specs = {LEARNER: learner_spec, **agent_specs}
-    specs |= {snapshot_id(k): learner_spec for k in range(config.pool_size)}
-    probs = {"random": config.opponent_random, "greedy": config.opponent_greedy, "snapshot": config.opponent_snapshot}
+    specs = module_specs(config, rules, seed)
+    probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
+    mapping = SeatMapping(config.num_players, probs, config.pool_size, len(config.opponent_agents))
     return (
         PPOConfig()
         .environment(TreppenRLlibEnv, env_config=env_config, disable_env_checking=True)
@@ -108,6 +108,7 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
             num_envs_per_env_runner=config.n_envs,
             num_cpus_per_env_runner=1,
         )
+        .fault_tolerance(restart_failed_env_runners=True, max_num_env_runner_restarts=MAX_ENV_RUNNER_RESTARTS)
         .learners(num_learners=0)
         .training(
             lr=config.learning_rate,
@@ -119,18 +120,45 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
             grad_clip=config.max_grad_norm,
             grad_clip_by="global_norm",
             use_kl_loss=False,
-            train_batch_size_per_learner=config.n_steps * config.n_envs,
+            train_batch_size_per_learner=config.n_steps * config.n_envs * config.num_players,
             minibatch_size=config.batch_size,
             num_epochs=config.n_epochs,
         )
-        .multi_agent(
-            policies=set(specs),
-            policy_mapping_fn=SeatMapping(config.num_players, probs, config.pool_size),
-            policies_to_train=[LEARNER],
-        )
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .debugging(seed=seed)
     )
+
+
+def module_specs(config: TrainConfig, rules: Any, seed: int) -> dict[str, RLModuleSpec]:
+    """The modules: the learner, its frozen copies (``snapshot_<k>``, and ``best`` with
+    ``best_every``) and the fixed opponents (``random``, ``greedy``, ``agent_<k>`` per
+    ``opponent_agents`` spec when ``opponent_agent`` > 0)."""
+    learner = RLModuleSpec(
+        module_class=MaskedPolicyModule,
+        model_config={
+            "policy": config.policy,
+            "net_arch": list(config.net_arch),
+            "activation": config.activation,
+            "card_dim": config.card_dim,
+            "action_dim": config.action_dim,
+            "num_players": config.num_players,
+            "rules": rules,
+        },
+    )
+    fixed = {RANDOM: RANDOM, GREEDY: GREEDY}
+    if config.opponent_agent:
+        fixed |= {named_agent_id(k): spec for k, spec in enumerate(config.opponent_agents)}
+    specs = {
+        module: RLModuleSpec(module_class=AgentModule, model_config={"agent": spec, "rules": rules, "seed": seed})
+        for module, spec in fixed.items()
+    }
+    return specs | {LEARNER: learner} | {module: learner for module in frozen_copies(config)}
+
+
+def frozen_copies(config: TrainConfig) -> list[str]:
+    """The modules that hold copies of the learner's weights: the snapshot slots and the best."""
+    return [snapshot_id(k) for k in range(config.pool_size)] + ([BEST] if config.best_every else [])
 
 
 def learner_weights(algo: Algorithm) -> dict[str, np.ndarray]:
@@ -139,14 +167,45 @@ def learner_weights(algo: Algorithm) -> dict[str, np.ndarray]:
     return {k: np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
 
 
-def set_snapshot(algo: Algorithm, slot: int, weights: dict[str, Any] | None = None) -> None:
-    """Copy the learner's weights (or ``weights``) into snapshot slot ``slot``, in the learner and
-    in every env runner (waiting for them)."""
-    module = snapshot_id(slot)
+def set_modules(algo: Algorithm, weights: dict[str, dict[str, Any]]) -> None:
+    """Set the weights of modules (module id -> state dict) in the learner and in every env
+    runner (waiting for them)."""
     learners, runners = _learners(algo), algo.env_runner_group
     assert runners is not None, "the algorithm has no env runners"
-    learners.set_weights({module: weights if weights is not None else learner_weights(algo)})
-    runners.sync_weights(from_worker_or_learner_group=learners, policies=[module], timeout_seconds=60.0)
+    learners.set_weights(weights)
+    runners.sync_weights(from_worker_or_learner_group=learners, policies=list(weights), timeout_seconds=60.0)
+
+
+def module_weights(policy: Any, config: TrainConfig) -> dict[str, np.ndarray]:
+    """The learner module's state dict from an SB3 policy of the same config (the imitation
+    student): the action-feature net and value head, or the policy and value MLPs, renamed."""
+    if config.policy == "action_features":
+        renames = {"mlp_extractor.net.": "net.", "value_net.": "value."}
+    else:
+        head = 2 * len(config.net_arch)  # Linear, activation, ..., Linear: the head's index in the Sequential
+        renames = {
+            "mlp_extractor.policy_net.": "pi.",
+            "action_net.": f"pi.{head}.",
+            "mlp_extractor.value_net.": "vf.",
+            "value_net.": f"vf.{head}.",
+        }
+    weights = {}
+    for key, value in policy.state_dict().items():
+        prefix = next((p for p in renames if key.startswith(p)), None)
+        if prefix is not None:
+            weights[renames[prefix] + key.removeprefix(prefix)] = value.detach().cpu().numpy()
+    return weights
+
+
+def imitation_weights(config: TrainConfig, run_dir: Path) -> dict[str, np.ndarray]:
+    """The learner's starting weights after the imitation warm start: :func:`train.imitation.warm_start`
+    on an SB3 policy of the same network (:func:`train.selfplay.make_policy`), carried over."""
+    from train.imitation import describe_agreement, warm_start
+    from train.selfplay import make_policy
+
+    policy = make_policy(config)
+    print(describe_agreement(warm_start(policy, config, run_dir)))
+    return module_weights(policy, config)
 
 
 def _learners(algo: Algorithm) -> LearnerGroup:
@@ -179,10 +238,17 @@ def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
     return NumpyPolicy([(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(layers)], config.activation)
 
 
-def export_policy(algo: Algorithm, config: TrainConfig, path: Path, steps: int) -> Path:
-    """Write the learner's policy as a NumPy snapshot ``.npz`` (atomically); it plays without Ray or
-    torch (``agents.load``, :class:`agents.snapshot.NumpyPolicy`)."""
-    arrays = policy_arrays(config, learner_weights(algo)) | {"steps": np.array(steps)}
+def export_policy(
+    algo: Algorithm, config: TrainConfig, path: Path, steps: int, weights: dict[str, np.ndarray] | None = None
+) -> Path:
+    """Write the learner's policy (or that of the module ``weights``) as a NumPy snapshot ``.npz``
+    (atomically); it plays without Ray or torch (``agents.load``, :class:`agents.snapshot.NumpyPolicy`)."""
+    arrays = policy_arrays(config, learner_weights(algo) if weights is None else weights)
+    return write_arrays(path, arrays | {"steps": np.array(steps)})
+
+
+def write_arrays(path: Path, arrays: dict[str, Any]) -> Path:
+    """``np.savez`` of ``arrays`` to ``path``, atomically."""
     return atomic_write(path, lambda tmp: np.savez(tmp, **arrays), suffix=".npz")
 
 
@@ -226,16 +292,19 @@ def save_checkpoint(algo: Algorithm, config: TrainConfig, folder: Path, steps: i
     return target
 
 
-def build_algorithm(config: TrainConfig, seed: int, checkpoint: Path | None = None) -> Algorithm:
-    """Build PPO; restore ``checkpoint`` or, for a fresh run, fill every snapshot slot with the
-    learner's initial weights."""
+def build_algorithm(
+    config: TrainConfig, seed: int, checkpoint: Path | None = None, initial: dict[str, np.ndarray] | None = None
+) -> Algorithm:
+    """Build PPO; restore ``checkpoint`` or, for a fresh run, start the learner from ``initial``
+    (the imitation warm start; ``None``: its random initial weights) and fill every snapshot slot
+    and the best with the same weights."""
     algo = ppo_config(config, seed).build_algo()
     if checkpoint is not None:
         algo.restore_from_path(str(checkpoint.resolve()))
-    else:
-        weights = learner_weights(algo)
-        for slot in range(config.pool_size):
-            set_snapshot(algo, slot, weights)
+        return algo
+    weights = learner_weights(algo) if initial is None else initial
+    start = [LEARNER] if initial is not None else []
+    set_modules(algo, {module: weights for module in start + frozen_copies(config)})
     return algo
 
 
@@ -304,13 +373,16 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
     seed = config.seed + steps  # a resumed run does not replay the same deals
     torch.manual_seed(seed)
     torch.set_num_threads(config.torch_threads)
+    initial = imitation_weights(config, run_dir) if latest is None and config.imitation_decisions else None
     started = init_ray(config.ray_address, num_cpus=max(os.cpu_count() or 1, config.num_env_runners))
     run = RLlibRun(config, run_dir, steps)
     algo = None
     try:
         if latest:
             print(f"resuming from {latest[1]} ({steps} steps)")
-        algo = build_algorithm(config, seed, latest[1] if latest else None)
+        algo = build_algorithm(config, seed, latest[1] if latest else None, initial)
+        if run.best is not None:
+            run.best.start(algo, steps)
         run.learn(algo)
         final = export_policy(algo, config, run_dir / FINAL_POLICY, run.steps)
     finally:
@@ -320,6 +392,8 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
         if started:
             ray.shutdown()
     print(f"final policy: {final}   (agents.load({str(run_dir)!r}) plays it without Ray)")
+    if run.best is not None:
+        print(f"best policy: {run.best.path} ({run.best.gate.promotions} promotions; {run_dir / 'best.jsonl'})")
     if run.evals.latest:
         print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(run.evals.latest))
     if any(r.get("illegal_actions") for r in run.evals.latest.values() if isinstance(r, dict)):
@@ -327,10 +401,58 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
     return run_dir
 
 
+class RLlibBest:
+    """Keep-best for the RLlib learner: the gate both backends use (:class:`train.keep_best.KeepBestGate`)
+    on the learner's NumPy policy. The best is ``best_policy.npz`` (``agents.load`` plays it), the
+    module ``best`` in the learner and every env runner (the ``best`` opponent), and
+    ``checkpoints/best_module.npz`` (its weights, read back by ``--resume``).
+
+    :param config: the run's config (``best_decks``, ``best_threshold``).
+    :param run_dir: the run folder.
+    """
+
+    def __init__(self, config: TrainConfig, run_dir: Path):
+        self.config, self.run_dir = config, run_dir
+        self.gate = KeepBestGate(
+            run_dir, config.num_players, config.make_rules(), config.best_decks, config.best_threshold
+        )
+
+    @property
+    def path(self) -> Path:
+        return self.run_dir / BEST_POLICY
+
+    @property
+    def module_path(self) -> Path:
+        return self.run_dir / "checkpoints" / BEST_MODULE
+
+    def start(self, algo: Algorithm, steps: int) -> None:
+        """The best of a resumed run back into module ``best``; at the start of a fresh run, the
+        learner itself (e.g. the imitation student) is the first best."""
+        if self.module_path.is_file():
+            with np.load(self.module_path) as data:
+                set_modules(algo, {BEST: {k: data[k] for k in data.files}})
+        else:
+            self.promote(algo, steps)
+
+    def promote(self, algo: Algorithm, steps: int) -> None:
+        """Make the learner's current weights the best."""
+        weights = learner_weights(algo)
+        set_modules(algo, {BEST: weights})
+        export_policy(algo, self.config, self.path, steps, weights)
+        write_arrays(self.module_path, weights)
+
+    def run(self, algo: Algorithm, steps: int, logger: Any) -> None:
+        """Gate the learner against the best; promote it when it passes."""
+        candidate = SnapshotAgent(learner_policy(algo, self.config), deterministic=True)
+        if self.gate.judge(candidate, agents.load(self.path), steps):
+            self.promote(algo, steps)
+        self.gate.record(logger)
+
+
 class RLlibRun:
-    """The training loop of one run: iterations, then the periodic snapshot, checkpoint, evaluation
-    and Elo; TensorBoard through SB3's logger. Evaluations and Elo are the SB3 backend's
-    callbacks, driven here with the learner's NumPy policy (:class:`NumpyModel`).
+    """The training loop of one run: iterations, then the periodic snapshot, checkpoint, keep-best
+    gate, evaluation and Elo; TensorBoard through SB3's logger. Evaluations and Elo are the SB3
+    backend's callbacks, driven here with the learner's NumPy policy (:class:`NumpyModel`).
 
     :param config: the run's config.
     :param run_dir: the run folder.
@@ -343,11 +465,13 @@ class RLlibRun:
         self.config, self.run_dir, self.steps = config, run_dir, steps
         self.logger = configure(str(run_dir / "tb" / "rllib_ppo"), ["tensorboard"])
         self.evals, self.elo = rating_callbacks(config, config.make_rules(), run_dir)
+        self.best = RLlibBest(config, run_dir) if config.best_every else None
         self.periods = {
             name: Periodic(every, steps)
             for name, every in (
                 ("snapshot", config.snapshot_every),
                 ("checkpoint", config.checkpoint_every),
+                ("best", config.best_every),
                 ("eval", config.eval_every),
                 ("elo", config.elo_every),
             )
@@ -386,6 +510,8 @@ class RLlibRun:
             self.rate(algo, self.evals)
         if config.elo_every and self.elo.latest.get("steps") != self.steps:
             self.rate(algo, self.elo)
+        if self.best is not None and self.best.gate.latest.get("steps") != self.steps:
+            self.best.run(algo, self.steps, self.logger)  # the final policy is gated too
         self.logger.dump(self.steps)
 
     def iterate(self, algo: Algorithm, start: float, start_steps: int) -> None:
@@ -396,7 +522,10 @@ class RLlibRun:
         log_result(self.logger, result)
         self.logger.record("time/steps_per_second", (self.steps - start_steps) / (time.perf_counter() - start))
         if self.periods["snapshot"].due(self.steps):
-            set_snapshot(algo, (self.steps // config.snapshot_every - 1) % config.pool_size)
+            slot = (self.steps // config.snapshot_every - 1) % config.pool_size
+            set_modules(algo, {snapshot_id(slot): learner_weights(algo)})
+        if self.periods["best"].due(self.steps) and self.best is not None:
+            self.best.run(algo, self.steps, self.logger)
         if self.periods["checkpoint"].due(self.steps):
             save_checkpoint(algo, config, self.run_dir / "checkpoints", self.steps)
         if self.periods["eval"].due(self.steps):

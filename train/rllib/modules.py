@@ -7,10 +7,12 @@
   (an MLP policy with a separate value MLP, or the action-feature policy of
   :mod:`train.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
   distribution, in every forward pass (sampling, inference and the PPO loss).
-- :class:`AgentModule`: an untrained module that plays one of the project's agents (random or
-  greedy) from the observation, for the self-play opponents.
+- :class:`AgentModule`: an untrained module that plays one of the project's agents (random,
+  greedy or an ``opponent_agents`` spec) from the observation, for the self-play opponents.
 - :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
-  other seat draws random, greedy or one of the frozen snapshots of the learner.
+  other seat draws one of the opponent kinds of the SB3 backend's pool
+  (:data:`train.config.OPPONENT_KINDS`): random, greedy, a frozen snapshot of the learner, the
+  keep-best model or a named agent.
 
 Importing this module imports Ray; :mod:`agents` never does.
 """
@@ -34,11 +36,13 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 import treppen_env
+from train.config import OPPONENT_KINDS
 from treppen_env.rules import make_rules
 
 LEARNER = "learner"
 RANDOM = "random"
 GREEDY = "greedy"
+BEST = "best"
 OBS_KEY = "observations"
 """The observation key of RLlib's action-masking modules (the env's own key is ``observation``)."""
 
@@ -46,6 +50,11 @@ OBS_KEY = "observations"
 def snapshot_id(slot: int) -> str:
     """Module id of snapshot slot ``slot`` (``snapshot_<slot>``)."""
     return f"snapshot_{slot}"
+
+
+def named_agent_id(index: int) -> str:
+    """Module id of the ``index``-th ``opponent_agents`` spec (``agent_<index>``)."""
+    return f"agent_{index}"
 
 
 class TreppenRLlibEnv(PettingZooEnv):
@@ -152,8 +161,9 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
 
 class AgentModule(RLModule):
-    """An untrained module playing a project agent: ``model_config = {"agent": "random" | "greedy",
-    "rules": Rules, "seed": int}``. It outputs actions directly."""
+    """An untrained module playing a project agent: ``model_config = {"agent": spec, "rules":
+    Rules, "seed": int}`` with ``spec`` ``random``, ``greedy`` or any ``agents.load`` spec (a model
+    file must exist on every node). It outputs actions directly."""
 
     def setup(self) -> None:
         from train.pool import make_agent
@@ -188,23 +198,30 @@ class SeatMapping:
     """RLlib's ``policy_mapping_fn`` for self-play, drawn per episode from the episode id.
 
     The learner (module ``learner``) takes seat ``h % num_players`` with ``h`` a stable hash of the
-    episode id; every other seat is ``random``, ``greedy`` or ``snapshot_<k>`` (``k`` uniform over
-    the ``snapshots`` slots) with the given probabilities. Stable: an agent keeps its module for
+    episode id; every other seat draws an opponent kind of :data:`train.config.OPPONENT_KINDS` with
+    the given probabilities: ``random``, ``greedy`` and ``best`` are modules of those names,
+    ``snapshot`` is ``snapshot_<k>`` (``k`` uniform over the ``snapshots`` slots) and ``agent`` is
+    ``agent_<k>`` (``k`` uniform over the ``agents`` specs). Stable: an agent keeps its module for
     the whole episode (RLlib may ask more than once).
 
     :param num_players: seats (2-4).
-    :param probs: probabilities of ``random``, ``greedy`` and ``snapshot`` (normalised).
-    :param snapshots: number of snapshot slots.
+    :param probs: probability per opponent kind (normalised; missing kinds have 0).
+    :param snapshots: number of snapshot slots (0: no ``snapshot`` kind).
+    :param agents: number of ``opponent_agents`` specs (0: no ``agent`` kind).
+    :raises ValueError: for an unknown kind, or no probability left.
     """
 
-    def __init__(self, num_players: int, probs: dict[str, float], snapshots: int):
+    def __init__(self, num_players: int, probs: dict[str, float], snapshots: int, agents: int = 0):
+        unknown = sorted(set(probs) - set(OPPONENT_KINDS))
+        if unknown:
+            raise ValueError(f"unknown opponent kind(s) {unknown}; choose from {list(OPPONENT_KINDS)}")
         self.num_players = num_players
-        self.kinds = [RANDOM, GREEDY, "snapshot"]
-        weights = np.array([probs.get(k, 0.0) for k in self.kinds], dtype=np.float64)
-        if snapshots == 0:
-            weights[2] = 0.0
+        self.slots = {"snapshot": (snapshots, snapshot_id), "agent": (agents, named_agent_id)}
+        empty = {kind for kind, (count, _) in self.slots.items() if count == 0}
+        weights = np.array([0.0 if k in empty else probs.get(k, 0.0) for k in OPPONENT_KINDS])
+        if not weights.sum() > 0:
+            raise ValueError(f"opponent probabilities {probs} leave no opponent kind to draw")
         self.probs = weights / weights.sum()
-        self.snapshots = snapshots
 
     def __call__(self, agent_id: Hashable, episode: Any, **kwargs: Any) -> str:
         h = zlib.crc32(str(episode.id_).encode())
@@ -212,8 +229,11 @@ class SeatMapping:
         if seat == h % self.num_players:
             return LEARNER
         rng = np.random.default_rng([h, seat])
-        kind = self.kinds[int(rng.choice(3, p=self.probs))]
-        return snapshot_id(int(rng.integers(self.snapshots))) if kind == "snapshot" else kind
+        kind = OPPONENT_KINDS[int(rng.choice(len(OPPONENT_KINDS), p=self.probs))]
+        if kind in self.slots:
+            count, module_id = self.slots[kind]
+            return module_id(int(rng.integers(count)))
+        return kind
 
 
 def _model_config(module: RLModule) -> dict[str, Any]:
