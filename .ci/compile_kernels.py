@@ -1,0 +1,30 @@
+"""Compile every Numba kernel once, in one process, before the tests run.
+
+The kernels are cached on disk (``cache=True``); without this step each pytest worker and each
+process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
+of each preset through the env with greedy and random seats (mask, step, observation, the
+greedy heuristic from observations), then playouts, a redeal and a random playout from a state.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from agents import GreedyAgent, RandomAgent
+from arena.match import play_match
+from treppen_env import raw_env
+from treppen_env.core import playout
+from treppen_env.engine import GameState
+from treppen_env.rules import make_rules
+
+start = time.process_time()
+for preset in ("treppenromme", "rum500"):
+    play_match(raw_env(num_players=3, rules=preset), [GreedyAgent(rules=preset), GreedyAgent(), RandomAgent()], seed=0)
+    state = GameState(make_rules(preset), 2, np.random.default_rng(0))
+    state.deal(0)
+    playout.play_out(state, "greedy", count=2, observer=0)
+    state.clone().redeal(0, seed=1)
+    state.random_playout(seed=1)
+print(f"kernels compiled (or loaded from the cache) in {time.process_time() - start:.1f} CPU s")
