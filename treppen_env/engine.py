@@ -672,7 +672,7 @@ class GameState:
         rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
         self._stale()
         policies = np.full(self.num_players, P.RANDOM, dtype=np.int64)
-        row, settings = G.rules_row(self.rules), G.settings_row()
+        row, settings = G.rules_row(self.rules).copy(), G.settings_row()  # writeable: the agents' kernel types
         steps = P.play_to_end(
             self._u64, self._i8, self._i64, self._tab, MELD_BITS, policies, row, settings, rng, P.scratch()
         )

@@ -228,8 +228,9 @@ def play_out(
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
+    # a writeable copy of the cached rules row: the kernels are compiled for the agents' writeable rows
     playouts(
         u64, i8, i64, tab, meld_bits, -1 if observer is None else observer, seat_policies(policy, n),
-        G.rules_row(state.rules), G.settings_row() if settings is None else settings, seed & (2**64 - 1), points,
+        G.rules_row(state.rules).copy(), G.settings_row() if settings is None else settings, seed & (2**64 - 1), points,
     )  # fmt: skip
     return points
