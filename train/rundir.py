@@ -67,7 +67,7 @@ def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "
     i = at[learner]
     lines = []
     for name, j in at.items():
-        ci = interval_text(ratings.ci_low[j], ratings.ci_high[j])
+        ci = "anchor" if name == ratings.anchor else interval_text(ratings.ci_low[j], ratings.ci_high[j])
         line = f"{name:<8} Elo {ratings.elo[j]:+5.0f} {ci}"
         if j != i and ratings.count[i, j]:
             line += f"   {learner} vs {name}: score {ratings.score[i, j]:.3f} over {int(ratings.count[i, j])} deals"
