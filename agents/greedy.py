@@ -137,7 +137,6 @@ class GreedyAgent(Agent):
     def decide(self, view: PublicView, table: np.ndarray, mask: np.ndarray, legal: np.ndarray) -> int:
         """The heuristic's action from an observation already decoded (no epsilon exploration).
 
-        Search playouts call this with a view built straight from a sampled state.
 
         :param view: the decoded observation (:func:`treppen_env.observation.decode`).
         :param table: the observation's ``table`` piece, float32 (52, 7).
@@ -147,8 +146,8 @@ class GreedyAgent(Agent):
 
     def decide_state(self, state: GameState) -> int:
         """The heuristic's action for the player to move in an engine state, from what that
-        player may see (:func:`treppen_env.core.greedy.seat_inputs`; the search playouts' fast path,
-        no epsilon exploration).
+        player may see (:func:`treppen_env.core.greedy.seat_inputs`; no epsilon
+        exploration).
 
         :raises ValueError: when the deal is over (nobody is to move).
         """

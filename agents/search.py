@@ -1,75 +1,163 @@
-"""Search agents: determinized rollouts and information-set MCTS (docs/ARCHITECTURE.md "Agents").
+"""Search agents: flat Monte Carlo and information-set MCTS over the compiled core (docs/ARCHITECTURE.md "Agents").
 
-Both agents simulate only from what they may know: every simulation starts from a state sampled
-from the observation (:func:`treppen_env.determinize.sample_state`), never from the engine, so the
-same observation and seed give the same action whatever the hidden cards are. Simulations play
-the deal to its end with a fast default policy in the compiled core (``playout="greedy"``: the
-greedy heuristic at every seat, or ``"random"``; :mod:`treppen_env.core.playout`), and a deal's
-result for a seat is its zero-sum margin in points, ``points_i - mean of the others' points``
-(RULES §6.2), divided by 100.
+Both agents simulate only from what they may know: a decision samples one full state from the
+observation (:func:`treppen_env.determinize.sample_state`, the observer at seat 0), and every
+simulation deals the cards the observer cannot see afresh from it, so the same observation and
+seed give the same action whatever the hidden cards are. The search loops are the kernels of
+:mod:`treppen_env.core.search`; simulations play the deal to its end with a fast default policy
+at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``).
 
-Moves searched (``moves``):
+Settings both agents share:
 
-- ``"plan"`` (default): only the turn-plan choices that decide a turn, the draw (stock or a
-  staircase take, RULES §4.1) and the discard (§4.4); melds and lay-offs are played as the greedy
-  heuristic plans them, in the search and at the table.
-- ``"all"``: every legal action.
-
-A staircase take is searched only if its deepest card can be played with the hand (RULES §4.2),
-besides the top card and the stock.
+- ``objective``: ``"win"`` (default) maximises the score against the other seats as the ratings
+  count it (more points 1, equal points 0.5, averaged over the other seats: for 2 players the
+  deal's win), ``"margin"`` the point margin (own points minus the mean of the others', RULES
+  §6.2), ``"mix"`` their mean (the margin in hundreds of points).
+- ``moves``: ``"plan"`` (default) searches the choices that decide a turn, the draw (the stock,
+  the staircase's top card, or a deeper take whose deepest card the hand can play at once,
+  RULES §4.1-4.2) and the discard (§4.4), and lays melds and lay-offs as the greedy heuristic
+  plans them; ``"all"`` searches every legal action.
+- The budget: ``playouts`` per decision (default :data:`DEFAULT_PLAYOUTS` without ``seconds``, no
+  cap with it) and ``seconds`` of CPU time per decision (this thread's, checked every
+  :data:`CHUNK` playouts; ``None``: no time limit). A seeded search with a playout budget is
+  deterministic. A decision with one searched move is played at once, without playouts.
 
 Agents:
 
-- :class:`RolloutAgent` (``rollout``): flat Monte Carlo. ``k`` determinizations are sampled once
-  per decision and every candidate action is played out on each (common random numbers); the
-  action with the best mean result wins.
+- :class:`RolloutAgent` (``rollout``): flat Monte Carlo with common random numbers: every
+  searched move is played out on the same determinizations and the same random numbers, and the
+  move with the best mean wins (greedy's choice unless another beats it by ``bias``).
 - :class:`ISMCTSAgent` (``ismcts``): single-observer information-set MCTS (Cowling, Powley &
-  Whitehouse 2012). Each iteration samples a new determinization, descends the tree of the
-  players' searched moves by UCB1 with availability counts (an action's exploration term counts
-  only the iterations in which it was legal), expands one new action, plays out and backs up each
-  seat's result at the nodes where that seat moved. The most visited root action is played.
+  Whitehouse 2012) over every seat's searched moves, a new determinization each iteration, UCB1
+  with availability counts and optional progressive widening; the most visited move is played.
 
-Budgets: ``iterations`` (simulations per decision; deterministic under a seed) and ``seconds``
-(wall clock per decision, checked between simulations; ``None``: no time limit). A decision with
-one candidate is played at once.
+:meth:`SearchAgent.analyse` returns every searched move's estimates (win rate, point margin,
+their standard errors, playouts); :meth:`SearchAgent.label` searches many observations at once.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent, legal_actions
-from agents.greedy import GreedyAgent
-from treppen_env.actions import DISCARD_BASE, DRAW, MELD_BASE, TAKE_BASE
+from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.cards import bits_to_cards, cards_to_bits
-from treppen_env.core.playout import play_out
+from treppen_env.core import greedy as G
+from treppen_env.core import playout as P
+from treppen_env.core import search as S
 from treppen_env.determinize import sample_state
-from treppen_env.engine import GameState, Phase
-from treppen_env.observation import TOTALS_CLIP, TOTALS_SCALE, Encoder, PublicView, decode
+from treppen_env.engine import GameState
+from treppen_env.observation import decode
 from treppen_env.rules import Rules, make_rules
 
-PLAYOUTS = ("greedy", "random")
-_PHASE_NAMES = ("draw", "meld", "deal_over")
-_NO_TABLE = np.zeros((52, 7), dtype=np.float32)
-MOVES = ("plan", "all")
+PLAYOUTS = tuple(P.POLICIES)
+MOVES = tuple(S.MOVES)
+OBJECTIVES = tuple(S.OBJECTIVES)
+#: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
+DEFAULT_PLAYOUTS = 1000
+#: Playouts between two looks at the clock under a ``seconds`` budget.
+CHUNK = 16
+
+
+@dataclass(frozen=True)
+class MoveEstimate:
+    """What a search found about one move (:meth:`SearchAgent.analyse`).
+
+    :param action: the action index (0..897).
+    :param move: its text (:func:`treppen_env.actions.action_to_str`).
+    :param playouts: the simulations that began with it.
+    :param win_rate: the mean score against the other seats (more points 1, equal 0.5; for 2
+        players the share of deals won), in [0, 1].
+    :param win_se: its standard error (NaN with fewer than 2 playouts).
+    :param margin: the mean point margin, own deal points minus the mean of the others' (points,
+        RULES §6.2).
+    :param margin_se: its standard error in points (NaN with fewer than 2 playouts).
+    :param greedy: whether it is the greedy heuristic's choice.
+    """
+
+    action: int
+    move: str
+    playouts: int
+    win_rate: float
+    win_se: float
+    margin: float
+    margin_se: float
+    greedy: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready values (NaN as None)."""
+        out = dict(self.__dict__)
+        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
+
+
+def _standard_error(total_sq: float, mean: float, n: float) -> float:
+    """The standard error of a mean of ``n`` values from the sum of their squares (NaN for n < 2)."""
+    if n < 2:
+        return math.nan
+    return math.sqrt(max(total_sq / n - mean * mean, 0.0) / (n - 1))
+
+
+def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[MoveEstimate]:
+    out = []
+    for action, row in zip(actions, stats, strict=True):
+        n = row[S.S_COUNT]
+        mean_win, mean_margin = (row[S.S_WIN] / n, row[S.S_MARGIN] / n) if n else (math.nan, math.nan)
+
+        out.append(
+            MoveEstimate(
+                action=int(action),
+                move=action_to_str(int(action)),
+                playouts=int(n),
+                win_rate=float(mean_win),
+                win_se=_standard_error(row[S.S_WIN_SQ], mean_win, n),
+                margin=float(100 * mean_margin),
+                margin_se=100 * _standard_error(row[S.S_MARGIN_SQ], mean_margin, n),
+                greedy=int(action) == greedy,
+            )
+        )
+    return out
+
+
+class _Root:
+    """One decision's root sample as the kernels read it, with their scratch arrays."""
+
+    def __init__(self, state: GameState, agent: SearchAgent):
+        u64, i8, i64 = state.arrays()
+        self.arrays = (u64.copy(), i8.copy(), i64.copy())
+        self.det = (u64.copy(), i8.copy(), i64.copy())
+        self.tab, self.meld_bits = state.tables
+        self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
+        self.settings = G.settings_row()
+        self.policies = P.seat_policies(agent.playout, state.num_players)
+        self.work = P.scratch()
+        self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
+        cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
+        P.start(*self.arrays, self.tab, self.meld_bits, self.work)
+        moves = S.MOVES[agent.moves]
+        n = S.candidates(*self.arrays, self.tab, self.meld_bits, moves, self.row, self.settings, self.work, cand)
+        self.choices = cand[:n].copy()
 
 
 class SearchAgent(Agent):
-    """What both search agents share: settings, determinizations, candidate moves and playouts.
+    """What both search agents share: settings, the root sample, the budget and move analysis.
 
-    :param seed: seeds the agent's generator (determinizations, random playouts, tie breaks).
+    :param seed: seeds the agent's generator (determinizations, random playouts).
     :param rules: the rules of the game (preset name or :class:`Rules`); they are not in the
-        observation.
+        observation. Tournaments, ``treppen play`` and ``treppen serve`` pass the table's.
     :param playout: default policy of the simulations, ``"greedy"`` or ``"random"``.
-    :param moves: ``"plan"`` (search the draw and the discard, greedy lays) or ``"all"``.
-    :param iterations: simulations per decision (at least 1).
-    :param seconds: wall-clock budget per decision in seconds, or ``None``.
-    :raises ValueError: for an unknown playout or moves value, or a budget below 1 simulation or
-        0 seconds.
+    :param moves: ``"plan"`` or ``"all"`` (see the module docstring).
+    :param objective: ``"win"``, ``"margin"`` or ``"mix"`` (see the module docstring).
+    :param playouts: simulations per decision (at least 1); ``None``: :data:`DEFAULT_PLAYOUTS`
+        without ``seconds``, no cap with it.
+    :param seconds: CPU seconds per decision (this thread's time), or ``None``.
+    :raises ValueError: for an unknown playout, moves or objective value, or a budget below 1
+        playout or 0 seconds.
     """
 
     name = "search"
@@ -80,27 +168,27 @@ class SearchAgent(Agent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        iterations: int = 40,
+        objective: str = "win",
+        playouts: int | None = None,
         seconds: float | None = None,
     ):
         super().__init__(seed)
-        if playout not in PLAYOUTS:
-            raise ValueError(f"playout={playout!r}; choose one of {list(PLAYOUTS)}")
-        if moves not in MOVES:
-            raise ValueError(f"moves={moves!r}; choose one of {list(MOVES)}")
-        if iterations < 1:
-            raise ValueError(f"iterations={iterations!r} must be at least 1")
+        choices = (("playout", playout, PLAYOUTS), ("moves", moves, MOVES), ("objective", objective, OBJECTIVES))
+        for setting, value, allowed in choices:
+            if value not in allowed:
+                raise ValueError(f"{setting}={value!r}; choose one of {list(allowed)}")
+        if playouts is not None and playouts < 1:
+            raise ValueError(f"playouts={playouts!r} must be at least 1 (or none)")
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds={seconds!r} must be positive (or none for no time limit)")
         self.rules = make_rules(rules)
         self.playout = playout
         self.moves = moves
-        self.iterations = iterations
+        self.objective = objective
         self.seconds = None if seconds is None else float(seconds)
-        self.greedy = GreedyAgent(rules=self.rules)
-        #: Simulations run for the last decision (0 when it had one candidate).
+        self.playouts = playouts if playouts is not None else (DEFAULT_PLAYOUTS if seconds is None else None)
+        #: Simulations run for the last decision (0 when it had one searched move).
         self.simulations = 0
-        self._root: GameState | None = None
         self._taken = 0
         self._last_turn = -1.0
 
@@ -113,8 +201,11 @@ class SearchAgent(Agent):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(rules={self.rules.name!r}, playout={self.playout!r}, moves={self.moves!r}, "
-            f"iterations={self.iterations}, seconds={self.seconds})"
+            f"objective={self.objective!r}, playouts={self.playouts}, seconds={self.seconds}{self._extra_repr()})"
         )
+
+    def _extra_repr(self) -> str:
+        return ""
 
     # ------------------------------------------------------------------ decisions
     def act(self, observation: dict[str, Any]) -> int:
@@ -129,105 +220,98 @@ class SearchAgent(Agent):
         if turn < self._last_turn:  # a new deal began without reset(): forget the old takes
             self._taken = 0
         self._last_turn = turn
-        hand = cards_to_bits(view.hand)
-        own_known = self._taken & hand
-        self.simulations = 0
+        own_known = self._taken & cards_to_bits(view.hand)
+        action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known))
         if legal.size == 1:
-            action = int(legal[0])
-        else:
-            root = self._root = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
-            if not np.array_equal(root.legal_mask(), np.asarray(observation["action_mask"]) != 0):
-                raise ValueError(
-                    f"the observation's action mask does not follow the rules {self.rules.name!r} this agent "
-                    f"simulates; give it the game's rules in its spec, e.g. {self.name},rules=rum500"
-                )
-            choices = self._choices(root, observation)
-            action = choices[0] if len(choices) == 1 else self._search(observation, choices, own_known)
+            self.simulations = 0
         if DRAW < action < MELD_BASE:
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
         return action
 
-    def _search(self, observation: dict[str, Any], choices: list[int], own_known: int) -> int:
+    def analyse(self, observation: dict[str, Any]) -> list[MoveEstimate]:
+        """Search ``observation`` and return every searched move's estimates, the move this agent
+        would play first, then by the objective's mean, best first (a single move comes back
+        with 0 playouts). The cards this agent saw taken earlier in the deal count as known.
+
+        :raises ValueError: as :meth:`act`.
+        """
+        legal_actions(observation)
+        own_known = self._taken & cards_to_bits(decode(observation).hand)
+        choices, stats = self._search(observation, own_known)
+        best = self._pick(choices, stats)
+        order = sorted(
+            range(len(choices)),
+            key=lambda i: (choices[i] != best, -self._value(stats[i]), i),
+        )
+        return _estimates(choices[order], stats[order], int(choices[0]))
+
+    def label(self, observations: Iterable[dict[str, Any]]) -> np.ndarray:
+        """The searched action of every observation, each searched on its own (no cards count
+        as known from earlier takes): the batch call for labelling states for imitation.
+
+        :return: int64 (len(observations),) legal actions.
+        :raises ValueError: as :meth:`act`.
+        """
+        out = []
+        for observation in observations:
+            legal = legal_actions(observation)
+            out.append(int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, 0)))
+        return np.array(out, dtype=np.int64)
+
+    def _value(self, stats: np.ndarray) -> float:
+        """The objective's mean in one statistics row (-inf without playouts)."""
+        n = stats[S.S_COUNT]
+        if not n:
+            return -math.inf
+        return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, S.OBJECTIVES[self.objective]))
+
+    def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
+        state = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
+        if not np.array_equal(state.legal_mask(), np.asarray(observation["action_mask"]) != 0):
+            raise ValueError(
+                f"the observation's action mask does not follow the rules {self.rules.name!r} this agent "
+                f"simulates; give it the game's rules in its spec, e.g. {self.name},rules=rum500"
+            )
+        return _Root(state, self)
+
+    def _search(self, observation: dict[str, Any], own_known: int) -> tuple[np.ndarray, np.ndarray]:
+        """Search the observation: the searched moves (int64 (m,), greedy's first) and their
+        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`)."""
+        root = self._root(observation, own_known)
+        self.simulations = 0
+        if root.choices.size == 1:
+            return root.choices, np.zeros((1, S.NUM_STATS))
+        state = self._begin(root)
+        start = time.thread_time()
+        while self.playouts is None or self.simulations < self.playouts:
+            if self.seconds is not None and self.simulations and time.thread_time() - start >= self.seconds:
+                break
+            count = CHUNK if self.playouts is None else min(CHUNK, self.playouts - self.simulations)
+            self._run(root, state, count)
+            self.simulations += count
+        return self._finish(root, state)
+
+    def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
         raise NotImplementedError
 
-    def _budget_left(self, start: float, done: int) -> bool:
-        if done >= self.iterations:
-            return False
-        return self.seconds is None or done == 0 or time.perf_counter() - start < self.seconds
+    def _begin(self, root: _Root) -> Any:
+        raise NotImplementedError
 
-    def _sample(self) -> GameState:
-        """A new determinization of this decision: the root sample with the unseen cards dealt
-        afresh in the compiled core (:meth:`GameState.redeal`; the observer is seat 0)."""
-        assert self._root is not None, "a determinization outside a decision"
-        state = self._root.clone(self.rng)
-        state.redeal(0, int(self.rng.integers(2**63)))
-        return state
+    def _run(self, root: _Root, state: Any, count: int) -> None:
+        raise NotImplementedError
 
-    # ------------------------------------------------------------------ moves
-    def _greedy_action(self, state: GameState, observation: dict[str, Any] | None = None) -> int:
-        """The greedy heuristic's move for the player to move, from what that player may see."""
-        if observation is not None:
-            return self.greedy.act(observation)
-        return self.greedy.decide_state(state)
-
-    def _choices(self, state: GameState, observation: dict[str, Any] | None = None) -> list[int]:
-        """The searched moves of the player to move, greedy's choice first (see the module docstring)."""
-        legal = state.legal_actions()
-        if self.moves == "all":
-            first = self._greedy_action(state, observation) if len(legal) > 1 else legal[0]
-            return [first, *(a for a in legal if a != first)]
-        if state.phase == Phase.MELD:
-            first = self._greedy_action(state, observation)
-            if first < DISCARD_BASE:  # greedy lays: a lay is never a searched choice
-                return [first]
-            return [first, *(a for a in legal if a >= DISCARD_BASE and a != first)]
-        first = self._greedy_action(state, observation)
-        mask = state.legal_mask()
-        hand = state.hands[state.current]
-        out = [first]
-        taken = 0
-        for depth in range(1, len(state.staircase) + 1):
-            card = state.staircase[-depth]
-            taken |= 1 << card
-            action = TAKE_BASE + depth
-            if action != first and mask[action] and (depth == 1 or state._can_play(card, hand | taken)):
-                out.append(action)
-        if first != DRAW and mask[DRAW]:
-            out.append(DRAW)
-        return out
-
-    def _auto(self, state: GameState) -> None:
-        """With ``moves="plan"``: play greedy's lays for the player to move until a searched choice."""
-        if self.moves == "all":
-            return
-        while state.phase == Phase.MELD:
-            action = self._greedy_action(state)
-            if action >= DISCARD_BASE:
-                return
-            state.apply(action)
-
-    # ------------------------------------------------------------------ simulation
-    def _play_out(self, state: GameState) -> list[float]:
-        """Play ``state`` out to the end of the deal with the default policy in the compiled core
-        (:func:`treppen_env.core.playout.play_out`, seeded from the agent's generator; ``state``
-        is left as it is); each seat's result."""
-        finished = state.deal_points
-        if finished is not None:
-            return results(finished)
-        seed = int(self.rng.integers(2**63))
-        (points,) = play_out(state, self.playout, seed=seed, settings=self.greedy._current_settings())
-        return results(points.tolist())
+    def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
 
 
 class RolloutAgent(SearchAgent):
-    """Flat Monte Carlo over the searched moves (see the module docstring).
+    """Flat Monte Carlo with common random numbers (see the module docstring;
+    :func:`treppen_env.core.search.flat_monte_carlo`).
 
-    :param k: determinizations per decision; each candidate is played out on every one of them
-        (common random numbers: the candidates are compared on the same hidden cards).
-        The budget ``iterations`` (default: ``k`` times the candidates) and ``seconds`` cap the
-        simulations; candidates then share the determinizations played so far.
-    :param margin: how much better (in hundreds of points per deal) a candidate's mean result
-        must be than that of greedy's choice on the same determinizations to be played instead.
+    Simulation ``t`` plays searched move ``t % m`` (of ``m``) on determinization ``t // m``.
+
+    :param bias: how much better, in the objective's units, a move's mean must be than that of
+        greedy's choice on the same determinizations to be played instead.
     """
 
     name = "rollout"
@@ -238,61 +322,46 @@ class RolloutAgent(SearchAgent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        k: int = 4,
-        iterations: int = 1_000_000,
+        objective: str = "win",
+        playouts: int | None = None,
         seconds: float | None = None,
-        margin: float = 0.03,
+        bias: float = 0.0,
     ):
-        super().__init__(seed, rules, playout, moves, iterations, seconds)
-        if k < 1:
-            raise ValueError(f"k={k!r} must be at least 1")
-        self.k = k
-        self.margin = margin
+        super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        self.bias = bias
 
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", k={self.k}, margin={self.margin})"
+    def _extra_repr(self) -> str:
+        return f", bias={self.bias}"
 
-    def _search(self, observation: dict[str, Any], choices: list[int], own_known: int) -> int:
-        start = time.perf_counter()
-        totals = np.zeros(len(choices))
-        counts = np.zeros(len(choices))
-        for _ in range(self.k):
-            base = self._sample()
-            seed = int(self.rng.integers(2**63))
-            for i, action in enumerate(choices):
-                if not self._budget_left(start, self.simulations):
-                    break
-                state = base.clone(np.random.default_rng(seed))
-                state.apply(action)
-                self._auto(state)
-                totals[i] += self._play_out(state)[0]  # the observer is seat 0 of a sample
-                counts[i] += 1
-                self.simulations += 1
-        means = np.where(counts > 0, totals / np.maximum(counts, 1), -np.inf)
-        best = int(np.argmax(means))
-        return choices[best] if means[best] > means[0] + self.margin else choices[0]
+    def _begin(self, root: _Root) -> Any:
+        sim = tuple(a.copy() for a in root.arrays)
+        return sim, np.zeros(1, dtype=np.uint64), np.zeros((root.choices.size, S.NUM_STATS))
 
+    def _run(self, root: _Root, state: Any, count: int) -> None:
+        sim, det_rng, stats = state
+        S.flat_monte_carlo(
+            root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, root.choices.size,
+            S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng, det_rng,
+            self.simulations, count, stats, root.work,
+        )  # fmt: skip
 
-class _Node:
-    """A node of the information-set tree: the move that led here and its statistics.
+    def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        return root.choices, state[2]
 
-    ``player`` is the seat that chose the move; ``value`` sums that seat's results.
-    """
-
-    __slots__ = ("avail", "children", "player", "value", "visits")
-
-    def __init__(self, player: int):
-        self.player = player
-        self.visits = 0
-        self.value = 0.0
-        self.avail = 1
-        self.children: dict[int, _Node] = {}
+    def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
+        values = [self._value(row) for row in stats]
+        best = int(np.argmax(values))
+        return int(choices[best] if values[best] > values[0] + self.bias else choices[0])
 
 
 class ISMCTSAgent(SearchAgent):
-    """Single-observer information-set MCTS (see the module docstring).
+    """Single-observer information-set MCTS (see the module docstring;
+    :func:`treppen_env.core.search.ismcts`).
 
-    :param c: UCB1 exploration constant (results are in hundreds of points).
+    :param c: UCB1 exploration constant, in the objective's units.
+    :param widening: progressive widening: a node visited ``n`` times has at most
+        ``1 + floor(n ** widening)`` children, tried greedy's choice first; 0 (default): every
+        searched move.
     """
 
     name = "ismcts"
@@ -303,103 +372,53 @@ class ISMCTSAgent(SearchAgent):
         rules: str | Rules = "treppenromme",
         playout: str = "greedy",
         moves: str = "plan",
-        iterations: int = 40,
+        objective: str = "win",
+        playouts: int | None = None,
         seconds: float | None = None,
         c: float = 0.7,
+        widening: float = 0.0,
     ):
-        super().__init__(seed, rules, playout, moves, iterations, seconds)
+        super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
         if c < 0:
             raise ValueError(f"c={c!r} must be non-negative")
+        if not 0.0 <= widening < 1.0:
+            raise ValueError(f"widening={widening!r} must be in [0, 1)")
         self.c = c
+        self.widening = widening
 
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", c={self.c})"
+    def _extra_repr(self) -> str:
+        return f", c={self.c}, widening={self.widening}"
 
-    def _search(self, observation: dict[str, Any], choices: list[int], own_known: int) -> int:
-        start = time.perf_counter()
-        root = _Node(-1)
-        while self._budget_left(start, self.simulations):
-            state = self._sample()
-            node, path = root, []
-            first = True
-            while not state.deal_over:
-                if not first:
-                    self._auto(state)
-                    if state.deal_over:
-                        break
-                actions = choices if first else self._choices(state)
-                first = False
-                for a in actions:
-                    child = node.children.get(a)
-                    if child is not None:
-                        child.avail += 1
-                untried = [a for a in actions if a not in node.children]
-                if untried:
-                    action = untried[0]  # greedy's choice first, then in order
-                    node.children[action] = child = _Node(state.current)
-                    state.apply(action)
-                    path.append(child)
-                    self._auto(state)
-                    break
-                children = node.children
-                action = max(actions, key=lambda a: self._ucb(children[a]))
-                node = node.children[action]
-                state.apply(action)
-                path.append(node)
-            result = self._play_out(state)
-            root.visits += 1
-            for n in path:
-                n.visits += 1
-                n.value += result[n.player]
-            self.simulations += 1
-        best = max(root.children.items(), key=lambda kv: (kv[1].visits, kv[1].value / max(kv[1].visits, 1)))
-        return best[0]
+    #: Tree nodes allocated at a time under a time budget (one expansion per playout).
+    TREE_BLOCK = 4096
 
-    def _ucb(self, child: _Node) -> float:
-        return child.value / child.visits + self.c * math.sqrt(math.log(child.avail) / child.visits)
+    def _begin(self, root: _Root) -> Any:
+        capacity = 1 + (self.playouts if self.playouts is not None else self.TREE_BLOCK)
+        return [S.new_tree(capacity), np.zeros(capacity, dtype=np.int64), np.empty(S.NUM_ACTIONS, dtype=np.int64)]
 
+    def _run(self, root: _Root, state: Any, count: int) -> None:
+        (nodes, values, size), path, cand = state
+        if size[0] + count > nodes.shape[0]:  # a time budget: grow the tree
+            grown = S.new_tree(2 * nodes.shape[0])
+            grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
+            grown[2][0] = size[0]
+            state[0] = (nodes, values, size) = grown
+            state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
+        S.ismcts(
+            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], root.policies, root.row,
+            root.settings, S.OBJECTIVES[self.objective], self.c, self.widening, root.rng, count,
+            nodes, values, size, path, cand, root.work,
+        )  # fmt: skip
 
-def results(points: list[int]) -> list[float]:
-    """Each seat's zero-sum result of a finished deal's points: own points minus the mean of the
-    others', / 100 (the env's reward)."""
-    n = len(points)
-    total = sum(points)
-    return [(p - (total - p) / (n - 1)) / 100.0 for p in points]
+    def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        (nodes, values, _), _, _ = state
+        actions = np.empty(root.choices.size, dtype=np.int64)
+        stats = np.empty((root.choices.size, S.NUM_STATS))
+        n = S.root_children(nodes, values, actions, stats)
+        found = {int(a): stats[i] for i, a in enumerate(actions[:n])}
+        zero = np.zeros(S.NUM_STATS)
+        return root.choices, np.array([found.get(int(a), zero) for a in root.choices])
 
-
-def public_view(state: GameState, seat: int, encoder: Encoder) -> tuple[PublicView, np.ndarray]:
-    """What ``decode(encode(state, seat))`` and its ``table`` piece give, built without the vector.
-
-    The playouts' fast path: equal field for field (melds in decode's order: sets by rank, then
-    runs by their low-end card), so the greedy heuristic decides exactly as from the observation.
-
-    :return: the view and the ``table`` piece, float32 (52, 7).
-    """
-    n = state.num_players
-    rel = [(seat + k) % n for k in range(n)]
-    table_melds = state.melds  # each field read once: the engine's fields are views of its arrays
-    hands, known, points, totals, laid = state.hands[:], state.known[:], state.points, state.totals, state.laid_before
-    sets = sorted((m for m in table_melds if m.kind == "set"), key=lambda m: m.low)
-    runs = sorted((m for m in table_melds if m.kind == "run"), key=lambda m: m.cards[0])
-    melds = tuple({"owner": (m.owner - seat) % n, "kind": m.kind, "cards": m.cards} for m in (*sets, *runs))
-    clip = TOTALS_CLIP * TOTALS_SCALE
-    must_use, banned = state.must_use, state.banned
-    view = PublicView(
-        hand=tuple(bits_to_cards(hands[seat])),
-        staircase=tuple(state.staircase),
-        melds=melds,
-        known=tuple(tuple(bits_to_cards(known[s])) for s in rel[1:]),
-        hand_sizes=tuple(hands[s].bit_count() for s in rel),
-        stock_size=len(state.stock),
-        phase=_PHASE_NAMES[state.phase],
-        points=tuple(points[s] for s in rel),
-        totals=tuple(int(min(clip, max(-clip, totals[s]))) for s in rel),
-        dealer=(state.dealer - seat) % n,
-        to_move=(state.current - seat) % n,
-        num_players=n,
-        must_use=None if must_use < 0 else must_use,
-        banned=None if banned < 0 else banned,
-        laid_before=tuple(laid[s] for s in rel),
-    )
-    table = encoder.table(state).features if table_melds else _NO_TABLE
-    return view, table
+    def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
+        best = max(range(len(choices)), key=lambda i: (stats[i][S.S_COUNT], self._value(stats[i]), -i))
+        return int(choices[best])

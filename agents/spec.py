@@ -6,7 +6,7 @@ keyword arguments::
 
     greedy,epsilon=0.1
     ismcts,seconds=0.25,seed=7
-    rollout,k=8,playout=greedy
+    rollout,playouts=8,playout=greedy
     runs/exp1/final_model.zip,deterministic=false
 
 Values are read as ``true``/``false`` (bool, any case), ``none`` (None), an int, a float, or else

@@ -34,7 +34,7 @@ def test_values_are_read_as_bool_none_int_float_or_text(text: str, value: object
 def test_parse_spec_splits_base_and_settings() -> None:
     assert parse_spec("greedy") == ("greedy", {})
     assert parse_spec("ismcts,seconds=0.25,seed=7") == ("ismcts", {"seconds": 0.25, "seed": 7})
-    assert parse_spec("rollout,k=8,playout=greedy") == ("rollout", {"k": 8, "playout": "greedy"})
+    assert parse_spec("rollout,playouts=8,playout=greedy") == ("rollout", {"playouts": 8, "playout": "greedy"})
     assert parse_spec("pkg.mod:Cls,flag=true") == ("pkg.mod:Cls", {"flag": True})
     assert parse_spec(Path("runs/a/model.zip")) == ("runs/a/model.zip", {})
 

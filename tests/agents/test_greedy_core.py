@@ -10,7 +10,7 @@ import pytest
 
 from agents import GreedyAgent
 from agents import greedy_observation as reader
-from agents.search import public_view
+from tests.agents.public_view import public_view
 from tests.env_helpers import swap_hidden
 from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 from treppen_env.core import greedy as core

@@ -1,7 +1,8 @@
-"""Search agents: rollout and IS-MCTS (docs/ARCHITECTURE.md "Agents").
+"""Search agents: flat Monte Carlo (rollout) and IS-MCTS over the core's kernels (docs/ARCHITECTURE.md "Agents").
 
-No peeking (same observation + seed = same action whatever the hidden cards), only legal actions,
-budgets respected (counted in simulations, never timed tightly), seeds repeat, specs.
+No peeking (same observation + seed = same action whatever the hidden cards), only legal actions
+in whole deals, budgets respected (exact playout counts; CPU seconds within a tolerance), seeds
+repeat, analysis ranks an obviously best move first, batch labelling, specs.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import pytest
 
 import agents
 from agents import GreedyAgent, ISMCTSAgent, RolloutAgent
-from agents.search import public_view
+from agents.search import DEFAULT_PLAYOUTS, MoveEstimate
 from arena.match import play_match
 from tests.env_helpers import swap_hidden
+from tests.rules_helpers import new_deal
 from treppen_env import raw_env
+from treppen_env.actions import parse_action
 from treppen_env.engine import GameState
-from treppen_env.observation import Encoder, decode, encode, views
+from treppen_env.observation import encode
 from treppen_env.rules import make_rules
 
 
@@ -46,9 +49,11 @@ def discard_position() -> GameState:
 
 
 SEARCHERS = {
-    "ismcts": lambda seed: ISMCTSAgent(seed=seed, iterations=12),
-    "rollout": lambda seed: RolloutAgent(seed=seed, k=2),
-    "ismcts-all-random": lambda seed: ISMCTSAgent(seed=seed, iterations=12, moves="all", playout="random"),
+    "ismcts": lambda seed: ISMCTSAgent(seed=seed, playouts=24),
+    "rollout": lambda seed: RolloutAgent(seed=seed, playouts=24),
+    "rollout-margin": lambda seed: RolloutAgent(seed=seed, playouts=24, objective="margin"),
+    "ismcts-all-random": lambda seed: ISMCTSAgent(seed=seed, playouts=24, moves="all", playout="random"),
+    "ismcts-widening-mix": lambda seed: ISMCTSAgent(seed=seed, playouts=24, widening=0.5, objective="mix"),
 }
 
 
@@ -71,14 +76,16 @@ def test_no_peeking_same_observation_same_action(name: str) -> None:
     assert acted <= set(np.flatnonzero(state.legal_mask()).tolist())
 
 
-@pytest.mark.parametrize(("preset", "players"), [("treppenromme", 2), ("rum500", 3), ("treppenromme", 4)])
+@pytest.mark.parametrize(
+    ("preset", "players"), [("treppenromme", 2), ("rum500", 2), ("rum500", 3), ("treppenromme", 4), ("rum500", 4)]
+)
 def test_search_agents_play_only_legal_actions(preset: str, players: int) -> None:
     """Whole deals against greedy through the match loop (raw_env raises on an illegal action)."""
     env = raw_env(num_players=players, rules=preset)
     for seed, (name, make) in enumerate(
         [
-            ("ismcts", lambda: ISMCTSAgent(rules=preset, iterations=3)),
-            ("rollout", lambda: RolloutAgent(rules=preset, k=1)),
+            ("ismcts", lambda: ISMCTSAgent(rules=preset, playouts=6, moves="all")),
+            ("rollout", lambda: RolloutAgent(rules=preset, playouts=6)),
         ]
     ):
         seats = [make(), *(GreedyAgent(rules=preset) for _ in range(players - 1))]
@@ -87,35 +94,44 @@ def test_search_agents_play_only_legal_actions(preset: str, players: int) -> Non
         assert sum(1 for _ in result.actions) > players
 
 
-def test_budget_in_iterations_is_counted_exactly() -> None:
-    state = discard_position()
-    obs = observe(state)
-    ismcts = ISMCTSAgent(seed=0, iterations=7)
-    ismcts.act(obs)
-    assert ismcts.simulations == 7
-    rollout = RolloutAgent(seed=0, k=3)
-    rollout.act(obs)
-    candidates = state.legal_mask()[846:].sum()  # plan moves at a discard: every legal discard
-    assert rollout.simulations == 3 * candidates
-    capped = RolloutAgent(seed=0, k=3, iterations=5)
-    capped.act(obs)
-    assert capped.simulations == 5
-
-
-def test_budget_in_seconds_stops_the_search() -> None:
-    """A tiny time budget ends the search long before its iteration cap (bound kept generous)."""
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_budget_in_playouts_is_counted_exactly(make: type) -> None:
     obs = observe(discard_position())
-    agent = ISMCTSAgent(seed=0, iterations=10**6, seconds=0.01)
-    start = time.process_time()
+    for budget in (1, 7, 40):
+        agent = make(seed=0, playouts=budget)
+        agent.act(obs)
+        assert agent.simulations == budget
+        assert sum(e.playouts for e in make(seed=0, playouts=budget).analyse(obs)) == budget
+    assert make(seed=0).playouts == DEFAULT_PLAYOUTS
+    assert make(seed=0, seconds=1).playouts is None  # a time budget alone: no playout cap
+
+
+def test_rollout_plays_every_move_on_every_determinization() -> None:
+    """Flat Monte Carlo: playout t is move t % m on determinization t // m (common random numbers)."""
+    state = discard_position()
+    moves = int(state.legal_mask()[846:].sum())  # plan moves at a discard: every legal discard
+    estimates = RolloutAgent(seed=0, playouts=3 * moves + 2).analyse(observe(state))
+    assert len(estimates) == moves
+    assert sorted(e.playouts for e in estimates) == [3] * (moves - 2) + [4, 4]
+
+
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_budget_in_cpu_seconds_is_kept(make: type) -> None:
+    """The search stops once its CPU seconds are spent: within one chunk of playouts (tolerance 0.25 s)."""
+    obs = observe(discard_position())
+    make(seed=0, playouts=2).act(obs)  # load the kernels first
+    agent = make(seed=0, seconds=0.2)
+    start = time.thread_time()
     agent.act(obs)
-    assert 1 <= agent.simulations < 10**6
-    assert time.process_time() - start < 30.0
+    spent = time.thread_time() - start
+    assert agent.simulations > 0 and agent.simulations % 16 == 0
+    assert 0.2 <= spent < 0.45
 
 
 def test_forced_moves_are_not_searched() -> None:
     """With one searched choice (greedy lays in plan mode, or one legal action) nothing is simulated."""
     state = greedy_position("treppenromme", 2, 3, 0)
-    agent = ISMCTSAgent(seed=0, iterations=5)
+    agent = ISMCTSAgent(seed=0, playouts=5)
     mask = np.zeros_like(state.legal_mask())
     mask[0] = 1
     assert agent.act({"observation": encode(state, state.current), "action_mask": mask}) == 0
@@ -133,52 +149,78 @@ def test_same_seed_same_action(name: str) -> None:
     assert SEARCHERS[name](11).act(obs) == first
 
 
-def test_public_view_equals_the_decoded_observation() -> None:
-    """The playouts' fast path sees exactly what the observation holds, and greedy decides alike."""
-    for preset, players in (("treppenromme", 2), ("rum500", 3), ("treppenromme", 4)):
-        rules = make_rules(preset)
-        greedy = GreedyAgent(rules=rules)
-        encoder = Encoder()
-        state = GameState(rules, players, np.random.default_rng(players))
-        state.deal(1)
-        rng = np.random.default_rng(0)
-        while not state.deal_over:
-            for seat in range(players):
-                obs = encode(state, seat)
-                view, table = public_view(state, seat, encoder)
-                assert view == decode(obs)
-                np.testing.assert_array_equal(table, views(obs)["table"])
-            mask = state.legal_mask()
-            action = greedy.act(observe(state))
-            view, table = public_view(state, state.current, encoder)
-            assert greedy.decide(view, table, mask, np.flatnonzero(mask)) == action
-            lays = [a for a in np.flatnonzero(mask).tolist() if 53 <= a < 846]
-            state.apply(int(rng.choice(lays)) if lays and rng.random() < 0.5 else action)
+def going_out_position() -> GameState:
+    """Seat 0 (the dealer, first to play) holds 5-6-7-8H, 9C 9D and KS; the staircase shows 9S.
+
+    Taking the 9S lets it meld 5-6-7-8H and 9-9-9 and go out by discarding the KS in its first
+    turn (a Rommé, RULES §6.1-6.2): the deal is won for certain; the stock almost never does it.
+    """
+    return new_deal(hands={0: ["5H", "6H", "7H", "8H", "9C", "9D", "KS"]}, staircase="9S")
+
+
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_analyse_ranks_the_obviously_best_move_first(make: type) -> None:
+    state = going_out_position()
+    estimates = make(seed=0, playouts=200).analyse(observe(state))
+    take = parse_action("take 1")
+    best = estimates[0]
+    assert best.action == take
+    assert isinstance(best, MoveEstimate) and best.move == "take 1"
+    assert (best.win_rate, best.win_se) == (1.0, 0.0)
+    assert best.margin > max(e.margin for e in estimates[1:]) and best.margin_se >= 0
+    assert all(e.win_rate < 1.0 for e in estimates[1:])
+    assert sum(e.playouts for e in estimates) == 200
+    assert best.to_dict()["action"] == take
+
+
+def test_analyse_of_a_single_move_has_no_playouts() -> None:
+    state = going_out_position()
+    state.apply(parse_action("take 1"))  # greedy now lays: one searched move
+    (only,) = RolloutAgent(seed=0, playouts=10).analyse(observe(state))
+    assert only.greedy and only.playouts == 0 and np.isnan(only.win_rate) and only.to_dict()["win_se"] is None
+
+
+def test_label_searches_a_batch_like_act() -> None:
+    positions = [discard_position(), greedy_position("treppenromme", 2, 5, 4), going_out_position()]
+    observations = [observe(s) for s in positions]
+    labels = RolloutAgent(seed=3, playouts=30).label(observations)
+    assert labels.dtype == np.int64 and labels.shape == (3,)
+    assert labels[2] == parse_action("take 1")
+    for obs, action in zip(observations, labels, strict=True):
+        assert obs["action_mask"][action]
+    first = RolloutAgent(seed=3, playouts=30)
+    assert [first.act(o) for o in observations[:1]] == labels[:1].tolist()
 
 
 def test_specs_build_search_agents_with_their_budgets() -> None:
-    agent = agents.load("ismcts,seconds=0.25,iterations=500,playout=random,c=1", seed=2)
+    agent = agents.load("ismcts,seconds=0.25,playouts=500,playout=random,c=1,objective=margin,widening=0.5", seed=2)
     assert isinstance(agent, ISMCTSAgent)
-    assert (agent.seconds, agent.iterations, agent.playout, agent.c) == (0.25, 500, "random", 1.0)
-    rollout = agents.load("rollout,k=8,playout=greedy,rules=rum500")
-    assert isinstance(rollout, RolloutAgent) and (rollout.k, rollout.rules.name) == (8, "rum500")
+    assert (agent.seconds, agent.playouts, agent.playout, agent.c) == (0.25, 500, "random", 1.0)
+    assert (agent.objective, agent.widening) == ("margin", 0.5)
+    rollout = agents.load("rollout,playouts=8,playout=greedy,rules=rum500,moves=all")
+    assert isinstance(rollout, RolloutAgent)
+    assert (rollout.playouts, rollout.rules.name, rollout.moves) == (8, "rum500", "all")
     with pytest.raises(ValueError, match=r"agent 'ismcts' has no setting 'budget'; allowed: seed=None, rules="):
         agents.load("ismcts,budget=3")
     with pytest.raises(ValueError, match="playout='smart'; choose one of"):
         agents.load("ismcts,playout=smart")
-    with pytest.raises(ValueError, match="iterations=0 must be at least 1"):
-        agents.load("rollout,iterations=0")
+    with pytest.raises(ValueError, match=r"objective='points'; choose one of \['win', 'margin', 'mix'\]"):
+        agents.load("rollout,objective=points")
+    with pytest.raises(ValueError, match="playouts=0 must be at least 1"):
+        agents.load("rollout,playouts=0")
     with pytest.raises(ValueError, match="seconds=0 must be positive"):
         agents.load("ismcts,seconds=0")
+    with pytest.raises(ValueError, match=r"widening=1.0 must be in \[0, 1\)"):
+        agents.load("ismcts,widening=1")
 
 
-def test_rollout_keeps_greedys_choice_unless_a_candidate_beats_it_by_the_margin() -> None:
+def test_rollout_keeps_greedys_choice_unless_a_move_beats_it_by_the_bias() -> None:
     state = discard_position()
     obs = observe(state)
     greedy = GreedyAgent(rules="treppenromme").act(obs)
-    cautious = RolloutAgent(seed=0, k=2, margin=1e9)
+    cautious = RolloutAgent(seed=0, playouts=20, bias=1e9)
     assert cautious.act(obs) == greedy
-    assert cautious.simulations > 0
+    assert cautious.simulations == 20
 
 
 def test_search_under_other_rules_than_the_game_is_a_clear_error() -> None:
@@ -190,4 +232,4 @@ def test_search_under_other_rules_than_the_game_is_a_clear_error() -> None:
     )
     with pytest.raises(ValueError, match=r"does not follow the rules 'treppenromme'.*ismcts,rules=rum500"):
         ISMCTSAgent(seed=0).act(observe(state))
-    assert ISMCTSAgent(seed=0, rules="rum500", iterations=2).act(observe(state)) in state.legal_actions()
+    assert ISMCTSAgent(seed=0, rules="rum500", playouts=2).act(observe(state)) in state.legal_actions()

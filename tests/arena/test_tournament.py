@@ -217,7 +217,7 @@ def test_agent_names_from_specs():
 def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
     """``run_tournament(rules=...)`` hands the game's rules to each agent it builds from a spec: a
     search agent simulating treppenromme would raise on a rum500 mask (RULES §4.2)."""
-    records = run_tournament({"greedy": "greedy", "ismcts": "ismcts,iterations=2"}, decks=1, rules="rum500", seed=3)
+    records = run_tournament({"greedy": "greedy", "ismcts": "ismcts,playouts=2"}, decks=1, rules="rum500", seed=3)
     assert len(records) == 2 and all(r["steps"] > 0 for r in records)
 
 
@@ -231,10 +231,10 @@ def test_a_long_run_is_estimated_first(monkeypatch):
     assert command.decision_seconds(agents.load("greedy"), 2, rules) < 0.5
     slow = {"ISMCTSAgent": 0.25}
     monkeypatch.setattr(command, "decision_seconds", lambda agent, *_: slow.get(type(agent).__name__, 0.0))
-    specs = {"greedy": "greedy", "ismcts,iterations=40": "ismcts,iterations=40", "rollout,k=4": "rollout,k=4"}
+    specs = {"greedy": "greedy", "ismcts,playouts=40": "ismcts,playouts=40", "rollout": "rollout,playouts=100"}
     text = command.estimate_text(specs, 2, rules, 180, 1)
     assert text == (
-        "estimate: about 15 min for 180 deals on 1 worker (ismcts,iterations=40: 0.25 s a decision, "
+        "estimate: about 15 min for 180 deals on 1 worker (ismcts,playouts=40: 0.25 s a decision, "
         "about 60 decisions a deal); Ctrl-C stops, the same command resumes"
     )
     assert command.estimate_text(specs, 2, rules, 180, 4).startswith("estimate: about 4 min for 180 deals on 4 workers")

@@ -95,23 +95,44 @@ def scratch():
 
 
 @jit
+def greedy_choice(u64, i8, i64, row, settings, work) -> int:
+    """The greedy heuristic's move for the seat to move, from what that seat may see
+    (:func:`treppen_env.core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
+    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work
+    mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
+    G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
+    return G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
+
+
+@jit
+def advance(u64, i8, i64, tab, meld_bits, action, rng, work) -> None:
+    """Play the legal ``action`` (the legal mask in ``work`` follows), reshuffling with ``rng``
+    when the discard emptied the stock (RULES §6.4)."""
+    mask = work[0][: K.A_DISCARD_BASE + NUM_CARDS]
+    if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
+        _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng)
+
+
+@jit
+def start(u64, i8, i64, tab, meld_bits, work) -> None:
+    """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy)."""
+    K.legal_mask(u64, i8, i64, tab, meld_bits, work[0][: K.A_DISCARD_BASE + NUM_CARDS])
+
+
+@jit
 def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> int:
     """Play the state (its arrays changed in place) to the end of its deal, each seat by its
     policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
-    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work
-    mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
-    words = padded.view(np.uint64)
-    K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    words = work[0].view(np.uint64)
+    start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while i64[PHASE] != DEAL_OVER:
         if policies[i64[CURRENT]] == GREEDY:
-            G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
-            action = G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
+            action = greedy_choice(u64, i8, i64, row, settings, work)
         else:
             action = K.random_legal(words, rng)
-        if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
-            _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng)
+        advance(u64, i8, i64, tab, meld_bits, action, rng, work)
         moves += 1
     return moves
 

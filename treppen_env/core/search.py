@@ -1,0 +1,360 @@
+"""Search loops as kernels: flat Monte Carlo with common random numbers and single-observer IS-MCTS.
+
+Both search the moves of one observer from a root state sampled once from its observation
+(:func:`treppen_env.determinize.sample_state`): every simulation first deals what the observer
+cannot see afresh (:func:`treppen_env.core.playout.redeal`), so the search never reads a hidden
+card, then plays the deal out with each seat's playout policy (:func:`treppen_env.core.playout.play_to_end`).
+
+Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
+
+- :data:`PLAN`: the choices that decide a turn, the draw (the stock, the staircase's top card, or
+  a deeper take whose deepest card the hand can play at once, RULES §4.1-4.2) and the discard
+  (RULES §4.4); melds and lay-offs are played as the heuristic plans them (:func:`greedy_lays`);
+- :data:`ALL`: every legal action.
+
+A simulation's result for a seat (:func:`outcome`) is its score against the other seats, as the
+ratings count it (``arena.ratings``: more points 1, equal points 0.5, averaged over the other
+seats; for 2 players the deal's win, draw or loss), and its point margin, its deal points minus
+the mean of the others' (RULES §6.2), in hundreds of points. The search maximises the
+:data:`WIN`, :data:`MARGIN` or :data:`MIX` (their mean) objective (:func:`objective_value`).
+
+The kernels run a given number of simulations and keep all their state in arrays the caller
+holds, so a caller with a time budget calls them again until the time is spent, and a seeded
+search with a playout budget is deterministic. Statistics per move are rows of :data:`NUM_STATS`
+float64 columns (``S_*``): simulations, the sums of the win score and its square, the sums of the
+margin and its square.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from treppen_env.core import kernels as K
+from treppen_env.core import playout as P
+from treppen_env.core.layout import (
+    CURRENT,
+    DEAL_OVER,
+    DEAL_POINTS,
+    HAND,
+    MELD,
+    NUM_CARDS,
+    NUM_PLAYERS,
+    PHASE,
+    STAIRS,
+    STAIRS_LEN,
+)
+
+#: Searched moves (see the module docstring).
+PLAN, ALL = 0, 1
+MOVES = {"plan": PLAN, "all": ALL}
+#: Objectives (see the module docstring).
+WIN, MARGIN, MIX = 0, 1, 2
+OBJECTIVES = {"win": WIN, "margin": MARGIN, "mix": MIX}
+
+#: Legal actions (the length of the legal mask); a candidate list holds at most this many.
+NUM_ACTIONS = K.A_DISCARD_BASE + NUM_CARDS
+
+#: Columns of a statistics row.
+S_COUNT, S_WIN, S_WIN_SQ, S_MARGIN, S_MARGIN_SQ = range(5)
+NUM_STATS = 5
+
+#: Columns of the IS-MCTS tree's int64 node table; its float64 table holds :data:`NUM_STATS`
+#: statistics columns from the node's player's side, then the objective's sum (``N_VALUE``).
+N_ACTION, N_PLAYER, N_CHILD, N_SIBLING, N_AVAIL = range(5)
+NODE_COLS = 5
+N_VALUE = NUM_STATS
+NODE_VALUE_COLS = NUM_STATS + 1
+NO_NODE = -1
+
+jit = numba.njit(cache=True, nogil=True)
+
+
+# ------------------------------------------------------------------------------ moves
+@jit
+def greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work) -> None:
+    """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
+    would discard or the deal is over (RULES §4.3-4.5)."""
+    while i64[PHASE] == MELD:
+        action = P.greedy_choice(u64, i8, i64, row, settings, work)
+        if action >= K.A_DISCARD_BASE:
+            return
+        P.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
+
+
+@jit
+def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) -> int:
+    """Write the searched moves of the seat to move into ``out`` (int64, at least
+    :data:`NUM_ACTIONS`), the heuristic's choice first, and return their number (see the module
+    docstring; the legal mask in ``work`` must be the state's)."""
+    mask = work[0][:NUM_ACTIONS]
+    first = P.greedy_choice(u64, i8, i64, row, settings, work)
+    out[0] = first
+    n = 1
+    if moves == ALL:
+        for action in range(NUM_ACTIONS):
+            if mask[action] and action != first:
+                out[n] = action
+                n += 1
+        return n
+    if i64[PHASE] == MELD:
+        if first < K.A_DISCARD_BASE:  # a lay: the heuristic's, never searched
+            return 1
+        for action in range(K.A_DISCARD_BASE, NUM_ACTIONS):
+            if mask[action] and action != first:
+                out[n] = action
+                n += 1
+        return n
+    hand = u64[HAND + i64[CURRENT]]
+    taken = np.uint64(0)
+    length = i64[STAIRS_LEN]
+    for depth in range(1, length + 1):
+        card = i8[STAIRS + length - depth]
+        taken |= K.bit(card)
+        action = K.A_TAKE_BASE + depth
+        if action != first and mask[action]:
+            if depth == 1 or K.can_play(u64, tab, meld_bits, card, hand | taken):
+                out[n] = action
+                n += 1
+    if first != K.A_DRAW and mask[K.A_DRAW]:
+        out[n] = K.A_DRAW
+        n += 1
+    return n
+
+
+# ------------------------------------------------------------------------------ results
+@jit
+def outcome(i64, seat):
+    """``(win, margin)`` of ``seat`` in a finished deal: its mean score against the other seats
+    (more points 1, equal 0.5) and its points minus the mean of the others', / 100 (RULES §6.2)."""
+    n = i64[NUM_PLAYERS]
+    mine = i64[DEAL_POINTS + seat]
+    total = 0
+    score = 0.0
+    for s in range(n):
+        theirs = i64[DEAL_POINTS + s]
+        total += theirs
+        if s != seat:
+            score += 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
+    return score / (n - 1), (mine - (total - mine) / (n - 1)) / 100.0
+
+
+@jit
+def objective_value(win, margin, objective) -> float:
+    """The value a search maximises: the win score, the margin, or their mean (:data:`MIX`)."""
+    if objective == WIN:
+        return win
+    if objective == MARGIN:
+        return margin
+    return 0.5 * (win + margin)
+
+
+@jit
+def add_result(stats, win, margin) -> None:
+    """Count one simulation's result in a statistics row."""
+    stats[S_COUNT] += 1.0
+    stats[S_WIN] += win
+    stats[S_WIN_SQ] += win * win
+    stats[S_MARGIN] += margin
+    stats[S_MARGIN_SQ] += margin * margin
+
+
+@jit
+def _copy(src, dst) -> None:
+    dst[0][:] = src[0]
+    dst[1][:] = src[1]
+    dst[2][:] = src[2]
+
+
+@jit
+def determinize(root, det, tab, meld_bits, observer, rng, work) -> None:
+    """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
+    afresh (:func:`treppen_env.core.playout.redeal`), its legal mask in ``work``."""
+    _copy(root, det)
+    P.redeal(det[0], det[1], det[2], tab, meld_bits, observer, rng, 100)
+    P.start(det[0], det[1], det[2], tab, meld_bits, work)
+
+
+# ------------------------------------------------------------------------------ flat Monte Carlo
+@jit
+def flat_monte_carlo(
+    root, det, sim, tab, meld_bits, observer, choices, num_choices, moves, policies, row, settings,
+    rng, det_rng, done, count, stats, work,
+) -> None:  # fmt: skip
+    """Simulations ``done .. done + count - 1`` of flat Monte Carlo over the root's moves.
+
+    Simulation ``t`` plays move ``t % num_choices`` of ``choices`` (int64) on determinization
+    ``t // num_choices`` (a new one in ``det`` whenever ``t % num_choices == 0``) and plays it out
+    in ``sim``; every move of a determinization is played out with the same random numbers
+    (``det_rng``, common random numbers), so moves are compared on the same cards and the same
+    reshuffles. With :data:`PLAN` the observer's lays after the move are the heuristic's. The
+    observer's result is added to ``stats[move]`` (float64 (num_choices, NUM_STATS)).
+
+    :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
+        determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
+    :param rng: the search's generator (uint64 (1,)), ``det_rng`` the determinization's.
+    """
+    sim_rng = np.empty(1, dtype=np.uint64)
+    for t in range(done, done + count):
+        j = t % num_choices
+        if j == 0:
+            determinize(root, det, tab, meld_bits, observer, rng, work)
+            det_rng[0] = K.next_random(rng)
+        _copy(det, sim)
+        sim_rng[0] = det_rng[0]
+        P.start(sim[0], sim[1], sim[2], tab, meld_bits, work)
+        P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, work)
+        if moves == PLAN:
+            greedy_lays(sim[0], sim[1], sim[2], tab, meld_bits, row, settings, sim_rng, work)
+        P.play_to_end(sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, work)
+        win, margin = outcome(sim[2], observer)
+        add_result(stats[j], win, margin)
+
+
+# ------------------------------------------------------------------------------ IS-MCTS
+@jit
+def new_tree(capacity):
+    """An empty IS-MCTS tree for ``capacity - 1`` expansions: the int64 node table (capacity,
+    NODE_COLS), the float64 statistics (capacity, NODE_VALUE_COLS) and its size (int64 (1,));
+    node 0 is the root."""
+    nodes = np.full((capacity, NODE_COLS), NO_NODE, dtype=np.int64)
+    nodes[0, N_AVAIL] = 1
+    return nodes, np.zeros((capacity, NODE_VALUE_COLS)), np.ones(1, dtype=np.int64)
+
+
+@jit
+def _child(nodes, node, action) -> int:
+    child = nodes[node, N_CHILD]
+    while child != NO_NODE and nodes[child, N_ACTION] != action:
+        child = nodes[child, N_SIBLING]
+    return child
+
+
+@jit
+def _num_children(nodes, node) -> int:
+    n = 0
+    child = nodes[node, N_CHILD]
+    while child != NO_NODE:
+        n += 1
+        child = nodes[child, N_SIBLING]
+    return n
+
+
+@jit
+def _expand(nodes, size, node, action, player) -> int:
+    child = size[0]
+    size[0] += 1
+    nodes[child, N_ACTION] = action
+    nodes[child, N_PLAYER] = player
+    nodes[child, N_AVAIL] = 1
+    nodes[child, N_CHILD] = NO_NODE
+    nodes[child, N_SIBLING] = nodes[node, N_CHILD]
+    nodes[node, N_CHILD] = child
+    return child
+
+
+@jit
+def may_expand(nodes, values, node, widening) -> bool:
+    """Progressive widening: a node visited ``n`` times may have ``1 + floor(n ** widening)``
+    children (``widening == 0``: every candidate); candidates are tried in :func:`candidates`'
+    order, the heuristic's choice first."""
+    if widening <= 0.0:
+        return True
+    return _num_children(nodes, node) < 1 + math.floor(values[node, S_COUNT] ** widening)
+
+
+@jit
+def _select(nodes, values, node, cand, n, c) -> int:
+    """The child of ``node`` among the legal moves ``cand[:n]`` with the best UCB1 score, where an
+    action's exploration term counts the visits in which it was legal (``N_AVAIL``)."""
+    best, best_score = NO_NODE, -np.inf
+    for i in range(n):
+        child = _child(nodes, node, cand[i])
+        if child != NO_NODE:
+            visits = values[child, S_COUNT]
+            score = values[child, N_VALUE] / visits + c * math.sqrt(math.log(nodes[child, N_AVAIL]) / visits)
+            if score > best_score:
+                best, best_score = child, score
+    return best
+
+
+@jit
+def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
+    """Add the finished deal's result to the root (the observer's) and to every node of the path
+    (its player's)."""
+    win, margin = outcome(i64, observer)
+    add_result(values[0], win, margin)
+    values[0, N_VALUE] += objective_value(win, margin, objective)
+    for k in range(depth):
+        node = path[k]
+        win, margin = outcome(i64, nodes[node, N_PLAYER])
+        add_result(values[node], win, margin)
+        values[node, N_VALUE] += objective_value(win, margin, objective)
+
+
+@jit
+def ismcts(
+    root, det, tab, meld_bits, observer, moves, policies, row, settings, objective, c, widening,
+    rng, count, nodes, values, size, path, cand, work,
+) -> None:  # fmt: skip
+    """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
+    2012) on the tree ``nodes, values, size`` of :func:`new_tree`.
+
+    Each iteration deals a new determinization (:func:`determinize`), descends through the seats'
+    searched moves (:func:`candidates`) by UCB1 with availability counts (:func:`_select`),
+    expands one new move (:func:`may_expand`), plays the deal out and adds each seat's result to
+    the nodes where that seat moved (:func:`_backup`). ``path`` (int64) and ``cand`` (int64
+    (NUM_ACTIONS,)) are scratch.
+
+    :param c: the exploration constant, in the objective's units.
+    """
+    for _ in range(count):
+        determinize(root, det, tab, meld_bits, observer, rng, work)
+        u64, i8, i64 = det
+        node, depth = 0, 0
+        while i64[PHASE] != DEAL_OVER:
+            if depth > 0 and moves == PLAN:
+                greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
+                if i64[PHASE] == DEAL_OVER:
+                    break
+            n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, cand)
+            untried = -1
+            for i in range(n):
+                child = _child(nodes, node, cand[i])
+                if child != NO_NODE:
+                    nodes[child, N_AVAIL] += 1
+                elif untried < 0:
+                    untried = cand[i]
+            expand = untried >= 0 and size[0] < nodes.shape[0] and may_expand(nodes, values, node, widening)
+            if expand:
+                node = _expand(nodes, size, node, untried, i64[CURRENT])
+            else:
+                node = _select(nodes, values, node, cand, n, c)
+            if node == NO_NODE:  # the tree is full and nothing here was tried: play on
+                break
+            path[depth] = node
+            depth += 1
+            P.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, work)
+            if expand:
+                if moves == PLAN:
+                    greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
+                break
+        if i64[PHASE] != DEAL_OVER:
+            P.play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        _backup(nodes, values, path, depth, i64, observer, objective)
+
+
+@jit
+def root_children(nodes, values, actions, stats) -> int:
+    """The root's children: their actions into ``actions`` (int64) and statistics rows into
+    ``stats`` (float64 (., NUM_STATS)); their number."""
+    n = 0
+    child = nodes[0, N_CHILD]
+    while child != NO_NODE:
+        actions[n] = nodes[child, N_ACTION]
+        stats[n] = values[child, :NUM_STATS]
+        n += 1
+        child = nodes[child, N_SIBLING]
+    return n
