@@ -60,7 +60,7 @@ PLAYOUTS = tuple(P.POLICIES)
 MOVES = tuple(S.MOVES)
 OBJECTIVES = tuple(S.OBJECTIVES)
 #: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
-DEFAULT_PLAYOUTS = 1000
+DEFAULT_PLAYOUTS = 2000
 #: Playouts between two looks at the clock under a ``seconds`` budget.
 CHUNK = 16
 
