@@ -1,19 +1,13 @@
-"""Search simulation speed from mid-deal (a benchmark, not a test).
+"""Search speed from mid-deal: CPU seconds per decision at given playout budgets (a benchmark, not a test).
 
-Usage: ``python benchmarks/bench_search.py [--positions 20] [--repeats 5] [--players 2 4]
-[--rules treppenromme] [--out runs/bench/bench_search.json]``
+Usage: ``python benchmarks/bench_search.py [--positions 20] [--players 2 4] [--rules treppenromme]
+[--budgets 250 500 1000 2000 4000] [--out runs/bench/bench_search.json]``
 
-Positions are taken from greedy self-play deals after 6-30 moves (mid-deal). For each it measures,
-per operation, CPU seconds of this process (``time.process_time``, so other load on the machine
-does not count) and wall seconds:
-
-- ``clone``: :meth:`GameState.clone`;
-- ``determinize``: :func:`treppen_env.determinize.sample_state` from the mover's observation;
-- ``playout_greedy`` / ``playout_random``: a sampled state played to the end of the deal by the
-  search agents' default policies (greedy at every seat through the fast public view, or random);
-- ``ismcts_iteration``: one IS-MCTS iteration of the default agent (determinize, descend, play out).
-
-It reports playouts per CPU second and the ``iterations`` budget of ``ismcts`` that fits 0.25 s
+Positions are taken from greedy self-play deals after 6-30 moves (mid-deal) where the mover has
+more than one searched move. For each search agent (``rollout``, ``ismcts``) and playout budget it
+times whole decisions (``agent.act``) in CPU seconds of this thread (``time.thread_time``, so
+other load on the machine does not count), after one untimed decision that loads the kernels. It
+reports the mean seconds per decision, playouts per CPU second, and the playouts that fit 0.25 s
 and 1 s of CPU per decision. The JSON goes atomically to ``--out``.
 """
 
@@ -23,14 +17,12 @@ import argparse
 import json
 import platform
 import time
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from agents import GreedyAgent, ISMCTSAgent
-from treppen_env.determinize import sample_state
+from agents import GreedyAgent, ISMCTSAgent, RolloutAgent
 from treppen_env.engine import GameState
 from treppen_env.files import atomic_write_text
 from treppen_env.observation import encode
@@ -50,7 +42,7 @@ def positions(rules_name: str, players: int, count: int, seed: int) -> list[Game
             if state.deal_over:
                 break
             state.apply(greedy.act(observe(state)))
-        if not state.deal_over:
+        if not state.deal_over and RolloutAgent(rules=rules, playouts=1).analyse(observe(state))[0].playouts:
             out.append(state)
     return out
 
@@ -59,73 +51,47 @@ def observe(state: GameState) -> dict:
     return {"observation": encode(state, state.current), "action_mask": state.legal_mask().copy()}
 
 
-def timed(fn: Callable[[], object], repeats: int) -> dict[str, float]:
-    """Mean CPU and wall seconds of ``fn()`` over ``repeats`` calls."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(repeats):
-        fn()
-    return {"cpu_s": (time.process_time() - cpu) / repeats, "wall_s": (time.perf_counter() - wall) / repeats}
+AGENTS = {"rollout": RolloutAgent, "ismcts": ISMCTSAgent}
 
 
-def measure(rules_name: str, players: int, count: int, repeats: int, seed: int) -> dict:
-    """Per-operation mean CPU and wall seconds over the positions (see the module docstring)."""
-    states = positions(rules_name, players, count, seed)
-    agent = ISMCTSAgent(seed=seed, rules=rules_name)
-    rng = np.random.default_rng(seed)
-    ops: dict[str, list[dict[str, float]]] = {}
-
-    def add(name: str, fn: Callable[[], object]) -> None:
-        ops.setdefault(name, []).append(timed(fn, repeats))
-
-    steps = []
-    for state in states:
-        obs = observe(state)
-        add("clone", lambda s=state: s.clone(rng))
-        add("determinize", lambda o=obs: sample_state(o, rules_name, rng))
-        samples = [sample_state(obs, rules_name, rng) for _ in range(repeats)]
-        agent.playout = "greedy"
-        greedy_samples = iter(samples)
-        add("playout_greedy", lambda it=greedy_samples: agent._play_out(next(it)))
-        steps.append(np.mean([s.turn for s in samples]) - state.turn)
-        fresh = [sample_state(obs, rules_name, rng) for _ in range(repeats)]
-        agent.playout = "random"
-        random_samples = iter(fresh)
-        add("playout_random", lambda it=random_samples: agent._play_out(next(it)))
-        agent.playout = "greedy"
-        agent.iterations = 8
-        cpu = time.process_time()
-        wall = time.perf_counter()
-        agent.act(obs)
-        sims = max(agent.simulations, 1)
-        ops.setdefault("ismcts_iteration", []).append(
-            {"cpu_s": (time.process_time() - cpu) / sims, "wall_s": (time.perf_counter() - wall) / sims}
-        )
-    result = {
-        name: {k: float(np.mean([r[k] for r in runs])) for k in ("cpu_s", "wall_s")} for name, runs in ops.items()
-    }
-    per_iteration = result["ismcts_iteration"]["cpu_s"]
+def measure(rules_name: str, players: int, count: int, budgets: list[int], seed: int) -> dict:
+    """Mean CPU seconds per decision of each agent and budget over the positions."""
+    observations = [observe(s) for s in positions(rules_name, players, count, seed)]
+    per_decision: dict[str, dict[str, float]] = {}
+    for name, make in AGENTS.items():
+        make(seed=seed, rules=rules_name, playouts=2).act(observations[0])  # load the kernels
+        per_decision[name] = {}
+        for budget in budgets:
+            agent = make(seed=seed, rules=rules_name, playouts=budget)
+            spent, searched = 0.0, 0
+            for obs in observations:
+                start = time.thread_time()
+                agent.act(obs)
+                if agent.simulations:
+                    spent += time.thread_time() - start
+                    searched += 1
+            per_decision[name][str(budget)] = spent / max(searched, 1)
+    rates = {name: max(budgets) / per_decision[name][str(max(budgets))] for name in AGENTS}
     return {
         "rules": rules_name,
         "players": players,
-        "positions": len(states),
-        "repeats": repeats,
-        "mean_turns_left": float(np.mean(steps)),
-        "seconds_per_op": result,
-        "playouts_per_cpu_s": {p: 1.0 / result[f"playout_{p}"]["cpu_s"] for p in ("greedy", "random")},
-        "ismcts_iterations_for_cpu_s": {"0.25": int(0.25 / per_iteration), "1.0": int(1.0 / per_iteration)},
+        "positions": len(observations),
+        "cpu_s_per_decision": per_decision,
+        "playouts_per_cpu_s": rates,
+        "playouts_for_cpu_s": {name: {"0.25": int(0.25 * r), "1.0": int(r)} for name, r in rates.items()},
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_search", description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=20, help="mid-deal positions per table size")
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls per position and operation")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000], help="playouts")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4], help="table sizes")
     parser.add_argument("--rules", default="treppenromme", help="rules preset")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/bench/bench_search.json", help="JSON results file")
     args = parser.parse_args(argv)
-    runs = [measure(args.rules, p, args.positions, args.repeats, args.seed) for p in args.players]
+    runs = [measure(args.rules, p, args.positions, args.budgets, args.seed) for p in args.players]
     doc = {
         "benchmark": "bench_search",
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -135,13 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     atomic_write_text(Path(args.out), json.dumps(doc, indent=2) + "\n")
     for r in runs:
-        ops = ", ".join(f"{k} {v['cpu_s'] * 1e3:.2f} ms" for k, v in r["seconds_per_op"].items())
-        print(f"{r['players']}p {r['rules']}: {ops} (CPU per call)")
-        print(
-            f"  playouts/CPU-s greedy {r['playouts_per_cpu_s']['greedy']:.0f}, "
-            f"random {r['playouts_per_cpu_s']['random']:.0f}; "
-            f"ismcts iterations for 0.25 s / 1 s CPU: {r['ismcts_iterations_for_cpu_s']}"
-        )
+        for name, by_budget in r["cpu_s_per_decision"].items():
+            times = ", ".join(f"{b}: {s:.3f} s" for b, s in by_budget.items())
+            print(f"{r['players']}p {r['rules']} {name}: CPU s per decision by playouts {times}")
+            fits = r["playouts_for_cpu_s"][name]
+            print(f"  {r['playouts_per_cpu_s'][name]:.0f} playouts/CPU-s; for 0.25 s / 1 s: {fits}")
     print(f"results in {args.out}")
     return 0
 
