@@ -3,7 +3,8 @@
 The kernels are cached on disk (``cache=True``); without this step each pytest worker and each
 process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
 of each preset through the env with greedy and random seats (mask, step, observation, the
-greedy heuristic from observations), then playouts, a redeal and a random playout from a state.
+greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
+and both search agents' kernels.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 
 import numpy as np
 
-from agents import GreedyAgent, RandomAgent
+from agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
 from arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.core import playout
@@ -22,6 +23,8 @@ from treppen_env.rules import make_rules
 start = time.process_time()
 for preset in ("treppenromme", "rum500"):
     play_match(raw_env(num_players=3, rules=preset), [GreedyAgent(rules=preset), GreedyAgent(), RandomAgent()], seed=0)
+    searchers = [RolloutAgent(rules=preset, playouts=8), ISMCTSAgent(rules=preset, playouts=8), GreedyAgent()]
+    play_match(raw_env(num_players=3, rules=preset), searchers, seed=0)
     state = GameState(make_rules(preset), 2, np.random.default_rng(0))
     state.deal(0)
     playout.play_out(state, "greedy", count=2, observer=0)
