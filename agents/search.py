@@ -59,6 +59,8 @@ from treppen_env.rules import Rules, make_rules
 PLAYOUTS = tuple(P.POLICIES)
 MOVES = tuple(S.MOVES)
 OBJECTIVES = tuple(S.OBJECTIVES)
+#: How IS-MCTS treats the other seats' moves.
+OTHERS = ("search", "playout")
 #: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
 DEFAULT_PLAYOUTS = 2000
 #: Playouts between two looks at the clock under a ``seconds`` budget.
@@ -362,6 +364,9 @@ class ISMCTSAgent(SearchAgent):
     :param widening: progressive widening: a node visited ``n`` times has at most
         ``1 + floor(n ** widening)`` children, tried greedy's choice first; 0 (default): every
         searched move.
+    :param others: ``"search"`` (default): the tree holds every seat's searched moves, each seat
+        choosing by its own results; ``"playout"``: only this agent's moves, the other seats
+        playing the playout policy (a model of greedy opponents).
     """
 
     name = "ismcts"
@@ -377,17 +382,21 @@ class ISMCTSAgent(SearchAgent):
         seconds: float | None = None,
         c: float = 0.7,
         widening: float = 0.0,
+        others: str = "search",
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        if others not in OTHERS:
+            raise ValueError(f"others={others!r}; choose one of {list(OTHERS)}")
         if c < 0:
             raise ValueError(f"c={c!r} must be non-negative")
         if not 0.0 <= widening < 1.0:
             raise ValueError(f"widening={widening!r} must be in [0, 1)")
         self.c = c
         self.widening = widening
+        self.others = others
 
     def _extra_repr(self) -> str:
-        return f", c={self.c}, widening={self.widening}"
+        return f", c={self.c}, widening={self.widening}, others={self.others!r}"
 
     #: Tree nodes allocated at a time under a time budget (one expansion per playout).
     TREE_BLOCK = 4096
@@ -405,7 +414,8 @@ class ISMCTSAgent(SearchAgent):
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
         S.ismcts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], root.policies, root.row,
+            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], self.others == "search",
+            root.policies, root.row,
             root.settings, S.OBJECTIVES[self.objective], self.c, self.widening, root.rng, count,
             nodes, values, size, path, cand, root.work,
         )  # fmt: skip

@@ -54,6 +54,7 @@ SEARCHERS = {
     "rollout-margin": lambda seed: RolloutAgent(seed=seed, playouts=24, objective="margin"),
     "ismcts-all-random": lambda seed: ISMCTSAgent(seed=seed, playouts=24, moves="all", playout="random"),
     "ismcts-widening-mix": lambda seed: ISMCTSAgent(seed=seed, playouts=24, widening=0.5, objective="mix"),
+    "ismcts-others-playout": lambda seed: ISMCTSAgent(seed=seed, playouts=24, others="playout"),
 }
 
 
@@ -210,6 +211,8 @@ def test_specs_build_search_agents_with_their_budgets() -> None:
         agents.load("rollout,playouts=0")
     with pytest.raises(ValueError, match="seconds=0 must be positive"):
         agents.load("ismcts,seconds=0")
+    with pytest.raises(ValueError, match=r"others='greedy'; choose one of \['search', 'playout'\]"):
+        agents.load("ismcts,others=greedy")
     with pytest.raises(ValueError, match=r"widening=1.0 must be in \[0, 1\)"):
         agents.load("ismcts,widening=1")
 

@@ -124,17 +124,23 @@ def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
     """Play the state (its arrays changed in place) to the end of its deal, each seat by its
     policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
-    words = work[0].view(np.uint64)
     start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while i64[PHASE] != DEAL_OVER:
-        if policies[i64[CURRENT]] == GREEDY:
-            action = greedy_choice(u64, i8, i64, row, settings, work)
-        else:
-            action = K.random_legal(words, rng)
-        advance(u64, i8, i64, tab, meld_bits, action, rng, work)
+        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
         moves += 1
     return moves
+
+
+@jit
+def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> None:
+    """Play one move of the seat to move by its policy (:data:`GREEDY` or :data:`RANDOM`); the
+    legal mask in ``work`` must be the state's."""
+    if policies[i64[CURRENT]] == GREEDY:
+        action = greedy_choice(u64, i8, i64, row, settings, work)
+    else:
+        action = K.random_legal(work[0].view(np.uint64), rng)
+    advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
 @jit

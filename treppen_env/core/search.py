@@ -295,9 +295,22 @@ def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
 
 
 @jit
+def _unsearched(
+    u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, work
+) -> None:
+    """Play the moves before the next searched one: without ``search_others`` the other seats'
+    moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to move."""
+    if not search_others:
+        while i64[CURRENT] != observer and i64[PHASE] != DEAL_OVER:
+            P.policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+    if lays:
+        greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
+
+
+@jit
 def ismcts(
-    root, det, tab, meld_bits, observer, moves, policies, row, settings, objective, c, widening,
-    rng, count, nodes, values, size, path, cand, work,
+    root, det, tab, meld_bits, observer, moves, search_others, policies, row, settings, objective, c,
+    widening, rng, count, nodes, values, size, path, cand, work,
 ) -> None:  # fmt: skip
     """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
     2012) on the tree ``nodes, values, size`` of :func:`new_tree`.
@@ -305,7 +318,9 @@ def ismcts(
     Each iteration deals a new determinization (:func:`determinize`), descends through the seats'
     searched moves (:func:`candidates`) by UCB1 with availability counts (:func:`_select`),
     expands one new move (:func:`may_expand`), plays the deal out and adds each seat's result to
-    the nodes where that seat moved (:func:`_backup`). ``path`` (int64) and ``cand`` (int64
+    the nodes where that seat moved (:func:`_backup`). Without ``search_others`` only the
+    observer's moves are searched and the other seats play their playout policy in the tree too
+    (the search models them as that policy). ``path`` (int64) and ``cand`` (int64
     (NUM_ACTIONS,)) are scratch.
 
     :param c: the exploration constant, in the objective's units.
@@ -315,10 +330,10 @@ def ismcts(
         u64, i8, i64 = det
         node, depth = 0, 0
         while i64[PHASE] != DEAL_OVER:
-            if depth > 0 and moves == PLAN:
-                greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
-                if i64[PHASE] == DEAL_OVER:
-                    break
+            lays = depth > 0 and moves == PLAN
+            _unsearched(u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, work)
+            if i64[PHASE] == DEAL_OVER:
+                break
             n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, cand)
             untried = -1
             for i in range(n):
