@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 from bench_search import positions
-from train.bench import median_interval, treppen_player
-from train.io import atomic_write_text
 
+from apps.bench import median_interval, treppen_player
 from treppen_env.engine import GameState
+from treppen_env.files import atomic_write_text
 
 _FIRST_CALL = """
 import time

@@ -33,10 +33,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_search import observe, positions
-from train.bench import median_interval
-from train.io import atomic_write_text
 
 from agents import GreedyAgent
+from apps.bench import median_interval
+from treppen_env.files import atomic_write_text
 
 
 def baseline_agent_class(rev: str) -> type:
