@@ -59,6 +59,8 @@ from treppen_env.rules import Rules, make_rules
 PLAYOUTS = tuple(P.POLICIES)
 MOVES = tuple(S.MOVES)
 OBJECTIVES = tuple(S.OBJECTIVES)
+#: How flat Monte Carlo shares its playouts among the moves.
+ALLOCATIONS = ("halving", "uniform")
 #: How IS-MCTS treats the other seats' moves.
 OTHERS = ("search", "playout")
 #: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
@@ -306,14 +308,56 @@ class SearchAgent(Agent):
         raise NotImplementedError
 
 
+class _Rounds:
+    """How flat Monte Carlo shares its playouts among the root's moves.
+
+    With ``halving``, sequential halving (Karnin, Koren & Somekh 2013): rounds of playouts of the
+    moves still in, every move of a round on the same determinizations, after which the better
+    half (by the objective's mean over all their playouts) stays in, until two are left; the last
+    round plays those two to the end of the budget. With a playout budget each round before the
+    last gets an equal share of it; with a time budget round ``r`` plays every move on
+    ``8 * 2**r`` determinizations. Without ``halving``: one round of every move to the end.
+    """
+
+    def __init__(self, moves: int, budget: int | None, halving: bool):
+        self.active = np.arange(moves, dtype=np.int64)
+        self.rounds_left = math.ceil(math.log2(moves / 2)) if halving and moves > 2 else 0
+        self.share = None if budget is None else budget // (self.rounds_left + 1)
+        self.round = 0
+        self.done = 0
+        self.size = self._size()
+
+    def _size(self) -> int:
+        """Playouts of the current round (unbounded in the last)."""
+        if not self.rounds_left:
+            return 2**62
+        n = self.active.size
+        per_move = 8 * 2**self.round if self.share is None else max(1, self.share // n)
+        return per_move * n
+
+    def halve(self, values: list[float]) -> None:
+        """End the round: keep the better half of the moves in, by ``values`` (one per move)."""
+        keep = math.ceil(self.active.size / 2)
+        ranked = sorted(self.active.tolist(), key=lambda j: (-values[j], j))
+        self.active = np.array(sorted(ranked[:keep]), dtype=np.int64)
+        self.rounds_left -= 1
+        self.round += 1
+        self.done = 0
+        self.size = self._size()
+
+
 class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
     :func:`treppen_env.core.search.flat_monte_carlo`).
 
-    Simulation ``t`` plays searched move ``t % m`` (of ``m``) on determinization ``t // m``.
-
+    :param allocation: ``"halving"``: sequential halving of the moves (:class:`_Rounds`);
+        ``"uniform"``: every move on every determinization (playout ``t`` plays move ``t % m`` of
+        ``m`` on determinization ``t // m``).
     :param bias: how much better, in the objective's units, a move's mean must be than that of
         greedy's choice on the same determinizations to be played instead.
+
+    The move played is the best by the objective's mean among those played out the most (up to
+    one playout): every move with ``"uniform"``, the last two with ``"halving"``.
     """
 
     name = "rollout"
@@ -327,31 +371,44 @@ class RolloutAgent(SearchAgent):
         objective: str = "win",
         playouts: int | None = None,
         seconds: float | None = None,
+        allocation: str = "halving",
         bias: float = 0.0,
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        if allocation not in ALLOCATIONS:
+            raise ValueError(f"allocation={allocation!r}; choose one of {list(ALLOCATIONS)}")
+        self.allocation = allocation
         self.bias = bias
 
     def _extra_repr(self) -> str:
-        return f", bias={self.bias}"
+        return f", allocation={self.allocation!r}, bias={self.bias}"
 
     def _begin(self, root: _Root) -> Any:
         sim = tuple(a.copy() for a in root.arrays)
-        return sim, np.zeros(1, dtype=np.uint64), np.zeros((root.choices.size, S.NUM_STATS))
+        m = root.choices.size
+        rounds = _Rounds(m, self.playouts, self.allocation == "halving")
+        return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, S.NUM_STATS)), rounds
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
-        sim, det_rng, stats = state
-        S.flat_monte_carlo(
-            root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, root.choices.size,
-            S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng, det_rng,
-            self.simulations, count, stats, root.work,
-        )  # fmt: skip
+        sim, det_rng, stats, rounds = state
+        while count:
+            n = min(count, rounds.size - rounds.done)
+            S.flat_monte_carlo(
+                root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, rounds.active,
+                rounds.active.size, S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng,
+                det_rng, rounds.done, n, stats, root.work,
+            )  # fmt: skip
+            rounds.done += n
+            count -= n
+            if rounds.done == rounds.size:
+                rounds.halve([self._value(row) for row in stats])
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         return root.choices, state[2]
 
     def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
-        values = [self._value(row) for row in stats]
+        most = stats[:, S.S_COUNT].max()
+        values = [self._value(row) if row[S.S_COUNT] >= most - 1 else -math.inf for row in stats]
         best = int(np.argmax(values))
         return int(choices[best] if values[best] > values[0] + self.bias else choices[0])
 

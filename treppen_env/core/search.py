@@ -180,17 +180,17 @@ def determinize(root, det, tab, meld_bits, observer, rng, work) -> None:
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @jit
 def flat_monte_carlo(
-    root, det, sim, tab, meld_bits, observer, choices, num_choices, moves, policies, row, settings,
-    rng, det_rng, done, count, stats, work,
+    root, det, sim, tab, meld_bits, observer, choices, active, num_active, moves, policies, row,
+    settings, rng, det_rng, done, count, stats, work,
 ) -> None:  # fmt: skip
-    """Simulations ``done .. done + count - 1`` of flat Monte Carlo over the root's moves.
+    """Simulations ``done .. done + count - 1`` of flat Monte Carlo over the root's active moves.
 
-    Simulation ``t`` plays move ``t % num_choices`` of ``choices`` (int64) on determinization
-    ``t // num_choices`` (a new one in ``det`` whenever ``t % num_choices == 0``) and plays it out
-    in ``sim``; every move of a determinization is played out with the same random numbers
-    (``det_rng``, common random numbers), so moves are compared on the same cards and the same
-    reshuffles. With :data:`PLAN` the observer's lays after the move are the heuristic's. The
-    observer's result is added to ``stats[move]`` (float64 (num_choices, NUM_STATS)).
+    Simulation ``t`` plays move ``j = active[t % num_active]`` of ``choices`` (int64) on
+    determinization ``t // num_active`` (a new one in ``det`` whenever ``t % num_active == 0``)
+    and plays it out in ``sim``; every move of a determinization is played out with the same
+    random numbers (``det_rng``, common random numbers), so moves are compared on the same cards
+    and the same reshuffles. With :data:`PLAN` the observer's lays after the move are the
+    heuristic's. The observer's result is added to ``stats[j]`` (float64 (len(choices), NUM_STATS)).
 
     :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
         determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
@@ -198,8 +198,9 @@ def flat_monte_carlo(
     """
     sim_rng = np.empty(1, dtype=np.uint64)
     for t in range(done, done + count):
-        j = t % num_choices
-        if j == 0:
+        k = t % num_active
+        j = active[k]
+        if k == 0:
             determinize(root, det, tab, meld_bits, observer, rng, work)
             det_rng[0] = K.next_random(rng)
         _copy(det, sim)
