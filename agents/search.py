@@ -232,15 +232,19 @@ class SearchAgent(Agent):
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
         return action
 
-    def analyse(self, observation: dict[str, Any]) -> list[MoveEstimate]:
+    def analyse(self, observation: dict[str, Any], known: Iterable[int] | None = None) -> list[MoveEstimate]:
         """Search ``observation`` and return every searched move's estimates, the move this agent
         would play first, then by the objective's mean, best first (a single move comes back
-        with 0 playouts). The cards this agent saw taken earlier in the deal count as known.
+        with 0 playouts).
 
+        :param known: the cards of the observer's hand that the other players know it holds (it
+            took them from the staircase, RULES §4.1; they are not in its own observation), e.g.
+            from a recorded position; ``None``: the cards this agent saw itself take earlier in
+            the deal (:meth:`act`).
         :raises ValueError: as :meth:`act`.
         """
         legal_actions(observation)
-        own_known = self._taken & cards_to_bits(decode(observation).hand)
+        own_known = (self._taken if known is None else cards_to_bits(known)) & cards_to_bits(decode(observation).hand)
         choices, stats = self._search(observation, own_known)
         best = self._pick(choices, stats)
         order = sorted(

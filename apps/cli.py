@@ -1,5 +1,5 @@
-"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay`` and ``bench``
-(docs/ARCHITECTURE.md "Command line").
+"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay``,
+``analyse`` and ``bench`` (docs/ARCHITECTURE.md "Command line").
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "play": ("apps.play", "play against agents in the terminal"),
     "serve": ("apps.serve", "play, watch and replay deals in a local web page"),
     "replay": ("apps.replay", "print a recorded deal move by move"),
+    "analyse": ("apps.analyse", "rank the moves of a recorded position by search"),
     "bench": ("apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
 }
 

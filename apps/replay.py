@@ -28,14 +28,9 @@ def run(args: argparse.Namespace) -> int:
     :raises ValueError: for a file that is not a record file, a deal number out of range or a
         record that does not replay (naming the step).
     """
-    deals = records.read(args.file)
-    if not deals:
-        raise ValueError(f"{args.file} holds no deals")
-    if not 1 <= args.deal <= len(deals):
-        raise ValueError(f"--deal {args.deal}: {args.file} holds deals 1..{len(deals)}")
-    record = deals[args.deal - 1]
+    record, count = read_deal(args.file, args.deal)
     gap = "" if args.moves_only else "\n"  # a blank line between tables, none between bare moves
-    print(f"record {args.deal} of {len(deals)} in {args.file}: {_describe(record)}")
+    print(f"record {args.deal} of {count} in {args.file}: {describe(record)}")
     for step in records.replay(record, where=f"{args.file}, record {args.deal}"):
         if step.index >= 0:
             print(f"{gap}{step.index + 1}. P{step.seat}: {step.text}")
@@ -47,7 +42,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(record: dict[str, Any]) -> str:
+def read_deal(path: str, deal: int) -> tuple[dict[str, Any], int]:
+    """Deal ``deal`` (1 = the first) of the record file ``path``, and how many deals it holds.
+
+    :raises FileNotFoundError: when there is no such file.
+    :raises ValueError: for a file that is not a record file or holds no deals, or a deal number
+        out of range (naming ``--deal``).
+    """
+    deals = records.read(path)
+    if not deals:
+        raise ValueError(f"{path} holds no deals")
+    if not 1 <= deal <= len(deals):
+        raise ValueError(f"--deal {deal}: {path} holds deals 1..{len(deals)}")
+    return deals[deal - 1], len(deals)
+
+
+def describe(record: dict[str, Any]) -> str:
     """Rules, seats and which deal of its game the record is (the tables count deals that way)."""
     seats = ", ".join(f"P{i} {spec}" for i, spec in enumerate(record["agents"]))
     deal = f"deal {record['game_deal']} of a game" if "game_deal" in record else "a single deal (the table: deal 1)"

@@ -14,7 +14,11 @@ A Starlette app with a JSON API and one static page (plain HTML/JS, no build ste
 - ``DELETE /api/sessions/{id}``: end a game (404 for an unknown one);
 - ``GET /api/sessions/{id}/record``: the session's finished deals as a record file (JSONL);
 - ``POST /api/replay?deal=N``: the body is a record file's content (plain or gzipped; never a
-  server path); answers the deals it holds and every position of deal N.
+  server path); answers the deals it holds and every position of deal N;
+- ``POST /api/sessions/{id}/hint`` ``{"version"}`` and ``POST /api/replay/hint?deal=N&step=K``
+  (the body as for ``/api/replay``): the moves of the person's position (play mode, their turn)
+  or of the position before move K of deal N ranked by a short search (:data:`HINT_SPEC`,
+  :mod:`apps.analyse`), searched from the observation of the player to move only.
 
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
 4xx answer with a clear message, and the game goes on. Every request is validated and every
@@ -57,6 +61,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import agents
+from agents.search import MoveEstimate
+from apps.analyse import analyse_position, analyser, position
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.actions import decode as decode_action
@@ -76,6 +82,8 @@ MAX_REPLAY_STEPS = 5000
 MAX_RECORD_LINE = 1024 * 1024  # one deal's record is a few KB; a longer line is not a record
 MAX_LISTED = 1000  # deals listed in a replay answer (any deal of the file can be asked for)
 REPLAY_SLOTS = 2  # record files parsed at once; more uploads wait
+#: The agent behind the Hint button (about 0.05 CPU seconds a position); the table's rules reach it.
+HINT_SPEC = "rollout,playouts=500"
 JSON_TYPES = ("application/json",)
 RECORD_TYPES = ("application/octet-stream", "application/gzip", "application/x-gzip", "application/jsonl")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -186,6 +194,13 @@ def move_text(action: int, staircase: Sequence[str]) -> str:
     if act.kind == "take":
         text += f" ({' '.join(staircase[-act.depth :])})"
     return text
+
+
+def hint_view(estimates: Sequence[MoveEstimate], state: GameState) -> list[dict[str, Any]]:
+    """A hint's estimates as JSON (:meth:`MoveEstimate.to_dict`, best first), each with ``text``,
+    the move as the log shows it, in ``state`` (the position searched)."""
+    staircase = _cards(state.staircase)
+    return [{**e.to_dict(), "text": move_text(e.action, staircase)} for e in estimates]
 
 
 def final_table(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -378,6 +393,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def _record_body(request: Request) -> bytes:
+    """The record file's content in the body (``RECORD_TYPES``, at most ``MAX_RECORD_BYTES``).
+
+    :raises BadRequest: 415 for another type, 413 for a larger body.
+    """
+    _content_type(request, RECORD_TYPES)
+    return await _read_body(request, MAX_RECORD_BYTES)
+
+
 async def _json(request: Request) -> dict[str, Any]:
     """The JSON object of the body (``application/json``, at most ``MAX_JSON_BYTES``).
 
@@ -395,6 +419,17 @@ async def _json(request: Request) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
     return data
+
+
+def _query_number(request: Request, key: str, default: str, noun: str) -> int:
+    """The query parameter ``key`` (``default`` when absent) as a number 1..10**9.
+
+    :raises BadRequest: 400 naming ``key`` and what it must be (a ``noun`` number).
+    """
+    value = request.query_params.get(key, default)
+    if not _DIGITS.fullmatch(value) or not 1 <= int(value) <= 10**9:
+        raise BadRequest(f"{key}={value[:20]!r} must be a {noun} number 1, 2, ... (1 = the first)")
+    return int(value)
 
 
 def _int(data: dict[str, Any], key: str, low: int, high: int) -> int:
@@ -450,6 +485,10 @@ class App:
             "max_players": MAX_PLAYERS,
         }
 
+    def next_seed(self) -> int:
+        """A new seed from the server's seed sequence (for a deal, or a hint's search)."""
+        return int(self._seeds.spawn(1)[0].generate_state(1)[0])
+
     def new_session(self, data: dict[str, Any]) -> Session:
         """A new game from the page's choices (validated: only indices of the server's agents).
 
@@ -475,7 +514,7 @@ class App:
         if people != (1 if mode == "play" else 0):
             wanted = "exactly one seat 'you'" if mode == "play" else "no seat 'you'"
             raise BadRequest(f"{mode} mode needs {wanted}; got {people}")
-        seed = int(self._seeds.spawn(1)[0].generate_state(1)[0])
+        seed = self.next_seed()
         env = raw_env(num_players=len(specs), rules=rules, episode=episode)
         env.reset(seed=seed, options={"dealer": seed % len(specs)})
         players = [None if s == YOU else agents.load(s, seed=seed + i, rules=env.rules) for i, s in enumerate(specs)]
@@ -533,10 +572,7 @@ class App:
         """
         version = _int(data, "version", 0, 10**9)
         with session.lock:
-            if session.over:
-                raise BadRequest("the game is over; start a new one", 409)
-            if version != session.version:
-                raise BadRequest(f"stale request: the table is at version {session.version}, not {version}", 409)
+            _check_current(session, version)
             seat = session.env.game.current
             player = session.players[seat]
             if player is None:
@@ -545,11 +581,34 @@ class App:
             session.play(player.act(session.env.observe(name)))
             return session.view()
 
+    def hint(self, session: Session, data: dict[str, Any]) -> dict[str, Any]:
+        """The person's moves ranked by :data:`HINT_SPEC` under the session's rules, searched from
+        their observation only (their turn in play mode, at the current ``version``).
+
+        :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
+            ``version``, watch mode or another seat's turn.
+        """
+        version = _int(data, "version", 0, 10**9)
+        with session.lock:
+            _check_current(session, version)
+            if session.mode != "play" or session.env.game.current != session.you:
+                raise BadRequest("a hint is for your own turn in play mode", 409)
+            estimates = analyse_position(session.env, analyser(HINT_SPEC, self.next_seed(), session.env.rules))
+            return {"version": version, "agent": HINT_SPEC, "estimates": hint_view(estimates, session.env.game)}
+
     @staticmethod
     def view(session: Session) -> dict[str, Any]:
         """The table, read under the session's lock (a move may be under way in another request)."""
         with session.lock:
             return session.view()
+
+
+def _check_current(session: Session, version: int) -> None:
+    """:raises BadRequest: 409 for a game that is over or a request made on an outdated table."""
+    if session.over:
+        raise BadRequest("the game is over; start a new one", 409)
+    if version != session.version:
+        raise BadRequest(f"stale request: the table is at version {session.version}, not {version}", 409)
 
 
 def _record_lines(content: bytes) -> Iterator[bytes]:
@@ -577,14 +636,13 @@ def _record_lines(content: bytes) -> Iterator[bytes]:
         raise BadRequest(f"the gzipped file does not unpack: {err}") from None
 
 
-def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
-    """The deals of a record file's ``content`` and every position of deal ``deal`` (1-based).
+def _read_deal(content: bytes, deal: int) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+    """The number of deals in a record file's ``content``, a listing of the first ``MAX_LISTED``
+    and the record of deal ``deal`` (1-based). The file is parsed line by line: only deal ``deal``
+    is kept whole.
 
-    The file is parsed line by line: only deal ``deal`` is kept whole, the others as a listing
-    (the first ``MAX_LISTED``).
-
-    :raises BadRequest: for content that is not a record file (naming the line and what is wrong),
-        a deal that is not in it or does not replay.
+    :raises BadRequest: for content that is not a record file (naming the line and what is wrong)
+        or a deal that is not in it.
     """
     listing: list[dict[str, Any]] = []
     record: dict[str, Any] | None = None
@@ -606,6 +664,15 @@ def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
         raise BadRequest("the file holds no deals")
     if record is None:
         raise BadRequest(f"deal {deal}: the file holds deals 1..{count}")
+    return count, listing, record
+
+
+def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
+    """The deals of a record file's ``content`` and every position of deal ``deal`` (1-based).
+
+    :raises BadRequest: as :func:`_read_deal`; for a deal that does not replay.
+    """
+    count, listing, record = _read_deal(content, deal)
     frames = _frames(record, deal)
     outcome = outcome_text(record["outcome"])
     return {"count": count, "deals": listing, "deal": deal, "record": record, "outcome_text": outcome, "frames": frames}
@@ -616,10 +683,7 @@ def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
 
     :raises BadRequest: 413 for a deal longer than ``MAX_REPLAY_STEPS``; 400 when it does not replay.
     """
-    if len(record["actions"]) > MAX_REPLAY_STEPS:
-        raise BadRequest(
-            f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
-        )
+    _check_length(record, deal)
     frames: list[dict[str, Any]] = []
     try:
         for step in records.replay(record, where=f"deal {deal}"):
@@ -630,6 +694,34 @@ def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
     except records.RecordError as err:
         raise BadRequest(str(err)[:500]) from None
     return frames
+
+
+def _check_length(record: dict[str, Any], deal: int) -> None:
+    """:raises BadRequest: 413 for a deal longer than ``MAX_REPLAY_STEPS``."""
+    if len(record["actions"]) > MAX_REPLAY_STEPS:
+        raise BadRequest(
+            f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
+        )
+
+
+def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, Any]:
+    """The moves of the position before move ``step`` (1 = the first) of deal ``deal`` of a record
+    file's ``content``, ranked by :data:`HINT_SPEC` under the record's rules, searched from the
+    observation of the player to move only; ``played`` is the move the record played there.
+
+    :raises BadRequest: as :func:`_read_deal`; 413 for a deal longer than ``MAX_REPLAY_STEPS``;
+        400 for a step out of range or after the deal's end, or a deal that does not replay to it.
+    """
+    _, _, record = _read_deal(content, deal)
+    _check_length(record, deal)
+    try:
+        env = position(record, step, f"deal {deal}")
+    except ValueError as err:  # a RecordError too
+        raise BadRequest(str(err)[:500]) from None
+    estimates = hint_view(analyse_position(env, analyser(HINT_SPEC, seed, env.rules)), env.game)
+    action = record["actions"][step - 1]
+    played = {"action": action, "move": move_text(action, _cards(env.game.staircase))}
+    return {"deal": deal, "step": step, "agent": HINT_SPEC, "played": played, "estimates": estimates}
 
 
 class LocalOnly:
@@ -736,13 +828,17 @@ def create_app(
         return Response(text, media_type="application/jsonl", headers=headers)
 
     async def replay(request: Request) -> Response:
-        deal = request.query_params.get("deal", "1")
-        if not _DIGITS.fullmatch(deal) or not 1 <= int(deal) <= 10**9:
-            raise BadRequest(f"deal={deal[:20]!r} must be a deal number 1, 2, ... (1 = the first)")
-        _content_type(request, RECORD_TYPES)
-        content = await _read_body(request, MAX_RECORD_BYTES)
+        deal = _query_number(request, "deal", "1", "deal")
+        content = await _record_body(request)
         async with replay_slots:  # a parse holds the file's objects: a few at once bound the memory
-            return JSONResponse(await run_in_threadpool(replay_frames, content, int(deal)))
+            return JSONResponse(await run_in_threadpool(replay_frames, content, deal))
+
+    async def replay_hint_endpoint(request: Request) -> Response:
+        deal = _query_number(request, "deal", "1", "deal")
+        step = _query_number(request, "step", "", "move")
+        content = await _record_body(request)
+        async with replay_slots:  # the parse as for a replay, then a short search
+            return JSONResponse(await run_in_threadpool(replay_hint, content, deal, step, app_state.next_seed()))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -761,8 +857,10 @@ def create_app(
         Route("/api/sessions/{sid}", delete_session, methods=["DELETE"]),
         Route("/api/sessions/{sid}/move", acting(App.move), methods=["POST"]),
         Route("/api/sessions/{sid}/advance", acting(App.advance), methods=["POST"]),
+        Route("/api/sessions/{sid}/hint", acting(app_state.hint), methods=["POST"]),
         Route("/api/sessions/{sid}/record", session_record),
         Route("/api/replay", replay, methods=["POST"]),
+        Route("/api/replay/hint", replay_hint_endpoint, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

@@ -20,6 +20,7 @@ const state = {
   watching: false, // watch mode: playing (not paused)
   timer: null,
   replay: null, // {content, data, frame}
+  hint: null, // the position the shown hint belongs to (hintKey)
 };
 
 const $ = (id) => document.getElementById(id);
@@ -308,6 +309,7 @@ function closeSummary() {
 // ------------------------------------------------------------------ the table
 function renderTable(table, opts) {
   $("table").hidden = false;
+  if (state.hint !== hintKey()) hideHint(); // a hint belongs to one position
   const legal = opts.legal;
   const mine = opts.mine;
   const names = table.players.map((p, i) => (mine === i ? "you" : `P${i} ${p.name}`));
@@ -428,6 +430,7 @@ function renderActions(legal) {
   discardButton.disabled = discard === undefined;
   discardButton.textContent = discard !== undefined ? `Discard ${one}` : "Discard";
   discardButton.onclick = discard !== undefined ? () => move(discard) : null;
+  $("hint-button").disabled = !legal;
   let hint = "";
   if (legal && legal.draw === null && Object.keys(legal.take).length === 0) {
     hint = "Click cards to select them: a legal meld enables Meld; one card enables Discard (or double-click it) and shows where it can be laid off.";
@@ -483,7 +486,63 @@ function showFrame() {
   renderTable(frame.table, { legal: null, log: log.slice(-14), mine: null });
   $("download-record").hidden = true; // a watched game's link, not this file's
   $("replay-label").textContent = i === 0 ? `dealt (${frames.length - 1} moves)` : `move ${i} of ${frames.length - 1}: P${frame.move.seat} ${frame.move.move}`;
+  $("replay-hint").disabled = i === frames.length - 1; // the deal is over: nothing to choose
   $("status").textContent = i === frames.length - 1 ? `Deal over: ${r.data.outcome_text}, points ${r.data.record.deal_points.join(" / ")}` : `Deal ${frame.table.deal}, turn ${frame.table.turn + 1}`;
+}
+
+// ------------------------------------------------------------------ hints
+// The moves of the shown position ranked by a short search on the server (the person's own
+// position in play, the shown one in a replay): win rate and point margin, the best first.
+function hintKey() {
+  if (state.tab === "replay") return state.replay && state.replay.data ? `replay:${state.replay.data.deal}:${$("replay-slider").value}` : null;
+  return state.view ? `play:${state.view.session}:${state.view.version}` : null;
+}
+
+async function hint() {
+  const key = hintKey();
+  if (!key) return;
+  try {
+    let data;
+    if (state.tab === "replay") {
+      const step = Number($("replay-slider").value) + 1; // the position before move step
+      const body = JSON.stringify(state.replay.data.record); // the shown deal only, not the whole file
+      data = await api(`/api/replay/hint?step=${step}`, { method: "POST", headers: { "Content-Type": "application/octet-stream" }, body });
+    } else {
+      data = await post(`/api/sessions/${state.view.session}/hint`, { version: state.view.version });
+    }
+    showError("");
+    if (hintKey() === key) showHint(data, key); // else the table moved on meanwhile
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+function percent(x) {
+  return x === null ? "–" : `${(100 * x).toFixed(0)}%`;
+}
+
+function showHint(data, key) {
+  const played = data.played ? data.played.action : null;
+  const rows = data.estimates.map((e, i) => {
+    const win = e.win_se === null ? percent(e.win_rate) : `${percent(e.win_rate)} ± ${percent(e.win_se)}`;
+    const margin = e.margin === null ? "–" : `${e.margin > 0 ? "+" : ""}${e.margin.toFixed(1)}`;
+    const tr = el("tr", { class: `${i === 0 ? "best" : ""} ${e.action === played ? "played" : ""}`, "data-action": e.action, title: `${e.playouts} playouts${e.greedy ? ", the greedy heuristic's move" : ""}` });
+    tr.append(el("td", { text: e.text }), el("td", { text: win }), el("td", { text: margin }));
+    return tr;
+  });
+  $("hint-table").tBodies[0].replaceChildren(...rows);
+  $("hint-agent").textContent = data.agent;
+  let note = "Win rate: the share of simulated deals won (a tie counts half); margin: points ahead of the others' mean at the deal's end.";
+  if (data.estimates.length === 1) note = "Only one move is worth searching here.";
+  if (data.played && !data.estimates.some((e) => e.action === played)) note += ` Played: ${data.played.move} (not searched).`;
+  $("hint-note").textContent = note;
+  $("hint-panel").hidden = false;
+  state.hint = key;
+}
+
+function hideHint() {
+  $("hint-panel").hidden = true;
+  state.hint = null;
 }
 
 // ------------------------------------------------------------------ wiring
@@ -529,6 +588,8 @@ async function main() {
   $("replay-slider").addEventListener("input", showFrame);
   $("replay-prev").addEventListener("click", () => stepSlider(-1));
   $("replay-next").addEventListener("click", () => stepSlider(1));
+  $("hint-button").addEventListener("click", hint);
+  $("replay-hint").addEventListener("click", hint);
   try {
     state.config = await api("/api/config");
   } catch (e) {

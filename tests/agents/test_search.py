@@ -20,6 +20,7 @@ from tests.env_helpers import swap_hidden
 from tests.rules_helpers import new_deal
 from treppen_env import raw_env
 from treppen_env.actions import parse_action
+from treppen_env.cards import bits_to_cards, cards_to_str
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -194,6 +195,19 @@ def test_analyse_of_a_single_move_has_no_playouts() -> None:
     state.apply(parse_action("take 1"))  # greedy now lays: one searched move
     (only,) = RolloutAgent(seed=0, playouts=10).analyse(observe(state))
     assert only.greedy and only.playouts == 0 and np.isnan(only.win_rate) and only.to_dict()["win_se"] is None
+
+
+def test_analyse_counts_the_known_cards_it_is_given() -> None:
+    """The cards of the hand the opponent saw taken (RULES §4.1) are not in the observation; given
+    as ``known``, its greedy playouts know them (a fresh agent remembers no takes: none known)."""
+    state = greedy_position("treppenromme", 2, 1, 19)
+    known = list(bits_to_cards(state.known[state.current]))
+    assert cards_to_str(known) == "TD" and known[0] in set(bits_to_cards(state.hands[state.current]))
+    obs = observe(state)
+    fresh = RolloutAgent(seed=0, playouts=20).analyse(obs)
+    assert len(fresh) == 2 and RolloutAgent(seed=0, playouts=20).analyse(obs, known=[]) == fresh
+    told = RolloutAgent(seed=0, playouts=20).analyse(obs, known=known)
+    assert [e.action for e in told] == [e.action for e in fresh] and told != fresh
 
 
 def test_label_searches_a_batch_like_act() -> None:

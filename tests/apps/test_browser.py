@@ -191,6 +191,49 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
     assert not browser.find_element(By.ID, "table").is_displayed()  # the previous deal is gone
 
 
+def test_the_hint_button_ranks_the_moves_in_play_and_in_a_replay(server, browser, tmp_path, monkeypatch):
+    from apps import web
+    from tests.treppen_env.test_records import play_recorded
+    from treppen_env import records
+
+    monkeypatch.setattr(web, "HINT_SPEC", "rollout,playouts=20")  # the server reads it at each hint
+    url, _ = server
+    browser.get(f"{url}/?delay=0")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: body(d, "turn") == "you")
+    panel = browser.find_element(By.ID, "hint-panel")
+    assert not panel.is_displayed()
+    browser.find_element(By.ID, "hint-button").click()
+    wait(browser, lambda d: panel.is_displayed())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#hint-table tbody tr")
+    top = browser.execute_script("return state.view.table.staircase.at(-1)")
+    texts = [row.find_element(By.TAG_NAME, "td").text for row in rows]
+    assert "draw" in texts and f"take 1 ({top})" in texts and all(t == "draw" or t.startswith("take ") for t in texts)
+    assert [row.get_attribute("class").split() for row in rows] == [["best"]] + [[]] * (len(rows) - 1)
+    assert browser.find_element(By.ID, "hint-agent").text == "rollout,playouts=20"
+    version = body(browser, "version")
+    browser.find_element(By.CSS_SELECTOR, "#stock.legal").click()  # a move: the hint was for the old table
+    wait(browser, lambda d: body(d, "version") != version)
+    assert not panel.is_displayed()
+
+    _, _, recs = play_recorded(3)
+    path = records.write(tmp_path / "deal.jsonl", recs)
+    browser.find_element(By.ID, "tab-replay").click()
+    browser.find_element(By.ID, "replay-file").send_keys(str(path))
+    slider = browser.find_element(By.ID, "replay-slider")
+    wait(browser, lambda d: slider.get_attribute("max") == str(len(recs[0]["actions"])))
+    browser.find_element(By.ID, "replay-hint").click()
+    wait(browser, lambda d: panel.is_displayed())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#hint-table tbody tr")
+    (played,) = [row for row in rows if "played" in row.get_attribute("class").split()]
+    assert played.get_attribute("data-action") == str(recs[0]["actions"][0])  # the first move: draw or take 1
+    browser.execute_script(
+        "const s = document.getElementById('replay-slider'); s.value = s.max; s.dispatchEvent(new Event('input'));"
+    )
+    assert not panel.is_displayed() and not browser.find_element(By.ID, "replay-hint").is_enabled()  # deal over
+
+
 def test_watch_agents_with_play_pause_and_step(server, browser):
     url, _ = server
     browser.get(f"{url}/")

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from apps.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
 from treppen_env import records
-from treppen_env.actions import parse_action
+from treppen_env.actions import action_to_str, parse_action
 
 BASE = "http://127.0.0.1:8000"
 RECORD = {"Content-Type": "application/octet-stream"}
@@ -225,9 +225,10 @@ def test_garbage_never_crashes_the_server(client):
     rng = np.random.default_rng(0)
     bodies = [b"", b"{", b"[]", b"null", b'"x"', b"\xff\xfe", json.dumps({"action": [1] * 50}).encode()]
     bodies += [rng.bytes(int(rng.integers(1, 200))) for _ in range(20)]
-    for path in ("/api/sessions", f"/api/sessions/{sid}/move", f"/api/sessions/{sid}/advance", "/api/replay"):
+    paths = ("/api/sessions", f"/api/sessions/{sid}/move", f"/api/sessions/{sid}/advance", f"/api/sessions/{sid}/hint")
+    for path in (*paths, "/api/replay", "/api/replay/hint?step=1"):
         for body in bodies:
-            headers = RECORD if path == "/api/replay" else JSON
+            headers = RECORD if path.startswith("/api/replay") else JSON
             assert 400 <= client.post(path, content=body, headers=headers).status_code < 500, (path, body)
     huge = b'{"seats": [' + b" " * MAX_JSON_BYTES + b"]}"
     assert client.post("/api/sessions", content=huge, headers=JSON).status_code == 413
@@ -445,3 +446,95 @@ def test_oversized_lines_and_gzip_bombs_are_refused(client):
     assert len(bomb) < 1024 * 1024
     r = client.post("/api/replay", content=bomb, headers=RECORD)
     assert r.status_code == 413 and r.json()["error"].startswith("the unpacked record file is larger than")
+
+
+HINT_BUDGET = 20
+ESTIMATE_KEYS = ["action", "move", "playouts", "win_rate", "win_se", "margin", "margin_se", "greedy", "text"]
+
+
+@pytest.fixture
+def small_hints(monkeypatch):
+    """Hints searched with a tiny budget; the rules each hint's agent was built with, in order."""
+    from apps import web
+
+    seen: list[str] = []
+
+    def analyser(spec, seed, rules):
+        seen.append(rules.name)
+        return web.agents.load(spec, seed=seed, rules=rules)
+
+    monkeypatch.setattr(web, "HINT_SPEC", f"rollout,playouts={HINT_BUDGET}")
+    monkeypatch.setattr(web, "analyser", analyser)
+    return seen
+
+
+def your_turn(client, view):
+    """The view once the agents have moved up to the person's turn."""
+    while not view["your_turn"]:
+        view = client.post(f"/api/sessions/{view['session']}/advance", json={"version": view["version"]}).json()
+    return view
+
+
+def test_a_hint_ranks_the_persons_moves(client, small_hints):
+    view = your_turn(client, new(client))
+    sid = view["session"]
+    r = client.post(f"/api/sessions/{sid}/hint", json={"version": view["version"]})
+    assert r.status_code == 200, r.json()
+    hint = r.json()
+    assert list(hint) == ["version", "agent", "estimates"] and small_hints == ["treppenromme"]
+    assert hint["version"] == view["version"] and hint["agent"] == f"rollout,playouts={HINT_BUDGET}"
+    estimates = hint["estimates"]
+    assert all(list(e) == ESTIMATE_KEYS for e in estimates) and sum(e["playouts"] for e in estimates) == HINT_BUDGET
+    legal = view["legal"]
+    assert {e["action"] for e in estimates} <= {legal["draw"], *legal["take"].values()}
+    staircase = view["table"]["staircase"]
+    take = next(e for e in estimates if e["move"] == "take 1")
+    assert take["text"] == f"take 1 ({staircase[-1]})"
+    assert client.get(f"/api/sessions/{sid}").json() == view  # a hint changes nothing
+    other = your_turn(client, new(client, rules="rum500"))
+    assert client.post(f"/api/sessions/{other['session']}/hint", json={"version": other["version"]}).is_success
+    assert small_hints == ["treppenromme", "rum500"]  # the session's rules reach the search
+
+
+def test_hints_only_for_the_persons_turn_on_the_current_table(client, small_hints):
+    view = new(client)
+    sid = view["session"]
+    for version in (None, "0", -1, True):
+        r = client.post(f"/api/sessions/{sid}/hint", json={"version": version})
+        assert r.status_code == 400 and r.json()["error"].startswith("'version' must be an integer in 0..")
+    r = client.post(f"/api/sessions/{sid}/hint", json={"version": 1})
+    assert r.status_code == 409 and r.json()["error"] == "stale request: the table is at version 0, not 1"
+    watch = new(client, (0, 1), mode="watch")
+    r = client.post(f"/api/sessions/{watch['session']}/hint", json={"version": 0})
+    assert r.status_code == 409 and r.json()["error"] == "a hint is for your own turn in play mode"
+    assert client.post("/api/sessions/nope/hint", json={"version": 0}).status_code == 404
+    assert small_hints == []
+
+
+def test_a_hint_for_a_replayed_position(client, small_hints):
+    recs = deal_records()
+    text = "".join(json.dumps(r) + "\n" for r in recs).encode()
+    record = recs[1]
+    r = client.post("/api/replay/hint?deal=2&step=1", content=gzip.compress(text), headers=RECORD)
+    assert r.status_code == 200, r.json()
+    hint = r.json()
+    assert list(hint) == ["deal", "step", "agent", "played", "estimates"] and small_hints == [record["rules"]]
+    assert (hint["deal"], hint["step"], hint["agent"]) == (2, 1, f"rollout,playouts={HINT_BUDGET}")
+    first = record["actions"][0]
+    assert hint["played"]["action"] == first and hint["played"]["move"].startswith(action_to_str(first))
+    assert all(list(e) == ESTIMATE_KEYS for e in hint["estimates"])
+    assert sum(e["playouts"] for e in hint["estimates"]) == HINT_BUDGET
+    n = len(record["actions"])
+    r = client.post(f"/api/replay/hint?deal=2&step={n + 1}", content=text, headers=RECORD)
+    assert r.status_code == 400
+    assert r.json()["error"] == f"deal 2, step {n + 1}: the deal is over after its {n} moves; choose a step 1..{n}"
+    for query, message in [
+        ("deal=2&step=0", "step='0' must be a move number 1, 2, ... (1 = the first)"),
+        ("deal=2", "step='' must be a move number 1, 2, ... (1 = the first)"),
+        ("deal=4&step=1", "deal 4: the file holds deals 1..3"),
+        (f"deal=2&step={n + 2}", f"deal 2, step {n + 2}: the deal has moves 1..{n}"),
+    ]:
+        r = client.post(f"/api/replay/hint?{query}", content=text, headers=RECORD)
+        assert r.status_code == 400 and r.json()["error"] == message, query
+    r = client.post("/api/replay/hint?step=1", content=text, headers=JSON)
+    assert r.status_code == 415
