@@ -40,7 +40,11 @@ def table_rows(out: str) -> list[list[str]]:
 
 def expected_row(rank: int, e: MoveEstimate, played: int) -> list[str]:
     marks = ", ".join(mark for mark, on in (("greedy", e.greedy), ("played", e.action == played)) if on)
-    win, margin = f"{e.win_rate:.3f} ± {e.win_se:.3f}", f"{e.margin:.1f} ± {e.margin_se:.1f}"
+
+    def se(value: float, digits: int) -> str:  # fewer than 2 playouts (sequential halving): no error
+        return "-" if math.isnan(value) else f"{value:.{digits}f}"
+
+    win, margin = f"{e.win_rate:.3f} ± {se(e.win_se, 3)}", f"{e.margin:.1f} ± {se(e.margin_se, 1)}"
     return [str(rank), e.move, str(e.playouts), win, margin, *([marks] if marks else [])]
 
 
