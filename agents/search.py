@@ -60,7 +60,7 @@ PLAYOUTS = tuple(P.POLICIES)
 MOVES = tuple(S.MOVES)
 OBJECTIVES = tuple(S.OBJECTIVES)
 #: How flat Monte Carlo shares its playouts among the moves.
-ALLOCATIONS = ("halving", "uniform")
+ALLOCATIONS = ("uniform", "halving")
 #: How IS-MCTS treats the other seats' moves.
 OTHERS = ("search", "playout")
 #: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
@@ -354,9 +354,11 @@ class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
     :func:`treppen_env.core.search.flat_monte_carlo`).
 
-    :param allocation: ``"halving"``: sequential halving of the moves (:class:`_Rounds`);
-        ``"uniform"``: every move on every determinization (playout ``t`` plays move ``t % m`` of
-        ``m`` on determinization ``t // m``).
+    :param allocation: ``"uniform"`` (default): every move on every determinization (playout
+        ``t`` plays move ``t % m`` of ``m`` on determinization ``t // m``); ``"halving"``:
+        sequential halving of the moves (:class:`_Rounds`). Measured at 2000 playouts, 2 players,
+        on the same 30 duplicate decks: uniform +206, halving +161 Elo against greedy (intervals
+        about ±100), so uniform stays the default.
     :param bias: how much better, in the objective's units, a move's mean must be than that of
         greedy's choice on the same determinizations to be played instead.
 
@@ -375,7 +377,7 @@ class RolloutAgent(SearchAgent):
         objective: str = "win",
         playouts: int | None = None,
         seconds: float | None = None,
-        allocation: str = "halving",
+        allocation: str = "uniform",
         bias: float = 0.0,
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)

@@ -53,7 +53,7 @@ SEARCHERS = {
     "ismcts": lambda seed: ISMCTSAgent(seed=seed, playouts=24),
     "rollout": lambda seed: RolloutAgent(seed=seed, playouts=24),
     "rollout-margin": lambda seed: RolloutAgent(seed=seed, playouts=24, objective="margin"),
-    "rollout-uniform": lambda seed: RolloutAgent(seed=seed, playouts=24, allocation="uniform"),
+    "rollout-halving": lambda seed: RolloutAgent(seed=seed, playouts=24, allocation="halving"),
     "ismcts-all-random": lambda seed: ISMCTSAgent(seed=seed, playouts=24, moves="all", playout="random"),
     "ismcts-widening-mix": lambda seed: ISMCTSAgent(seed=seed, playouts=24, widening=0.5, objective="mix"),
     "ismcts-others-playout": lambda seed: ISMCTSAgent(seed=seed, playouts=24, others="playout"),
@@ -113,7 +113,7 @@ def test_rollout_plays_every_move_on_every_determinization() -> None:
     """Flat Monte Carlo: playout t is move t % m on determinization t // m (common random numbers)."""
     state = discard_position()
     moves = int(state.legal_mask()[846:].sum())  # plan moves at a discard: every legal discard
-    estimates = RolloutAgent(seed=0, playouts=3 * moves + 2, allocation="uniform").analyse(observe(state))
+    estimates = RolloutAgent(seed=0, playouts=3 * moves + 2).analyse(observe(state))
     assert len(estimates) == moves
     assert sorted(e.playouts for e in estimates) == [3] * (moves - 2) + [4, 4]
 
@@ -124,12 +124,11 @@ def test_rollout_halving_shares_the_playouts_by_rounds() -> None:
     better of those 2 (one playout more for one of them still counts as the last round)."""
     obs = observe(discard_position())
     for budget, last in ((100, [32, 32]), (101, [32, 33])):
-        agent = RolloutAgent(seed=0, playouts=budget)
-        estimates = agent.analyse(obs)
+        estimates = RolloutAgent(seed=0, playouts=budget, allocation="halving").analyse(obs)
         assert sorted(e.playouts for e in estimates) == [4, 4, 4, 12, 12, *last]
         finalists = [e for e in estimates if e.playouts >= 32]
         assert estimates[0] == max(finalists, key=lambda e: e.win_rate)
-        assert RolloutAgent(seed=0, playouts=budget).act(obs) == estimates[0].action
+        assert RolloutAgent(seed=0, playouts=budget, allocation="halving").act(obs) == estimates[0].action
 
 
 @pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
@@ -240,7 +239,7 @@ def test_specs_build_search_agents_with_their_budgets() -> None:
         agents.load("rollout,playouts=0")
     with pytest.raises(ValueError, match="seconds=0 must be positive"):
         agents.load("ismcts,seconds=0")
-    with pytest.raises(ValueError, match=r"allocation='ucb'; choose one of \['halving', 'uniform'\]"):
+    with pytest.raises(ValueError, match=r"allocation='ucb'; choose one of \['uniform', 'halving'\]"):
         agents.load("rollout,allocation=ucb")
     with pytest.raises(ValueError, match=r"others='greedy'; choose one of \['search', 'playout'\]"):
         agents.load("ismcts,others=greedy")
