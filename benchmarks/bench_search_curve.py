@@ -43,7 +43,7 @@ DEFAULT_OUT = ROOT / "runs" / "bench" / "search_curve"
 def point(agent: str, budget: int, rules: str, players: int, decks: int, workers: int, out: Path) -> dict:
     """One budget's tournament against greedy: the searcher's Elo, interval, score and LOS."""
     name = f"{agent},playouts={budget}"
-    entrants = {name: name, "greedy": "greedy"} | {f"greedy#{k}": "greedy" for k in range(2, players)}
+    entrants = {name: name, "greedy": "greedy"} | {f"greedy#{k}": "greedy" for k in range(1, players - 1)}
     records = run_tournament(
         entrants, players=players, decks=decks, rules=rules, workers=workers, out=out, progress=True
     )
