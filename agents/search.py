@@ -181,10 +181,10 @@ class SearchAgent(Agent):
         for setting, value, allowed in choices:
             if value not in allowed:
                 raise ValueError(f"{setting}={value!r}; choose one of {list(allowed)}")
-        if playouts is not None and playouts < 1:
-            raise ValueError(f"playouts={playouts!r} must be at least 1 (or none)")
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"seconds={seconds!r} must be positive (or none for no time limit)")
+        if playouts is not None and (not isinstance(playouts, int) or isinstance(playouts, bool) or playouts < 1):
+            raise ValueError(f"playouts={playouts!r} must be a whole number of at least 1 (or none)")
+        if seconds is not None and not (0 < seconds < math.inf):
+            raise ValueError(f"seconds={seconds!r} must be positive and finite (or none for no time limit)")
         self.rules = make_rules(rules)
         self.playout = playout
         self.moves = moves
@@ -381,6 +381,8 @@ class RolloutAgent(SearchAgent):
         bias: float = 0.0,
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        if not math.isfinite(bias):
+            raise ValueError(f"bias={bias!r} must be a finite number")
         if allocation not in ALLOCATIONS:
             raise ValueError(f"allocation={allocation!r}; choose one of {list(ALLOCATIONS)}")
         self.allocation = allocation
@@ -450,8 +452,8 @@ class ISMCTSAgent(SearchAgent):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
         if others not in OTHERS:
             raise ValueError(f"others={others!r}; choose one of {list(OTHERS)}")
-        if c < 0:
-            raise ValueError(f"c={c!r} must be non-negative")
+        if not 0 <= c < math.inf:
+            raise ValueError(f"c={c!r} must be non-negative and finite")
         if not 0.0 <= widening < 1.0:
             raise ValueError(f"widening={widening!r} must be in [0, 1)")
         self.c = c
@@ -461,16 +463,16 @@ class ISMCTSAgent(SearchAgent):
     def _extra_repr(self) -> str:
         return f", c={self.c}, widening={self.widening}, others={self.others!r}"
 
-    #: Tree nodes allocated at a time under a time budget (one expansion per playout).
+    #: Tree nodes allocated at first (one expansion per playout); the tree doubles when full.
     TREE_BLOCK = 4096
 
     def _begin(self, root: _Root) -> Any:
-        capacity = 1 + (self.playouts if self.playouts is not None else self.TREE_BLOCK)
+        capacity = 1 + min(self.playouts or self.TREE_BLOCK, self.TREE_BLOCK)  # grown as needed
         return [S.new_tree(capacity), np.zeros(capacity, dtype=np.int64), np.empty(S.NUM_ACTIONS, dtype=np.int64)]
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
         (nodes, values, size), path, cand = state
-        if size[0] + count > nodes.shape[0]:  # a time budget: grow the tree
+        if size[0] + count > nodes.shape[0]:  # the tree is full: double it
             grown = S.new_tree(2 * nodes.shape[0])
             grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
             grown[2][0] = size[0]

@@ -103,7 +103,7 @@ def estimate_text(specs: dict[str, str], players: int, rules: Rules, deals: int,
     """
     if deals <= 0:
         return None
-    built = build_agents(specs)
+    built = build_agents(specs, rules)
     seconds = {name: decision_seconds(agent, players, rules) for name, agent in built.items()}
     total = deals * DECISIONS_PER_DEAL * sum(seconds.values()) / len(seconds) / max(workers, 1)
     if total < LONG_RUN_S:

@@ -144,6 +144,14 @@ def test_budget_in_cpu_seconds_is_kept(make: type) -> None:
     assert 0.2 <= spent < 0.45
 
 
+def test_a_time_budget_under_a_huge_playout_cap_allocates_a_small_tree() -> None:
+    """The IS-MCTS tree starts at TREE_BLOCK nodes and doubles when full (a tree sized for 10**9
+    playouts would not fit in memory)."""
+    agent = ISMCTSAgent(seed=0, playouts=10**9, seconds=0.01)
+    agent.act(observe(discard_position()))
+    assert 1 <= agent.simulations < 10**9
+
+
 def test_forced_moves_are_not_searched() -> None:
     """With one searched choice (greedy lays in plan mode, or one legal action) nothing is simulated."""
     state = greedy_position("treppenromme", 2, 3, 0)
@@ -235,10 +243,18 @@ def test_specs_build_search_agents_with_their_budgets() -> None:
         agents.load("ismcts,playout=smart")
     with pytest.raises(ValueError, match=r"objective='points'; choose one of \['win', 'margin', 'mix'\]"):
         agents.load("rollout,objective=points")
-    with pytest.raises(ValueError, match="playouts=0 must be at least 1"):
+    with pytest.raises(ValueError, match="playouts=0 must be a whole number of at least 1"):
         agents.load("rollout,playouts=0")
     with pytest.raises(ValueError, match="seconds=0 must be positive"):
         agents.load("ismcts,seconds=0")
+    with pytest.raises(ValueError, match="seconds=nan must be positive and finite"):
+        agents.load("rollout,seconds=nan")
+    with pytest.raises(ValueError, match=r"playouts=1\.5 must be a whole number of at least 1"):
+        agents.load("rollout,playouts=1.5")
+    with pytest.raises(ValueError, match="c=nan must be non-negative and finite"):
+        agents.load("ismcts,c=nan")
+    with pytest.raises(ValueError, match="bias=inf must be a finite number"):
+        agents.load("rollout,bias=inf")
     with pytest.raises(ValueError, match=r"allocation='ucb'; choose one of \['uniform', 'halving'\]"):
         agents.load("rollout,allocation=ucb")
     with pytest.raises(ValueError, match=r"others='greedy'; choose one of \['search', 'playout'\]"):

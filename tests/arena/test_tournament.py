@@ -221,6 +221,23 @@ def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
     assert len(records) == 2 and all(r["steps"] > 0 for r in records)
 
 
+def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch):
+    """A search agent simulating treppenromme would raise on a rum500 mask while it is timed."""
+    from apps import tournament as command
+    from treppen_env.rules import make_rules
+
+    timed = {}
+
+    def decision_seconds(agent, *_):
+        timed[agent.name] = getattr(agent, "rules", None)
+        return 0.0
+
+    monkeypatch.setattr(command, "decision_seconds", decision_seconds)
+    rum500 = make_rules("rum500")
+    assert command.estimate_text({"greedy": "greedy", "rollout": "rollout,playouts=4"}, 2, rum500, 2, 1) is None
+    assert timed["rollout"] is rum500
+
+
 def test_a_long_run_is_estimated_first(monkeypatch):
     import agents
     from apps import tournament as command

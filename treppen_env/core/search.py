@@ -234,16 +234,6 @@ def _child(nodes, node, action) -> int:
 
 
 @jit
-def _num_children(nodes, node) -> int:
-    n = 0
-    child = nodes[node, N_CHILD]
-    while child != NO_NODE:
-        n += 1
-        child = nodes[child, N_SIBLING]
-    return n
-
-
-@jit
 def _expand(nodes, size, node, action, player) -> int:
     child = size[0]
     size[0] += 1
@@ -257,13 +247,14 @@ def _expand(nodes, size, node, action, player) -> int:
 
 
 @jit
-def may_expand(nodes, values, node, widening) -> bool:
+def may_expand(values, node, legal_children, widening) -> bool:
     """Progressive widening: a node visited ``n`` times may have ``1 + floor(n ** widening)``
-    children (``widening == 0``: every candidate); candidates are tried in :func:`candidates`'
-    order, the heuristic's choice first."""
+    children legal in this determinization (``legal_children`` of them are in the tree;
+    ``widening == 0``: every candidate); candidates are tried in :func:`candidates`' order, the
+    heuristic's choice first."""
     if widening <= 0.0:
         return True
-    return _num_children(nodes, node) < 1 + math.floor(values[node, S_COUNT] ** widening)
+    return legal_children < 1 + math.floor(values[node, S_COUNT] ** widening)
 
 
 @jit
@@ -336,14 +327,16 @@ def ismcts(
             if i64[PHASE] == DEAL_OVER:
                 break
             n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, cand)
-            untried = -1
+            untried, legal_children = -1, 0
             for i in range(n):
                 child = _child(nodes, node, cand[i])
                 if child != NO_NODE:
                     nodes[child, N_AVAIL] += 1
+                    legal_children += 1
                 elif untried < 0:
                     untried = cand[i]
-            expand = untried >= 0 and size[0] < nodes.shape[0] and may_expand(nodes, values, node, widening)
+            expand = untried >= 0 and size[0] < nodes.shape[0]
+            expand = expand and (legal_children == 0 or may_expand(values, node, legal_children, widening))
             if expand:
                 node = _expand(nodes, size, node, untried, i64[CURRENT])
             else:
