@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -110,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         err = [[p["elo"] - p["ci"][0] for p in s["points"]], [p["ci"][1] - p["elo"] for p in s["points"]]]
         ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{s['rules']}, {s['players']} players")
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("CPU seconds per decision")
     ax.set_ylabel("Elo against greedy (95% interval)")
