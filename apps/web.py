@@ -17,8 +17,9 @@ A Starlette app with a JSON API and one static page (plain HTML/JS, no build ste
   server path); answers the deals it holds and every position of deal N;
 - ``POST /api/sessions/{id}/hint`` ``{"version"}`` and ``POST /api/replay/hint?deal=N&step=K``
   (the body as for ``/api/replay``): the moves of the person's position (play mode, their turn)
-  or of the position before move K of deal N ranked by a short search (:data:`HINT_SPEC`,
-  :mod:`apps.analyse`), searched from the observation of the player to move only.
+  or of the position before move K of deal N ranked by a short search
+  (:data:`apps.web_replay.HINT_SPEC`, :mod:`apps.analyse`), searched from the observation of the
+  player to move only.
 
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
 4xx answer with a clear message, and the game goes on. Every request is validated and every
@@ -26,22 +27,23 @@ malformed one gets a 4xx naming the field and what is allowed. Bodies are bounde
 sessions (idle ones make room; when all are in play a new game gets 429) and the record files
 parsed at once, so no request can crash the server or grow it without bound. :class:`LocalOnly`
 keeps other web sites out (Host and Origin checks), and state-changing requests must be JSON.
+
+This module holds the sessions, the server's state (:class:`App`), the request checks,
+:class:`LocalOnly` and :func:`create_app`; the JSON views of a position are in
+:mod:`apps.web_views`, the reading and replaying of uploaded record files in :mod:`apps.web_replay`
+and :class:`BadRequest` in :mod:`apps.web_errors`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gzip
-import io
-import itertools
 import json
 import re
 import secrets
 import threading
 import time
-import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -61,14 +63,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 import agents
-from agents.search import MoveEstimate
-from apps.analyse import analyse_position, analyser, position
+from apps.analyse import analyse_position, analyser
+from apps.web_errors import BadRequest
+from apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
+from apps.web_views import cards, deal_summary, final_table, hint_view, legal_moves, move_text, table_view
 from treppen_env import raw_env, records
-from treppen_env.actions import NUM_ACTIONS, action_to_str
-from treppen_env.actions import decode as decode_action
-from treppen_env.cards import NUM_RANKS, card_to_str, rank_of, suit_of
-from treppen_env.engine import GameState, Phase
-from treppen_env.render import sort_for_display
+from treppen_env.actions import NUM_ACTIONS
+from treppen_env.engine import GameState
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 STATIC = Path(__file__).with_name("static")
@@ -76,158 +77,13 @@ YOU = "you"
 MODES = ("play", "watch")
 EPISODES = ("deal", "game")
 MAX_JSON_BYTES = 16 * 1024
-MAX_RECORD_BYTES = 32 * 1024 * 1024
 LOG_LENGTH = 14
-MAX_REPLAY_STEPS = 5000
-MAX_RECORD_LINE = 1024 * 1024  # one deal's record is a few KB; a longer line is not a record
-MAX_LISTED = 1000  # deals listed in a replay answer (any deal of the file can be asked for)
 REPLAY_SLOTS = 2  # record files parsed at once; more uploads wait
-#: The agent behind the Hint button (about 0.05 CPU seconds a position); the table's rules reach it.
-HINT_SPEC = "rollout,playouts=500"
 JSON_TYPES = ("application/json",)
 RECORD_TYPES = ("application/octet-stream", "application/gzip", "application/x-gzip", "application/jsonl")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _DIGITS = re.compile(r"[0-9]{1,12}")
-
-
-class BadRequest(HTTPException):
-    """A request the server refuses (400 unless said otherwise); ``detail`` says why."""
-
-    def __init__(self, detail: str, status_code: int = 400):
-        super().__init__(status_code=status_code, detail=detail)
-
-
-# ---------------------------------------------------------------------------------- views
-def _cards(cards: Sequence[int]) -> list[str]:
-    return [card_to_str(int(c)) for c in cards]
-
-
-def _layoff_meld(state: GameState, card: int, target: int) -> int:
-    """Index in ``state.melds`` of the meld that ``card`` is laid off onto at ``target`` (RULES §4.3)."""
-    for i, m in enumerate(state.melds):
-        if target == 0 and m.kind == "set" and m.low == rank_of(card):
-            return i
-        if m.kind == "run" and m.suit == suit_of(card):
-            end = (m.low - 1) % NUM_RANKS if target == 1 else (m.low + m.length) % NUM_RANKS
-            if end == rank_of(card):
-                return i
-    raise ValueError(f"no meld takes {card_to_str(card)}")  # the mask never offers such a lay-off
-
-
-def legal_moves(state: GameState, mask: np.ndarray) -> dict[str, Any]:
-    """The legal actions of ``mask`` grouped as the page offers them (docs/ARCHITECTURE.md "Actions").
-
-    ``draw``: the action or None; ``take``: depth -> action; ``melds``: ``{action, cards}``;
-    ``layoffs``: ``{action, card, meld, end}`` (``meld`` indexes the view's melds); ``discards``:
-    card -> action.
-    """
-    moves: dict[str, Any] = {"draw": None, "take": {}, "melds": [], "layoffs": [], "discards": {}}
-    for a in np.flatnonzero(mask).tolist():
-        act = decode_action(a)
-        if act.kind == "draw":
-            moves["draw"] = a
-        elif act.kind == "take":
-            moves["take"][act.depth] = a
-        elif act.kind == "meld":
-            moves["melds"].append({"action": a, "cards": _cards(act.cards)})
-        elif act.kind == "layoff":
-            meld = _layoff_meld(state, act.card, act.target)
-            end = ("set", "low", "high")[act.target]
-            moves["layoffs"].append({"action": a, "card": card_to_str(act.card), "meld": meld, "end": end})
-        else:
-            moves["discards"][card_to_str(act.card)] = a
-    return moves
-
-
-def table_view(state: GameState, names: Sequence[str], viewer: int | None) -> dict[str, Any]:
-    """The table as JSON: what seat ``viewer`` may see (RULES §4: own hand, public cards), or every
-    hand when ``viewer`` is None (watching, replays)."""
-    players = []
-    for seat in range(state.num_players):
-        hand = state.hands[seat]
-        shown = viewer is None or viewer == seat
-        players.append(
-            {
-                "seat": seat,
-                "name": names[seat],
-                "hand": _cards(sort_for_display(hand)) if shown else None,
-                "hand_size": hand.bit_count(),
-                "known": _cards(sort_for_display(state.known[seat])),
-                "points": state.points[seat],
-                "total": state.totals[seat],
-            }
-        )
-    return {
-        "num_players": state.num_players,
-        "rules": state.rules.name,
-        "deal": state.deals_played + (0 if state.deal_over else 1),
-        "turn": state.turn,
-        "dealer": state.dealer,
-        "to_move": None if state.deal_over else state.current,
-        "phase": Phase(state.phase).name.lower(),
-        "stock_size": len(state.stock),
-        "staircase": _cards(state.staircase),
-        "melds": [{"owner": m.owner, "kind": m.kind, "cards": _cards(m.cards)} for m in state.melds],
-        "players": players,
-        "viewer": viewer,
-    }
-
-
-OUTCOME_WORDS = {
-    "went_out": "went out",
-    "romme": "went out Rommé (in one go, RULES §6.2)",
-    "stock_exhausted": "the stock ran out",
-    "max_turns": "the turn limit was reached",
-}
-
-
-def outcome_text(outcome: str) -> str:
-    """A deal's outcome in words (``went_out`` -> ``went out``)."""
-    return OUTCOME_WORDS.get(outcome, outcome.replace("_", " "))
-
-
-def move_text(action: int, staircase: Sequence[str]) -> str:
-    """The move as the log shows it: a take names the cards taken from ``staircase`` (before it)."""
-    act = decode_action(action)
-    text = action_to_str(action)
-    if act.kind == "take":
-        text += f" ({' '.join(staircase[-act.depth :])})"
-    return text
-
-
-def hint_view(estimates: Sequence[MoveEstimate], state: GameState) -> list[dict[str, Any]]:
-    """A hint's estimates as JSON (:meth:`MoveEstimate.to_dict`, best first), each with ``text``,
-    the move as the log shows it, in ``state`` (the position searched)."""
-    staircase = _cards(state.staircase)
-    return [{**e.to_dict(), "text": move_text(e.action, staircase)} for e in estimates]
-
-
-def final_table(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """The last position of a finished deal's ``record`` (every hand shown), replayed: a game deals
-    the next deal at once, so the env no longer holds it."""
-    *_, last = records.replay(record)
-    return table_view(last.env.game, names, None)
-
-
-def deal_summary(env: Any, table: dict[str, Any]) -> dict[str, Any]:
-    """Outcome, deal points and totals of the deal that just ended (from the env's infos), with
-    ``table``, its last position."""
-    info = env.infos[env.possible_agents[0]]
-    names = env.possible_agents
-    state: GameState = env.game
-    in_game = "totals" in info
-    return {
-        "deal": state.deals_played,
-        "outcome": info["outcome"],
-        "outcome_text": outcome_text(info["outcome"]),
-        "went_out": None if info["went_out"] is None else names.index(info["went_out"]),
-        "deal_points": [int(info["deal_points"][a]) for a in names],
-        "totals": [p["total"] for p in table["players"]],
-        "game_over": bool(state.game_over()) if in_game else None,
-        "winner": state.winner() if in_game else None,
-        "table": table,
-    }
 
 
 # ---------------------------------------------------------------------------------- sessions
@@ -284,7 +140,7 @@ class Session:
         state: GameState = self.env.game
         seat = state.current
         before = state.points[seat]
-        text = move_text(action, _cards(state.staircase))
+        text = move_text(action, cards(state.staircase))
         self.env.step(action)
         record = self.recorder.step(action)
         self.version += 1
@@ -609,119 +465,6 @@ def _check_current(session: Session, version: int) -> None:
         raise BadRequest("the game is over; start a new one", 409)
     if version != session.version:
         raise BadRequest(f"stale request: the table is at version {session.version}, not {version}", 409)
-
-
-def _record_lines(content: bytes) -> Iterator[bytes]:
-    """The lines of a record file's ``content`` (plain or gzipped), read one at a time so that only
-    one line is held unpacked.
-
-    :raises BadRequest: 400 for gzip that does not unpack; 413 when it unpacks to more than
-        ``MAX_RECORD_BYTES`` or holds a line longer than ``MAX_RECORD_LINE``.
-    """
-    gzipped = content[:2] == b"\x1f\x8b"
-    stream: gzip.GzipFile | io.BytesIO = gzip.GzipFile(fileobj=io.BytesIO(content)) if gzipped else io.BytesIO(content)
-    total = 0
-    try:
-        for number in itertools.count(1):
-            line = stream.readline(MAX_RECORD_LINE + 1)
-            if not line:
-                return
-            total += len(line)
-            if total > MAX_RECORD_BYTES:
-                raise BadRequest(f"the unpacked record file is larger than {MAX_RECORD_BYTES} bytes", 413)
-            if len(line) > MAX_RECORD_LINE:
-                raise BadRequest(f"line {number} is longer than {MAX_RECORD_LINE} bytes: not a deal record", 413)
-            yield line
-    except (OSError, EOFError, zlib.error) as err:
-        raise BadRequest(f"the gzipped file does not unpack: {err}") from None
-
-
-def _read_deal(content: bytes, deal: int) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
-    """The number of deals in a record file's ``content``, a listing of the first ``MAX_LISTED``
-    and the record of deal ``deal`` (1-based). The file is parsed line by line: only deal ``deal``
-    is kept whole.
-
-    :raises BadRequest: for content that is not a record file (naming the line and what is wrong)
-        or a deal that is not in it.
-    """
-    listing: list[dict[str, Any]] = []
-    record: dict[str, Any] | None = None
-    count = 0
-    for number, line in enumerate(_record_lines(content), 1):
-        if not line.strip():
-            continue
-        try:
-            parsed = records.parse_line(line, f"the file, line {number}")
-        except records.RecordError as err:
-            raise BadRequest(str(err)[:500]) from None
-        count += 1
-        if count <= MAX_LISTED:
-            entry = {k: parsed[k] for k in ("agents", "outcome", "deal_points")}
-            listing.append(entry | {"deal": count, "outcome_text": outcome_text(parsed["outcome"])})
-        if count == deal:
-            record = parsed
-    if not count:
-        raise BadRequest("the file holds no deals")
-    if record is None:
-        raise BadRequest(f"deal {deal}: the file holds deals 1..{count}")
-    return count, listing, record
-
-
-def replay_frames(content: bytes, deal: int) -> dict[str, Any]:
-    """The deals of a record file's ``content`` and every position of deal ``deal`` (1-based).
-
-    :raises BadRequest: as :func:`_read_deal`; for a deal that does not replay.
-    """
-    count, listing, record = _read_deal(content, deal)
-    frames = _frames(record, deal)
-    outcome = outcome_text(record["outcome"])
-    return {"count": count, "deals": listing, "deal": deal, "record": record, "outcome_text": outcome, "frames": frames}
-
-
-def _frames(record: dict[str, Any], deal: int) -> list[dict[str, Any]]:
-    """Every position of ``record`` with the move that led to it.
-
-    :raises BadRequest: 413 for a deal longer than ``MAX_REPLAY_STEPS``; 400 when it does not replay.
-    """
-    _check_length(record, deal)
-    frames: list[dict[str, Any]] = []
-    try:
-        for step in records.replay(record, where=f"deal {deal}"):
-            move = None
-            if step.index >= 0:
-                move = {"seat": step.seat, "move": move_text(step.action, frames[-1]["table"]["staircase"])}
-            frames.append({"move": move, "table": table_view(step.env.game, record["agents"], None)})
-    except records.RecordError as err:
-        raise BadRequest(str(err)[:500]) from None
-    return frames
-
-
-def _check_length(record: dict[str, Any], deal: int) -> None:
-    """:raises BadRequest: 413 for a deal longer than ``MAX_REPLAY_STEPS``."""
-    if len(record["actions"]) > MAX_REPLAY_STEPS:
-        raise BadRequest(
-            f"deal {deal} has {len(record['actions'])} moves; the page shows at most {MAX_REPLAY_STEPS}", 413
-        )
-
-
-def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, Any]:
-    """The moves of the position before move ``step`` (1 = the first) of deal ``deal`` of a record
-    file's ``content``, ranked by :data:`HINT_SPEC` under the record's rules, searched from the
-    observation of the player to move only; ``played`` is the move the record played there.
-
-    :raises BadRequest: as :func:`_read_deal`; 413 for a deal longer than ``MAX_REPLAY_STEPS``;
-        400 for a step out of range or after the deal's end, or a deal that does not replay to it.
-    """
-    _, _, record = _read_deal(content, deal)
-    _check_length(record, deal)
-    try:
-        env = position(record, step, f"deal {deal}")
-    except ValueError as err:  # a RecordError too
-        raise BadRequest(str(err)[:500]) from None
-    estimates = hint_view(analyse_position(env, analyser(HINT_SPEC, seed, env.rules)), env.game)
-    action = record["actions"][step - 1]
-    played = {"action": action, "move": move_text(action, _cards(env.game.staircase))}
-    return {"deal": deal, "step": step, "agent": HINT_SPEC, "played": played, "estimates": estimates}
 
 
 class LocalOnly:

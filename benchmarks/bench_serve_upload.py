@@ -4,7 +4,7 @@
 Usage: ``python benchmarks/bench_serve_upload.py [--uploads 4] [--deal 2]``
 
 The record file is a short tournament's deals (random against greedy), repeated until it is just
-under ``apps.web.MAX_RECORD_BYTES``. The server runs in a child process on 127.0.0.1; its peak
+under ``apps.web_replay.MAX_RECORD_BYTES``. The server runs in a child process on 127.0.0.1; its peak
 resident memory is read from ``/proc/PID/status`` (``VmHWM``, Linux only) after the uploads.
 Target: under 500 MB with 4 uploads at once.
 """
@@ -22,7 +22,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from apps.web import MAX_RECORD_BYTES
+from apps.web_replay import MAX_RECORD_BYTES
 
 SERVER = "import sys, uvicorn; from apps.web import create_app; uvicorn.run(create_app(['greedy']), host='127.0.0.1', port=int(sys.argv[1]), log_level='warning')"  # noqa: E501
 

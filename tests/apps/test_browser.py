@@ -144,7 +144,7 @@ def _agent_moves(record) -> int:
 
 
 def test_replay_a_record_in_the_page(server, browser, tmp_path):
-    from apps.web import OUTCOME_WORDS
+    from apps.web_views import OUTCOME_WORDS
     from arena.tournament import run_tournament
     from treppen_env import records
 
@@ -192,11 +192,12 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
 
 
 def test_the_hint_button_ranks_the_moves_in_play_and_in_a_replay(server, browser, tmp_path, monkeypatch):
-    from apps import web
+    from apps import web, web_replay
     from tests.treppen_env.test_records import play_recorded
     from treppen_env import records
 
-    monkeypatch.setattr(web, "HINT_SPEC", "rollout,playouts=20")  # the server reads it at each hint
+    for module in (web, web_replay):  # the server reads it at each hint: in play (web), in a replay (web_replay)
+        monkeypatch.setattr(module, "HINT_SPEC", "rollout,playouts=20")
     url, _ = server
     browser.get(f"{url}/?delay=0")
     wait(browser, lambda d: body(d, "ready") == "1")

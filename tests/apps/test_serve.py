@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from apps.web import MAX_JSON_BYTES, MAX_REPLAY_STEPS, create_app
+from apps.web import MAX_JSON_BYTES, create_app
+from apps.web_replay import MAX_REPLAY_STEPS
 from treppen_env import records
 from treppen_env.actions import action_to_str, parse_action
 
@@ -428,21 +429,27 @@ def test_serve_allows_more_host_names():
 
 
 def test_a_long_file_lists_its_first_deals_and_replays_any(client):
-    from apps import web
+    from apps import web_replay
 
     line = (json.dumps(deal_records()[0]) + "\n").encode()
-    r = client.post(f"/api/replay?deal={web.MAX_LISTED + 5}", content=line * (web.MAX_LISTED + 10), headers=RECORD)
+    r = client.post(
+        f"/api/replay?deal={web_replay.MAX_LISTED + 5}", content=line * (web_replay.MAX_LISTED + 10), headers=RECORD
+    )
     data = r.json()
-    assert r.status_code == 200 and data["count"] == web.MAX_LISTED + 10 and len(data["deals"]) == web.MAX_LISTED
-    assert data["deal"] == web.MAX_LISTED + 5 and data["frames"]
+    assert (
+        r.status_code == 200
+        and data["count"] == web_replay.MAX_LISTED + 10
+        and len(data["deals"]) == web_replay.MAX_LISTED
+    )
+    assert data["deal"] == web_replay.MAX_LISTED + 5 and data["frames"]
 
 
 def test_oversized_lines_and_gzip_bombs_are_refused(client):
-    from apps import web
+    from apps import web_replay
 
-    r = client.post("/api/replay", content=b"{" + b" " * web.MAX_RECORD_LINE, headers=RECORD)
+    r = client.post("/api/replay", content=b"{" + b" " * web_replay.MAX_RECORD_LINE, headers=RECORD)
     assert r.status_code == 413 and r.json()["error"].startswith("line 1 is longer than")
-    bomb = gzip.compress((b" " * 1023 + b"\n") * (web.MAX_RECORD_BYTES // 1024 + 1))
+    bomb = gzip.compress((b" " * 1023 + b"\n") * (web_replay.MAX_RECORD_BYTES // 1024 + 1))
     assert len(bomb) < 1024 * 1024
     r = client.post("/api/replay", content=bomb, headers=RECORD)
     assert r.status_code == 413 and r.json()["error"].startswith("the unpacked record file is larger than")
@@ -455,16 +462,18 @@ ESTIMATE_KEYS = ["action", "move", "playouts", "win_rate", "win_se", "margin", "
 @pytest.fixture
 def small_hints(monkeypatch):
     """Hints searched with a tiny budget; the rules each hint's agent was built with, in order."""
-    from apps import web
+    import agents
+    from apps import web, web_replay
 
     seen: list[str] = []
 
     def analyser(spec, seed, rules):
         seen.append(rules.name)
-        return web.agents.load(spec, seed=seed, rules=rules)
+        return agents.load(spec, seed=seed, rules=rules)
 
-    monkeypatch.setattr(web, "HINT_SPEC", f"rollout,playouts={HINT_BUDGET}")
-    monkeypatch.setattr(web, "analyser", analyser)
+    for module in (web, web_replay):  # the session's hint (web) and the replay's (web_replay)
+        monkeypatch.setattr(module, "HINT_SPEC", f"rollout,playouts={HINT_BUDGET}")
+        monkeypatch.setattr(module, "analyser", analyser)
     return seen
 
 
