@@ -78,6 +78,26 @@ def table(setting: dict) -> str:
     return "\n".join(lines)
 
 
+def plot(doc: dict, path: Path) -> None:
+    """Elo against CPU seconds per decision (log scale), one line per setting of ``curve.json``."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for s in doc["settings"]:
+        x = [p["cpu_s"] for p in s["points"]]
+        y = [p["elo"] for p in s["points"]]
+        err = [[p["elo"] - p["ci"][0] for p in s["points"]], [p["ci"][1] - p["elo"] for p in s["points"]]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{s['rules']}, {s['players']} players")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("CPU seconds per decision")
+    ax.set_ylabel("Elo against greedy (95% interval)")
+    ax.set_title(f"{doc['agent']}: strength against budget")
+    ax.legend()
+    save_figure(fig, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", default="rollout", help="search agent spec without a budget")
@@ -104,22 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"agent": args.agent, "settings": settings}
     atomic_write_text(args.out / "curve.json", json.dumps(doc, indent=2) + "\n")
     atomic_write_text(args.out / "curve.md", "\n\n".join(table(s) for s in settings) + "\n")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for s in settings:
-        x = [p["cpu_s"] for p in s["points"]]
-        y = [p["elo"] for p in s["points"]]
-        err = [[p["elo"] - p["ci"][0] for p in s["points"]], [p["ci"][1] - p["elo"] for p in s["points"]]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{s['rules']}, {s['players']} players")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("CPU seconds per decision")
-    ax.set_ylabel("Elo against greedy (95% interval)")
-    ax.set_title(f"{args.agent}: strength against budget")
-    ax.legend()
-    save_figure(fig, args.out / "curve.png")
+    plot(doc, args.out / "curve.png")
     print(f"results in {args.out}")
     return 0
 
