@@ -237,30 +237,28 @@ def test_specs_build_search_agents_with_their_budgets() -> None:
     rollout = agents.load("rollout,playouts=8,playout=greedy,rules=rum500,moves=all")
     assert isinstance(rollout, RolloutAgent)
     assert (rollout.playouts, rollout.rules.name, rollout.moves) == (8, "rum500", "all")
-    with pytest.raises(ValueError, match=r"agent 'ismcts' has no setting 'budget'; allowed: seed=None, rules="):
-        agents.load("ismcts,budget=3")
-    with pytest.raises(ValueError, match="playout='smart'; choose one of"):
-        agents.load("ismcts,playout=smart")
-    with pytest.raises(ValueError, match=r"objective='points'; choose one of \['win', 'margin', 'mix'\]"):
-        agents.load("rollout,objective=points")
-    with pytest.raises(ValueError, match="playouts=0 must be a whole number of at least 1"):
-        agents.load("rollout,playouts=0")
-    with pytest.raises(ValueError, match="seconds=0 must be positive"):
-        agents.load("ismcts,seconds=0")
-    with pytest.raises(ValueError, match="seconds=nan must be positive and finite"):
-        agents.load("rollout,seconds=nan")
-    with pytest.raises(ValueError, match=r"playouts=1\.5 must be a whole number of at least 1"):
-        agents.load("rollout,playouts=1.5")
-    with pytest.raises(ValueError, match="c=nan must be non-negative and finite"):
-        agents.load("ismcts,c=nan")
-    with pytest.raises(ValueError, match="bias=inf must be a finite number"):
-        agents.load("rollout,bias=inf")
-    with pytest.raises(ValueError, match=r"allocation='ucb'; choose one of \['uniform', 'halving'\]"):
-        agents.load("rollout,allocation=ucb")
-    with pytest.raises(ValueError, match=r"others='greedy'; choose one of \['search', 'playout'\]"):
-        agents.load("ismcts,others=greedy")
-    with pytest.raises(ValueError, match=r"widening=1.0 must be in \[0, 1\)"):
-        agents.load("ismcts,widening=1")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("ismcts,budget=3", r"agent 'ismcts' has no setting 'budget'; allowed: seed=None, rules="),
+        ("ismcts,playout=smart", "playout='smart'; choose one of"),
+        ("rollout,objective=points", r"objective='points'; choose one of \['win', 'margin', 'mix'\]"),
+        ("rollout,playouts=0", "playouts=0 must be a whole number of at least 1"),
+        ("ismcts,seconds=0", "seconds=0 must be positive"),
+        ("rollout,seconds=nan", "seconds=nan must be positive and finite"),
+        ("rollout,playouts=1.5", r"playouts=1\.5 must be a whole number of at least 1"),
+        ("ismcts,c=nan", "c=nan must be non-negative and finite"),
+        ("rollout,bias=inf", "bias=inf must be a finite number"),
+        ("rollout,allocation=ucb", r"allocation='ucb'; choose one of \['uniform', 'halving'\]"),
+        ("ismcts,others=greedy", r"others='greedy'; choose one of \['search', 'playout'\]"),
+        ("ismcts,widening=1", r"widening=1.0 must be in \[0, 1\)"),
+    ],
+)
+def test_bad_search_settings_are_clear_errors(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        agents.load(spec)
 
 
 def test_rollout_keeps_greedys_choice_unless_a_move_beats_it_by_the_bias() -> None:
