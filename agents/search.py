@@ -225,9 +225,8 @@ class SearchAgent(Agent):
             self._taken = 0
         self._last_turn = turn
         own_known = self._taken & cards_to_bits(view.hand)
+        self.simulations = 0
         action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known))
-        if legal.size == 1:
-            self.simulations = 0
         if DRAW < action < MELD_BASE:
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
         return action
