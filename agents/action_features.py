@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.heuristic_features import heuristic_features
 from treppen_env.actions import (
     DISCARD_BASE,
     DRAW,
@@ -227,9 +228,23 @@ class NumpyActionFeatureNet:
         self.bias = per_action[:, -1].copy()
         self.state_to_action = a["state_to_action.weight"].T.copy()
         self.channels = np.ascontiguousarray(card_channel_matrix().T)  # (898, 52 * channels)
+        #: The heuristic features' layer (``features="heuristic"``), or None.
+        self.heuristic: tuple[np.ndarray, ...] | None = None
+        if "heuristic_rules" in arrays:
+            self.heuristic = (
+                np.asarray(arrays["heuristic_rules"], dtype=np.float64),
+                a["heuristic_in.weight"].T.copy(),
+                a["heuristic_in.bias"],
+                a["heuristic_state.weight"].T.copy(),
+                a["heuristic_out.weight"][0].copy(),
+                a["heuristic_out.bias"],
+            )
 
     def logits(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """Logits of ``actions`` (int array, (k,)) for one observation (969,): float32 (k,)."""
+        """Logits of ``actions`` (int array, (k,)) for one observation (969,): float32 (k,).
+
+        A net with heuristic features takes ``actions`` as the legal actions (its mask).
+        """
         obs = np.asarray(obs, dtype=np.float32)
         glob = obs[GLOBAL_SLICE]
         w, b = self.card_in
@@ -253,4 +268,10 @@ class NumpyActionFeatureNet:
                 out[i] += (
                     scores[on, CHANNELS.index("taken")].sum() + scores[depth == d, CHANNELS.index("deepest")].sum()
                 )
+        if self.heuristic is not None:
+            row, w_in, b_in, w_state, w_out, b_out = self.heuristic
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[actions] = 1
+            features = heuristic_features(obs, mask, row)[actions]
+            out += np.maximum(features @ w_in + b_in + x @ w_state, 0) @ w_out + b_out
         return out

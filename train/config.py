@@ -35,6 +35,8 @@ ACTIVATIONS = ("tanh", "relu")
 #: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = ("random", "greedy", "snapshot", "best", "agent")
 POLICIES = ("mlp", "action_features")
+#: What the action-feature policy's action head sees beside the state (:mod:`train.policy_net`).
+FEATURE_SETS = ("cards", "heuristic")
 VEC_ENVS = ("subproc", "dummy")
 BACKENDS = ("sb3", "rllib")
 
@@ -114,6 +116,10 @@ class TrainConfig:
     """``action_features`` only: width of the card embeddings"""
     action_dim: int = 64
     """``action_features`` only: width of the static action embedding"""
+    features: str = "heuristic"
+    """``action_features`` only: what the action head sees beside the state, ``cards`` (the
+    cards each action moves) or ``heuristic`` (also what the greedy heuristic computes about each
+    legal action: :mod:`treppen_env.core.features`)"""
 
     # --- imitation warm start (train/imitation.py)
     imitation_decisions: int = 0
@@ -404,6 +410,7 @@ def validate(config: TrainConfig) -> None:
     )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
+    _require(c.features in FEATURE_SETS, f"features={c.features!r}; choose one of {list(FEATURE_SETS)}")
     _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
     probs = {k: getattr(c, f"opponent_{k}") for k in OPPONENT_KINDS}
     _require(all(0 <= p <= 1 for p in probs.values()), f"opponent probabilities {probs} must be in [0, 1]")

@@ -17,6 +17,14 @@ backends can wrap it): observation (B, 969) -> action logits (B, 898) and a stat
 Actions that move the same cards share what is learnt about those cards; an action unseen in
 training still gets a sensible score from its features.
 
+With ``features="heuristic"`` each action's logit also gets a term from what the greedy
+heuristic computes about that action in this position (:mod:`treppen_env.core.features`: its
+plan's score after the action, the points it books, a discard's weight and danger, the taken
+cards a take's plan lays, the heuristic's own pick), through one hidden layer modulated by the
+state embedding. Those features are computed from the observation and the action mask
+(:func:`agents.heuristic_features.heuristic_features`) at every forward pass, so they need the
+mask: the policy raises without it.
+
 :class:`ActionFeaturePolicy` wraps the net as an sb3-contrib ``MaskableActorCriticPolicy``:
 ``MaskablePPO(ActionFeaturePolicy, env, policy_kwargs={"rules": "rum500"})``. Masks apply as for
 any MaskablePPO policy (illegal actions get probability 0).
@@ -26,10 +34,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
+from agents import heuristic_features as heuristic
 from agents.action_features import (
     ACTION_FEATURES,
     CARD_OBS_FEATURES,
@@ -40,6 +50,7 @@ from agents.action_features import (
     card_channel_matrix,
     card_static_features,
 )
+from train.config import FEATURE_SETS
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
 from treppen_env.observation import SLICES
@@ -57,7 +68,8 @@ class ActionFeatureNet(nn.Module):
     :param card_dim: width of the card embeddings.
     :param hidden: width of the state embedding (also the value head's input).
     :param action_dim: width of the static action embedding scored against the state.
-    :raises ValueError: for an unknown preset or option.
+    :param features: ``cards`` or ``heuristic`` (:data:`FEATURE_SETS`; see the module docstring).
+    :raises ValueError: for an unknown preset, option or feature set.
     """
 
     # buffers (register_buffer), declared for type checkers
@@ -66,6 +78,7 @@ class ActionFeatureNet(nn.Module):
     card_static: torch.Tensor
     card_channels: torch.Tensor
     depths: torch.Tensor
+    heuristic_rules: torch.Tensor
 
     def __init__(
         self,
@@ -74,10 +87,15 @@ class ActionFeatureNet(nn.Module):
         card_dim: int = 64,
         hidden: int = 256,
         action_dim: int = 64,
+        features: str = "cards",
     ):
         super().__init__()
+        if features not in FEATURE_SETS:
+            raise ValueError(f"features={features!r}; choose one of {list(FEATURE_SETS)}")
         self.hidden = hidden
-        table = action_table(make_rules(rules, **(rules_options or {})))
+        self.rules = make_rules(rules, **(rules_options or {}))
+        self.features = features
+        table = action_table(self.rules)
         self.register_buffer("action_table", torch.from_numpy(table))
         self.register_buffer("card_index", torch.from_numpy(CARD_OBS_INDEX).flatten())
         self.register_buffer("card_static", torch.from_numpy(card_static_features()))
@@ -96,6 +114,11 @@ class ActionFeatureNet(nn.Module):
             nn.Linear(ACTION_FEATURES, action_dim), nn.ReLU(), nn.Linear(action_dim, action_dim + 1)
         )
         self.state_to_action = nn.Linear(hidden, action_dim, bias=False)
+        if features == "heuristic":  # the rules row travels with the weights (snapshots, RLlib exports)
+            self.register_buffer("heuristic_rules", torch.from_numpy(heuristic.rules_row(self.rules).copy()))
+            self.heuristic_in = nn.Linear(heuristic.NUM_FEATURES, action_dim)
+            self.heuristic_state = nn.Linear(hidden, action_dim, bias=False)
+            self.heuristic_out = nn.Linear(action_dim, 1)
         for layer in (self.card_score, self.state_to_action):  # near-uniform initial policy (SB3's 0.01 gain)
             nn.init.normal_(layer.weight, std=0.01)
 
@@ -111,11 +134,31 @@ class ActionFeatureNet(nn.Module):
         cards = torch.relu(self.card_mid(cards) + self.card_state(state)[:, None])
         return cards, state
 
-    def action_logits(self, obs: torch.Tensor, cards: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        """Logits (B, 898) from the card embeddings and state embedding of :meth:`encode`.
+    def heuristic(self, obs: torch.Tensor, masks: Any) -> torch.Tensor | None:
+        """The heuristic's features (B, 898, NUM_FEATURES) of observations (B, 969) with their
+        action masks (B, 898), or ``None`` with ``features="cards"``.
+
+        :raises ValueError: with ``features="heuristic"`` and no mask.
+        """
+        if self.features == "cards":
+            return None
+        if masks is None:
+            raise ValueError("features='heuristic' needs the action mask (pass action_masks)")
+        if isinstance(masks, torch.Tensor):
+            masks = masks.detach().cpu().numpy()
+        masks = np.asarray(masks).reshape(obs.shape[0], -1)
+        values = heuristic.heuristic_features(obs.detach().cpu().numpy(), masks, self.heuristic_rules.cpu().numpy())
+        return torch.from_numpy(values).to(obs.device)
+
+    def action_logits(
+        self, obs: torch.Tensor, cards: torch.Tensor, state: torch.Tensor, features: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Logits (B, 898) from the card embeddings and state embedding of :meth:`encode`, and the
+        heuristic's features of :meth:`heuristic` (``None`` with ``features="cards"``).
 
         A logit is the static action embedding scored against the state, plus the scores of the
-        cards the action moves, each read from the channel of the action's kind (:data:`CHANNELS`).
+        cards the action moves, each read from the channel of the action's kind (:data:`CHANNELS`),
+        plus (``heuristic``) the heuristic's features through a hidden layer modulated by the state.
         """
         batch = obs.shape[0]
         per_action = self.action_mlp(self.action_table)  # (898, action_dim + 1)
@@ -128,12 +171,17 @@ class ActionFeatureNet(nn.Module):
         taken, deep = CHANNELS.index("taken"), CHANNELS.index("deepest")
         take = deepest.cumsum(dim=1) @ scores[..., taken : taken + 1] + deepest @ scores[..., deep : deep + 1]
         take = take.squeeze(-1)  # (B, 52)
-        return logits + torch.cat([moved[:, : _TAKES.start], take, moved[:, _TAKES.stop :]], dim=1)
+        logits = logits + torch.cat([moved[:, : _TAKES.start], take, moved[:, _TAKES.stop :]], dim=1)
+        if features is not None:
+            hidden = torch.relu(self.heuristic_in(features) + self.heuristic_state(state)[:, None])
+            logits = logits + self.heuristic_out(hidden).squeeze(-1)
+        return logits
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Action logits (B, 898) and the state embedding (B, hidden) of observations (B, 969)."""
+    def forward(self, obs: torch.Tensor, masks: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Action logits (B, 898) and the state embedding (B, hidden) of observations (B, 969);
+        ``masks`` (B, 898) are needed with ``features="heuristic"`` (:meth:`heuristic`)."""
         cards, state = self.encode(obs)
-        return self.action_logits(obs, cards, state), state
+        return self.action_logits(obs, cards, state, self.heuristic(obs, masks)), state
 
 
 class _Head(nn.Module):
@@ -166,6 +214,8 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
     :param card_dim: width of the card embeddings.
     :param hidden: width of the state embedding.
     :param action_dim: width of the static action embedding.
+    :param features: ``cards`` or ``heuristic`` (:data:`FEATURE_SETS`); ``heuristic`` needs the
+        action mask in every call that gives a distribution (MaskablePPO always passes it).
     :param kwargs: the usual ``MaskableActorCriticPolicy`` arguments (``net_arch`` is unused).
     """
 
@@ -177,6 +227,7 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
         card_dim: int = 64,
         hidden: int = 256,
         action_dim: int = 64,
+        features: str = "cards",
         **kwargs: Any,
     ):
         self.net_kwargs: dict[str, Any] = {
@@ -185,6 +236,7 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
             "card_dim": card_dim,
             "hidden": hidden,
             "action_dim": action_dim,
+            "features": features,
         }
         kwargs.setdefault("ortho_init", False)  # the net initialises itself
         super().__init__(*args, **kwargs)
@@ -208,3 +260,30 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), **self.net_kwargs}
+
+    # The three calls that build a distribution, as sb3-contrib's, with the mask given to the net
+    # as well (the heuristic's features are computed from the observation and the mask).
+    def forward(
+        self, obs: torch.Tensor, deterministic: bool = False, action_masks: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, state = self.net(self.extract_features(obs, self.pi_features_extractor), action_masks)
+        distribution = self._masked(logits, action_masks)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions, self.value_net(state), distribution.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        logits, state = self.net(self.extract_features(obs, self.pi_features_extractor), action_masks)
+        distribution = self._masked(logits, action_masks)
+        return self.value_net(state), distribution.log_prob(actions), distribution.entropy()
+
+    def get_distribution(self, obs: Any, action_masks: Any = None) -> Any:
+        logits, _ = self.net(self.extract_features(obs, self.pi_features_extractor), action_masks)
+        return self._masked(logits, action_masks)
+
+    def _masked(self, logits: torch.Tensor, action_masks: Any) -> Any:
+        distribution = self._get_action_dist_from_latent(logits)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return distribution

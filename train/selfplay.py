@@ -286,6 +286,7 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
             "card_dim": config.card_dim,
             "hidden": config.net_arch[-1],
             "action_dim": config.action_dim,
+            "features": config.features,
         }
     return "MlpPolicy", {
         "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},

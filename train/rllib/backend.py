@@ -142,6 +142,7 @@ def module_specs(config: TrainConfig, rules: Any, seed: int) -> dict[str, RLModu
             "activation": config.activation,
             "card_dim": config.card_dim,
             "action_dim": config.action_dim,
+            "features": config.features,
             "num_players": config.num_players,
             "rules": rules,
         },

@@ -136,6 +136,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
                 card_dim=config.get("card_dim", 64),
                 hidden=hidden[-1],
                 action_dim=config.get("action_dim", 64),
+                features=config.get("features", "cards"),
             )
             self.value = nn.Linear(hidden[-1], 1)
             return
@@ -149,8 +150,8 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
         x = obs[OBS_KEY]
-        logits = self.net(x)[0] if self.kind == "action_features" else self.pi(x)
         legal = obs["action_mask"].bool()
+        logits = self.net(x, legal)[0] if self.kind == "action_features" else self.pi(x)
         return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(~legal, FLOAT_MIN)}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:

@@ -125,10 +125,11 @@ MAX_SLOTS = 2 * MAX_TABLE_MELDS
 MAX_DEPTH = NUM_CARDS + 1
 # Rows of a decision's scratch arrays (:func:`workspace`), each WS_WIDTH long.
 WS_WIDTH = MAX_CANDIDATES
-U_WORK, U_SORTED, U_STACK, U_CTX = range(4)  # uint64: candidates' cards, sorted, plan stack, context
-NUM_U_ROWS = 4
-F_WORK, F_SORTED, F_STACK, F_DANGER = range(4)  # float64: booked values, sorted, plan stack, danger
-NUM_F_ROWS = 4
+# uint64: candidates' cards, sorted, plan stack, context, the taken cards each draw's plan lays
+U_WORK, U_SORTED, U_STACK, U_CTX, U_USES = range(5)
+NUM_U_ROWS = 5
+F_WORK, F_SORTED, F_STACK, F_DANGER, F_SCORES = range(5)  # float64: ..., danger, each draw's score
+NUM_F_ROWS = 5
 I_WORK, I_SORTED, I_CHOSEN, I_BEST, I_STACK, I_ORDER = range(6)  # int64: first actions, sorted, plans, sort
 NUM_I_ROWS = 6
 MEAN_HAND_POINTS = sum(HAND_POINTS) / NUM_CARDS
@@ -678,10 +679,56 @@ def _draw(
     wf,
     wi,
 ):
-    """RULES §4.1-4.2: the stock, or the staircase take that gains the most."""
-    depth = scalars[STAIRS_LEN]
+    """RULES §4.1-4.2: the stock, or the staircase take that gains the most (:func:`draw_scores`)."""
+    scores = wf[F_SCORES]
+    depth = draw_scores(
+        hand, stairs, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi
+    )
     best_action = 0
-    best = -np.inf
+    best = scores[0]
+    for d in range(1, depth + 1):
+        if scores[d] > best:
+            best_action, best = d, scores[d]
+    if best_action == 0 and not mask[0]:  # stock empty and no take scored: the first legal take
+        for a in range(1, MELD_BASE):
+            if mask[a]:
+                return a
+    return best_action
+
+
+@numba.njit(cache=True)
+def draw_scores(
+    hand,
+    stairs,
+    scalars,
+    mask,
+    ctx,
+    out_bonus,
+    slots,
+    num_slots,
+    row,
+    settings,
+    danger,
+    wu,
+    wf,
+    wi,
+):
+    """The heuristic's score of every draw (RULES §4.1-4.2), in points, into ``wf[F_SCORES][d]``
+    for draw action ``d`` (0 the stock, ``d`` the take down to depth ``d``); returns the
+    staircase's length.
+
+    The stock scores the current hand's plan (the unknown card joining it) plus ``stock_gain``
+    plus ``take_margin``; a take scores the plan of the hand with the taken cards, which must lay
+    the deepest one when it lies below the top (or always, under the must-use rule) and may not
+    discard a top card taken alone; an illegal draw, or a take whose deepest card the plan cannot
+    use (a deep card taken for nothing is never considered), scores -inf. ``wu[U_USES][d]`` holds
+    the taken cards that take's plan lays this turn (a bitset).
+    """
+    scores, uses = wf[F_SCORES], wu[U_USES]
+    s_bits, best_chosen = wu[U_SORTED], wi[I_BEST]
+    depth = scalars[STAIRS_LEN]
+    scores[0] = -np.inf
+    uses[0] = _ZERO
     if mask[0]:
         score, _ = _plan(
             hand,
@@ -700,12 +747,14 @@ def _draw(
             wf,
             wi,
         )
-        best = score + settings[S_STOCK_GAIN] + settings[S_TAKE_MARGIN]
+        scores[0] = score + settings[S_STOCK_GAIN] + settings[S_TAKE_MARGIN]
     must_use_taken = row[R_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
     for d in range(1, depth + 1):
         card = np.int64(stairs[depth - d])
         taken |= _bit(card)
+        scores[d] = -np.inf
+        uses[d] = _ZERO
         if not mask[d]:
             continue
         include = card if d > 1 or must_use_taken else -1
@@ -715,7 +764,7 @@ def _draw(
             if not usable:
                 continue
         banned = card if d == 1 else -1
-        score, _ = _plan(
+        score, steps = _plan(
             hand | taken,
             ctx,
             out_bonus,
@@ -732,13 +781,12 @@ def _draw(
             wf,
             wi,
         )
-        if score > best:
-            best_action, best = d, score
-    if best_action == 0 and not mask[0]:  # stock empty and no take scored: the first legal take
-        for a in range(1, MELD_BASE):
-            if mask[a]:
-                return a
-    return best_action
+        laid = _ZERO
+        for k in range(steps):
+            laid |= s_bits[best_chosen[k]]
+        scores[d] = score
+        uses[d] = laid & taken
+    return depth
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,157 @@
+"""The heuristic's view of every legal action, as features for a learned policy.
+
+For a position in the greedy heuristic's input layout (:mod:`treppen_env.core.greedy`: only
+what the mover may see), :func:`action_features` writes one row of :data:`NUM_FEATURES` float32
+columns per action: what the heuristic computes about that action when it decides. Rows of
+illegal actions are zero. The columns (``H_*``):
+
+==============  ===================================================================================
+``H_LEGAL``     1 for a legal action
+``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.core.greedy.greedy_action`)
+``H_SCORED``    1 when the heuristic scores the action: a take whose deepest card its plan can use
+                (RULES §4.1-4.2), any lay with a plan left, any discard
+``H_GAP``       the action's score minus the best score of the legal actions, in points / 10,
+                clipped to [-3, 0] (-3 when not scored)
+``H_SCORE``     the action's score in points / 100, clipped to [-3, 3] (0 when not scored)
+``H_BOOKED``    points the action books: a meld's or a lay-off's value / 100 (RULES §5.1-5.2)
+``H_WEIGHT``    a discard: the card's weight in the hand (its cost of keeping it), points / 20
+``H_DANGER``    a discard: how much the card helps the opponents (RULES §4.1), points / 20
+``H_USED``      a take: the share of the taken cards the take's plan lays this turn
+==============  ===================================================================================
+
+An action's score is the heuristic's value of the turn after it, in points:
+
+- a draw (RULES §4.1-4.2): :func:`treppen_env.core.greedy.draw_scores`, the score the heuristic
+  ranks draws by;
+- a meld or lay-off (RULES §4.3): the points it books plus the best plan of the cards left
+  (later lays, then the best discard; the must-use card, RULES §4.2, still to be played);
+- a discard (RULES §4.4): minus the weight of the cards kept after it, the card's danger counted
+  against it: the heuristic discards the legal card of highest weight - danger.
+
+So the heuristic's action has the best score up to its tie-breaks, and the learned policy can
+weigh the same quantities differently.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
+from treppen_env.cards import NUM_CARDS
+from treppen_env.core import greedy as G
+
+H_LEGAL, H_PICK, H_SCORED, H_GAP, H_SCORE, H_BOOKED, H_WEIGHT, H_DANGER, H_USED = range(9)
+#: Columns of a feature row.
+NUM_FEATURES = 9
+#: Names of the columns, in order.
+FEATURE_NAMES = ("legal", "pick", "scored", "gap", "score", "booked", "weight", "danger", "used")
+GAP_SCALE, GAP_CLIP = 10.0, 3.0
+SCORE_SCALE, SCORE_CLIP = 100.0, 3.0
+CARD_SCALE = 20.0
+_NUM_TARGETS = len(TARGETS)
+
+
+@numba.njit(cache=True)
+def _clip(x, bound):
+    return -bound if x < -bound else (bound if x > bound else x)
+
+
+@numba.njit(cache=True, nogil=True)
+def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, out):
+    """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
+    (see the module docstring) of the position in the heuristic's input layout, with its mask
+    (int8 (898,)), rules row and settings, using the scratch arrays of
+    :func:`treppen_env.core.greedy.workspace`."""
+    out[:] = 0.0
+    pick = G.greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+    if pick < 0:
+        return
+    ctx, danger = wu[G.U_CTX], wf[G.F_DANGER]
+    num_slots, out_bonus = G._context(
+        cards, stairs, scalars, melds, meld_bits, row, ctx, ws_slots, wi[G.I_WORK], wi[G.I_ORDER]
+    )
+    hand = cards[G.HAND]
+    b = hand | ctx[2]
+    while b:
+        c = G._lowest(b)
+        b &= b - G._ONE
+        danger[c] = G._danger(c, ctx)
+    scores = np.full(NUM_ACTIONS, -np.inf)
+    if pick < MELD_BASE:
+        depth = G.draw_scores(
+            hand, stairs, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi
+        )
+        for d in range(depth + 1):
+            scores[d] = wf[G.F_SCORES][d]
+            if d > 0 and scores[d] > -np.inf:
+                out[d, H_USED] = G._popcount(wu[G.U_USES][d]) / d
+    else:
+        _turn_scores(hand, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi, scores, out)
+    best = -np.inf
+    for a in range(NUM_ACTIONS):
+        if mask[a] and scores[a] > best:
+            best = scores[a]
+    for a in range(NUM_ACTIONS):
+        if not mask[a]:
+            continue
+        out[a, H_LEGAL] = 1.0
+        if scores[a] > -np.inf:
+            out[a, H_SCORED] = 1.0
+            out[a, H_GAP] = _clip((scores[a] - best) / GAP_SCALE, GAP_CLIP)
+            out[a, H_SCORE] = _clip(scores[a] / SCORE_SCALE, SCORE_CLIP)
+        else:
+            out[a, H_GAP] = -GAP_CLIP
+    out[pick, H_PICK] = 1.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi, scores, out):
+    """The meld phase's scores (RULES §4.3-4.4; see the module docstring) into ``scores``, and the
+    booked points, weights and dangers into ``out``."""
+    banned = scalars[G.BANNED]
+    must_use = scalars[G.MUST_USE]
+    for a in range(MELD_BASE, DISCARD_BASE):
+        if not mask[a]:
+            continue
+        if a < LAYOFF_BASE:
+            bits = G._MELD_BITS[a - MELD_BASE]
+            value = row[G.R_VALUES + a - MELD_BASE]
+        else:
+            bits = G._bit((a - LAYOFF_BASE) // _NUM_TARGETS)
+            value = row[G.R_LAYOFF + a - LAYOFF_BASE]
+        include = must_use if must_use >= 0 and not G._has(bits, must_use) else -1
+        rest, _ = G._plan(
+            hand & ~bits,
+            ctx,
+            out_bonus,
+            slots,
+            num_slots,
+            row,
+            settings,
+            danger,
+            banned,
+            include,
+            False,
+            -1,
+            wu,
+            wf,
+            wi,
+        )
+        scores[a] = value + rest
+        out[a, H_BOOKED] = value / SCORE_SCALE
+    unseen = ~(ctx[3] | hand) & G._FULL
+    weights = np.zeros(NUM_CARDS)
+    kept = 0.0
+    b = hand
+    while b:
+        c = G._lowest(b)
+        b &= b - G._ONE
+        weights[c] = G._weight(c, hand, unseen, ctx[2], settings)
+        kept += weights[c]
+    for c in range(NUM_CARDS):
+        a = DISCARD_BASE + c
+        if mask[a]:
+            scores[a] = weights[c] - danger[c] - kept
+            out[a, H_WEIGHT] = weights[c] / CARD_SCALE
+            out[a, H_DANGER] = danger[c] / CARD_SCALE
