@@ -128,7 +128,10 @@ class TrainConfig:
     """imitation rounds: round 0 the teacher plays, later rounds the student plays and the
     teacher labels its states (DAgger)"""
     imitation_teacher: str = "greedy"
-    """the teacher: any agent spec of ``agents.load`` (e.g. ``greedy`` or a model path)"""
+    """the teacher: any agent spec of ``agents.load`` (e.g. ``greedy``, a search agent at a
+    labelling budget such as ``rollout,playouts=500``, or a model path)"""
+    imitation_threads: int = 2
+    """threads labelling each step's positions with a search teacher (its batch ``label`` call)"""
     imitation_epochs: int = 4
     """passes over all rounds' decisions after each round"""
     imitation_batch_size: int = 256
@@ -365,6 +368,7 @@ def validate(config: TrainConfig) -> None:
         "card_dim",
         "action_dim",
         "imitation_rounds",
+        "imitation_threads",
         "imitation_epochs",
         "imitation_batch_size",
         "imitation_holdout",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,11 +88,14 @@ def collect(
     gamma: float = 1.0,
     tables: int = 16,
     progress: Callable[[int], None] | None = None,
+    threads: int = 1,
 ) -> Decisions:
     """Play deals until ``decisions`` decisions are recorded, every seat labelled by ``teacher``.
 
-    :param teacher: builds the agent whose actions are the labels (one per table, reset with a
-        seed every deal).
+    :param teacher: builds the agent whose actions are the labels. A teacher with a batch
+        labelling call (``label(observations)``, the search agents: each position searched on
+        its own) labels each step's positions of all tables at once, split over ``threads``
+        teachers; any other plays ``act``, one teacher per table, reset with a seed every deal.
     :param decisions: decisions to record (whole deals are played; the last deal's extra ones are kept).
     :param num_players: players per deal.
     :param rules: the game's rules (or a preset name).
@@ -101,10 +105,12 @@ def collect(
     :param gamma: discount per decision of the seat for the value targets (the trainer's ``gamma``).
     :param tables: deals played side by side (the student sees them as one batch).
     :param progress: called with the number of new decisions after each step.
+    :param threads: labelling threads of a batch-labelling teacher (its kernels release the GIL).
     :return: the decisions, in the order played.
     """
     envs = [raw_env(num_players=num_players, rules=rules) for _ in range(tables)]
     teachers = [teacher() for _ in range(tables)]
+    labeller = _Labeller(teachers[: max(1, threads)], seed) if hasattr(teachers[0], "label") else None
     obs_rows: list[np.ndarray] = []
     mask_rows: list[np.ndarray] = []
     labels: list[int] = []
@@ -127,7 +133,10 @@ def collect(
         start(k)
     while active:
         batch = [(k, envs[k].observe(envs[k].agent_selection)) for k in sorted(active)]
-        labelled = [teachers[k].act(o) for k, o in batch]
+        if labeller is not None:
+            labelled = labeller([o for _, o in batch])
+        else:
+            labelled = [teachers[k].act(o) for k, o in batch]
         if student is None:
             played = labelled
         else:
@@ -159,14 +168,33 @@ def collect(
     )
 
 
+class _Labeller:
+    """A batch-labelling teacher's ``label`` calls, the batch split over one teacher per thread."""
+
+    def __init__(self, teachers: list[Agent], seed: int):
+        self.teachers = teachers
+        for i, t in enumerate(teachers):
+            t.reset(seed=seed * 1_000_003 + i)
+        self.pool = ThreadPoolExecutor(len(teachers)) if len(teachers) > 1 else None
+
+    def __call__(self, observations: list[dict[str, Any]]) -> list[int]:
+        if self.pool is None:
+            return self.teachers[0].label(observations).tolist()  # type: ignore[attr-defined]
+        n = len(self.teachers)
+        parts = self.pool.map(lambda i: self.teachers[i].label(observations[i::n]), range(n))  # type: ignore[attr-defined]
+        out = [0] * len(observations)
+        for i, part in enumerate(parts):
+            out[i::n] = part.tolist()
+        return out
+
+
 def make_teacher(spec: str, rules: Rules | str = "treppenromme") -> Agent:
-    """The teacher agent of ``spec`` (any :func:`agents.load` spec); ``greedy`` is told the rules.
+    """The teacher agent of ``spec`` (any :func:`agents.load` spec, e.g. ``greedy`` or a search
+    agent at a labelling budget, ``rollout,playouts=500``), told the rules.
 
     :raises ValueError: for an unknown spec.
     """
-    if spec.strip().lower() == "greedy":
-        return agents.load("greedy", rules=make_rules(rules))
-    return agents.load(spec)
+    return agents.load(spec, rules=make_rules(rules))
 
 
 def fit(
@@ -282,6 +310,7 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
             gamma=c.gamma,
             student=student,
             progress=bar.collection(decisions),
+            threads=c.imitation_threads,
         )
 
     writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
