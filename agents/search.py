@@ -146,6 +146,9 @@ class _Root:
         moves = S.MOVES[agent.moves]
         n = S.candidates(*self.arrays, self.tab, self.meld_bits, moves, self.row, self.settings, self.work, cand)
         self.choices = cand[:n].copy()
+        #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
+        #: ``prior``; zeros without one).
+        self.prior = np.zeros(S.NUM_ACTIONS)
 
 
 class SearchAgent(Agent):
@@ -259,11 +262,29 @@ class SearchAgent(Agent):
         :return: int64 (len(observations),) legal actions.
         :raises ValueError: as :meth:`act`.
         """
-        out = []
+        return self.label_values(observations)[0]
+
+    def label_values(self, observations: Iterable[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`label`, with the search's estimate of each chosen move: its mean point margin
+        over the playouts, in hundreds of points (the zero-sum reward's units, RULES §6.2).
+
+        :return: the actions, int64 (n,), and the estimates, float64 (n,), NaN where nothing
+            was searched (one legal or searched move).
+        :raises ValueError: as :meth:`act`.
+        """
+        actions, values = [], []
         for observation in observations:
             legal = legal_actions(observation)
-            out.append(int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, 0)))
-        return np.array(out, dtype=np.int64)
+            if legal.size == 1:
+                actions.append(int(legal[0]))
+                values.append(math.nan)
+                continue
+            choices, stats = self._search(observation, 0)
+            action = self._pick(choices, stats)
+            row = stats[int(np.flatnonzero(choices == action)[0])]
+            actions.append(action)
+            values.append(row[S.S_MARGIN] / row[S.S_COUNT] if row[S.S_COUNT] else math.nan)
+        return np.array(actions, dtype=np.int64), np.array(values, dtype=np.float64)
 
     def _value(self, stats: np.ndarray) -> float:
         """The objective's mean in one statistics row (-inf without playouts)."""
@@ -309,6 +330,19 @@ class SearchAgent(Agent):
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+
+def _policy(spec: str) -> Any:
+    """The learned agent of ``spec`` whose ``action_probabilities`` are a search's prior.
+
+    :raises ValueError: when ``spec`` builds an agent without action probabilities.
+    """
+    import agents  # the package's loader; imported here, as agents imports this module
+
+    agent = agents.load(spec)
+    if not hasattr(agent, "action_probabilities"):
+        raise ValueError(f"prior={spec!r} is {agent!r}, which gives no action probabilities; give a model (.zip or run folder)")
+    return agent
 
 
 class _Rounds:
@@ -431,6 +465,11 @@ class ISMCTSAgent(SearchAgent):
     :param others: ``"search"`` (default): the tree holds every seat's searched moves, each seat
         choosing by its own results; ``"playout"``: only this agent's moves, the other seats
         playing the playout policy (a model of greedy opponents).
+    :param prior: a learned policy (any :func:`agents.load` spec of a model: a ``.zip``, a run
+        folder) whose probabilities of the searched moves, renormalised over them, guide the
+        root's choice by PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
+    :param c_prior: the PUCT constant, in the objective's units.
+    :raises ValueError: also for a ``prior`` that gives no action probabilities (not a model).
     """
 
     name = "ismcts"
@@ -447,6 +486,8 @@ class ISMCTSAgent(SearchAgent):
         c: float = 0.7,
         widening: float = 0.0,
         others: str = "search",
+        prior: str | None = None,
+        c_prior: float = 1.0,
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
         if others not in OTHERS:
@@ -455,12 +496,26 @@ class ISMCTSAgent(SearchAgent):
             raise ValueError(f"c={c!r} must be non-negative and finite")
         if not 0.0 <= widening < 1.0:
             raise ValueError(f"widening={widening!r} must be in [0, 1)")
+        if not 0 < c_prior < math.inf:
+            raise ValueError(f"c_prior={c_prior!r} must be positive and finite")
         self.c = c
         self.widening = widening
         self.others = others
+        self.prior = prior
+        self.c_prior = c_prior
+        self._policy = None if prior is None else _policy(prior)
 
     def _extra_repr(self) -> str:
-        return f", c={self.c}, widening={self.widening}, others={self.others!r}"
+        prior = "" if self.prior is None else f", prior={self.prior!r}, c_prior={self.c_prior}"
+        return f", c={self.c}, widening={self.widening}, others={self.others!r}{prior}"
+
+    def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
+        root = super()._root(observation, own_known)
+        if self._policy is not None:
+            probs = np.asarray(self._policy.action_probabilities(observation), dtype=np.float64)
+            total = probs[root.choices].sum()
+            root.prior[root.choices] = probs[root.choices] / total if total > 0 else 1.0 / root.choices.size
+        return root
 
     #: Tree nodes allocated at first (one expansion per playout); the tree doubles when full.
     TREE_BLOCK = 4096
@@ -480,7 +535,8 @@ class ISMCTSAgent(SearchAgent):
         S.ismcts(
             root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], self.others == "search",
             root.policies, root.row,
-            root.settings, S.OBJECTIVES[self.objective], self.c, self.widening, root.rng, count,
+            root.settings, S.OBJECTIVES[self.objective], self.c, self.widening,
+            root.prior, 0.0 if self._policy is None else self.c_prior, root.rng, count,
             nodes, values, size, path, cand, root.work,
         )  # fmt: skip
 

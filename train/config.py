@@ -37,6 +37,8 @@ OPPONENT_KINDS = ("random", "greedy", "snapshot", "best", "agent")
 POLICIES = ("mlp", "action_features")
 #: What the action-feature policy's action head sees beside the state (:mod:`train.policy_net`).
 FEATURE_SETS = ("cards", "heuristic")
+#: Value targets of the imitation warm start (:func:`train.imitation.collect`).
+VALUE_TARGETS = ("results", "search")
 VEC_ENVS = ("subproc", "dummy")
 BACKENDS = ("sb3", "rllib")
 
@@ -132,6 +134,9 @@ class TrainConfig:
     labelling budget such as ``rollout,playouts=500``, or a model path)"""
     imitation_threads: int = 2
     """threads labelling each step's positions with a search teacher (its batch ``label`` call)"""
+    imitation_value: str = "results"
+    """the value head's targets: ``results`` (the seat's discounted deal result) or ``search``
+    (a search teacher's estimate of its chosen move, the deal result where it searched nothing)"""
     imitation_epochs: int = 4
     """passes over all rounds' decisions after each round"""
     imitation_batch_size: int = 256
@@ -415,6 +420,10 @@ def validate(config: TrainConfig) -> None:
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
     _require(c.features in FEATURE_SETS, f"features={c.features!r}; choose one of {list(FEATURE_SETS)}")
+    _require(
+        c.imitation_value in VALUE_TARGETS,
+        f"imitation_value={c.imitation_value!r}; choose one of {list(VALUE_TARGETS)}",
+    )
     _require(c.activation in ACTIVATIONS, f"activation={c.activation!r}; choose one of {list(ACTIVATIONS)}")
     probs = {k: getattr(c, f"opponent_{k}") for k in OPPONENT_KINDS}
     _require(all(0 <= p <= 1 for p in probs.values()), f"opponent probabilities {probs} must be in [0, 1]")

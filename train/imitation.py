@@ -22,6 +22,7 @@ have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The ste
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ import torch
 
 import agents
 from agents.base import Agent
+from train.config import VALUE_TARGETS
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write
@@ -89,6 +91,7 @@ def collect(
     tables: int = 16,
     progress: Callable[[int], None] | None = None,
     threads: int = 1,
+    values: str = "results",
 ) -> Decisions:
     """Play deals until ``decisions`` decisions are recorded, every seat labelled by ``teacher``.
 
@@ -106,11 +109,20 @@ def collect(
     :param tables: deals played side by side (the student sees them as one batch).
     :param progress: called with the number of new decisions after each step.
     :param threads: labelling threads of a batch-labelling teacher (its kernels release the GIL).
+    :param values: the value targets: ``results``, the seat's discounted deal result; ``search``,
+        a search teacher's estimate of its chosen move (:meth:`agents.search.SearchAgent.label_values`),
+        the deal result where it searched nothing.
     :return: the decisions, in the order played.
+    :raises ValueError: for ``values="search"`` with a teacher that is not a search agent, or
+        another ``values``.
     """
+    if values not in VALUE_TARGETS:
+        raise ValueError(f"values={values!r}; choose one of {list(VALUE_TARGETS)}")
     envs = [raw_env(num_players=num_players, rules=rules) for _ in range(tables)]
     teachers = [teacher() for _ in range(tables)]
-    labeller = _Labeller(teachers[: max(1, threads)], seed) if hasattr(teachers[0], "label") else None
+    labeller = _Labeller(teachers[: max(1, threads)], seed) if hasattr(teachers[0], "label_values") else None
+    if values == "search" and labeller is None:
+        raise ValueError(f"values='search' needs a search teacher; {teachers[0]!r} gives no estimates")
     obs_rows: list[np.ndarray] = []
     mask_rows: list[np.ndarray] = []
     labels: list[int] = []
@@ -129,37 +141,39 @@ def collect(
         teachers[k].reset(seed=deal_seed)
         next_deal += 1
 
-    for k in range(tables):
-        start(k)
-    while active:
-        batch = [(k, envs[k].observe(envs[k].agent_selection)) for k in sorted(active)]
-        if labeller is not None:
-            labelled = labeller([o for _, o in batch])
-        else:
-            labelled = [teachers[k].act(o) for k, o in batch]
-        if student is None:
-            played = labelled
-        else:
-            obs = np.stack([o["observation"] for _, o in batch])
-            masks = np.stack([o["action_mask"] for _, o in batch]).astype(bool)
-            played = student_actions(student, obs, masks).tolist()
-        for (k, o), label, action in zip(batch, labelled, played, strict=True):
-            env = envs[k]
-            seats[k][env.game.current].append(len(labels))
-            obs_rows.append(o["observation"])
-            mask_rows.append(o["action_mask"])
-            labels.append(label)
-            returns.append(0.0)
-            env.step(int(action))
-            if env.game.deal_over:
-                for s, agent in enumerate(env.possible_agents):
-                    rows = seats[k][s]
-                    for j, row in enumerate(rows):  # the reward comes after the seat's last decision
-                        returns[row] = env.rewards[agent] * gamma ** (len(rows) - 1 - j)
-                    rows.clear()
-                start(k)
-        if progress is not None:
-            progress(len(batch))
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        for k in range(tables):
+            start(k)
+        while active:
+            batch = [(k, envs[k].observe(envs[k].agent_selection)) for k in sorted(active)]
+            if labeller is not None:
+                labelled, estimates = labeller([o for _, o in batch], pool)
+            else:
+                labelled, estimates = [teachers[k].act(o) for k, o in batch], [math.nan] * len(batch)
+            if student is None:
+                played = labelled
+            else:
+                obs = np.stack([o["observation"] for _, o in batch])
+                masks = np.stack([o["action_mask"] for _, o in batch]).astype(bool)
+                played = student_actions(student, obs, masks).tolist()
+            for (k, o), label, action, estimate in zip(batch, labelled, played, estimates, strict=True):
+                env = envs[k]
+                seats[k][env.game.current].append(len(labels))
+                obs_rows.append(o["observation"])
+                mask_rows.append(o["action_mask"])
+                labels.append(label)
+                returns.append(estimate if values == "search" else math.nan)
+                env.step(int(action))
+                if env.game.deal_over:
+                    for s, agent in enumerate(env.possible_agents):
+                        rows = seats[k][s]
+                        for j, row in enumerate(rows):  # the reward comes after the seat's last decision
+                            if math.isnan(returns[row]):
+                                returns[row] = env.rewards[agent] * gamma ** (len(rows) - 1 - j)
+                        rows.clear()
+                    start(k)
+            if progress is not None:
+                progress(len(batch))
     return Decisions(
         np.stack(obs_rows).astype(np.float32),
         np.stack(mask_rows).astype(bool),
@@ -175,17 +189,16 @@ class _Labeller:
         self.teachers = teachers
         for i, t in enumerate(teachers):
             t.reset(seed=seed * 1_000_003 + i)
-        self.pool = ThreadPoolExecutor(len(teachers)) if len(teachers) > 1 else None
 
-    def __call__(self, observations: list[dict[str, Any]]) -> list[int]:
-        if self.pool is None:
-            return self.teachers[0].label(observations).tolist()  # type: ignore[attr-defined]
+    def __call__(self, observations: list[dict[str, Any]], pool: ThreadPoolExecutor) -> tuple[list[int], list[float]]:
+        """The labels and the search's estimates (NaN where nothing was searched)."""
         n = len(self.teachers)
-        parts = self.pool.map(lambda i: self.teachers[i].label(observations[i::n]), range(n))  # type: ignore[attr-defined]
-        out = [0] * len(observations)
-        for i, part in enumerate(parts):
-            out[i::n] = part.tolist()
-        return out
+        label = [t.label_values for t in self.teachers]  # type: ignore[attr-defined]
+        parts = list(pool.map(lambda i: label[i](observations[i::n]), range(n)))
+        actions, estimates = [0] * len(observations), [0.0] * len(observations)
+        for i, (a, v) in enumerate(parts):
+            actions[i::n], estimates[i::n] = a.tolist(), v.tolist()
+        return actions, estimates
 
 
 def make_teacher(spec: str, rules: Rules | str = "treppenromme") -> Agent:
@@ -311,6 +324,7 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
             student=student,
             progress=bar.collection(decisions),
             threads=c.imitation_threads,
+            values=c.imitation_value,
         )
 
     writer = SummaryWriter(str(run_dir / "tb" / "imitation"))

@@ -280,3 +280,22 @@ def test_search_under_other_rules_than_the_game_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match=r"does not follow the rules 'treppenromme'.*ismcts,rules=rum500"):
         ISMCTSAgent(seed=0).act(observe(state))
     assert ISMCTSAgent(seed=0, rules="rum500", playouts=2).act(observe(state)) in state.legal_actions()
+
+
+def test_prior_moves_the_visit_counts_toward_the_policy() -> None:
+    """PUCT at the root (``ismcts,prior=...``): the move the prior favours gets more of the
+    playouts than without the prior, and the root's other moves fewer in total."""
+    obs = observe(discard_position())
+    favoured = int(np.flatnonzero(obs["action_mask"])[-1])
+    spec = "ismcts,playouts=400,prior=tests.agents.prior_stub:LastMovePrior"
+    visits = {}
+    for name, agent in (("plain", ISMCTSAgent(seed=0, playouts=400)), ("prior", agents.load(spec, seed=0))):
+        visits[name] = {e.action: e.playouts for e in agent.analyse(obs)}
+    assert set(visits["plain"]) == set(visits["prior"])
+    assert visits["prior"][favoured] > 2 * visits["plain"][favoured]
+    assert visits["prior"][favoured] > max(n for a, n in visits["prior"].items() if a != favoured)
+
+
+def test_prior_must_give_action_probabilities() -> None:
+    with pytest.raises(ValueError, match="gives no action probabilities; give a model"):
+        agents.load("ismcts,prior=greedy")

@@ -23,8 +23,10 @@ An action's score is the heuristic's value of the turn after it, in points:
 
 - a draw (RULES §4.1-4.2): :func:`treppen_env.core.greedy.draw_scores`, the score the heuristic
   ranks draws by;
-- a meld or lay-off (RULES §4.3): the points it books plus the best plan of the cards left
-  (later lays, then the best discard; the must-use card, RULES §4.2, still to be played);
+- a meld or lay-off (RULES §4.3): the best of the plan search's candidates that start with it
+  (the meld; a chain of lay-offs at one open end), the points that candidate books plus the best
+  plan of the cards it leaves (later lays, then the best discard; the must-use card, RULES §4.2,
+  still to be played); a lay no candidate starts is not scored;
 - a discard (RULES §4.4): minus the weight of the cards kept after it, the card's danger counted
   against it: the heuristic discards the legal card of highest weight - danger.
 
@@ -112,17 +114,22 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
     banned = scalars[G.BANNED]
     must_use = scalars[G.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
+        if mask[a]:
+            value = row[G.R_VALUES + a - MELD_BASE] if a < LAYOFF_BASE else row[G.R_LAYOFF + a - LAYOFF_BASE]
+            out[a, H_BOOKED] = value / SCORE_SCALE
+    # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
+    # the cards it leaves; a lay's score is that of the best candidate it starts
+    n = G._candidates(hand, row, slots, num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
+    c_bits = wu[G.U_WORK][:n].copy()
+    c_val = wf[G.F_WORK][:n].copy()
+    c_first = wi[G.I_WORK][:n].copy()
+    for j in range(n):
+        a = c_first[j]
         if not mask[a]:
             continue
-        if a < LAYOFF_BASE:
-            bits = G._MELD_BITS[a - MELD_BASE]
-            value = row[G.R_VALUES + a - MELD_BASE]
-        else:
-            bits = G._bit((a - LAYOFF_BASE) // _NUM_TARGETS)
-            value = row[G.R_LAYOFF + a - LAYOFF_BASE]
-        include = must_use if must_use >= 0 and not G._has(bits, must_use) else -1
+        include = must_use if must_use >= 0 and not G._has(c_bits[j], must_use) else -1
         rest, _ = G._plan(
-            hand & ~bits,
+            hand & ~c_bits[j],
             ctx,
             out_bonus,
             slots,
@@ -138,8 +145,8 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
             wf,
             wi,
         )
-        scores[a] = value + rest
-        out[a, H_BOOKED] = value / SCORE_SCALE
+        if c_val[j] + rest > scores[a]:
+            scores[a] = c_val[j] + rest
     unseen = ~(ctx[3] | hand) & G._FULL
     weights = np.zeros(NUM_CARDS)
     kept = 0.0

@@ -273,6 +273,53 @@ def _select(nodes, values, node, cand, n, c) -> int:
 
 
 @jit
+def _descend(nodes, values, size, node, cand, n, c, widening, player) -> tuple[int, bool]:
+    """The next node below ``node`` for the legal moves ``cand[:n]``: a new child for the first
+    untried move when the tree has room and widening allows (:func:`may_expand`), else the UCB1
+    choice (:func:`_select`). Counts the availability of the children in the tree. Returns (the
+    node, or NO_NODE when the tree is full and nothing here was tried; whether expanded)."""
+    untried, legal_children = -1, 0
+    for i in range(n):
+        child = _child(nodes, node, cand[i])
+        if child != NO_NODE:
+            nodes[child, N_AVAIL] += 1
+            legal_children += 1
+        elif untried < 0:
+            untried = cand[i]
+    expand = untried >= 0 and size[0] < nodes.shape[0]
+    expand = expand and (legal_children == 0 or may_expand(values, node, legal_children, widening))
+    if expand:
+        return _expand(nodes, size, node, untried, player), True
+    return _select(nodes, values, node, cand, n, c), False
+
+
+@jit
+def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) -> tuple[int, bool]:
+    """PUCT at the root (Silver et al. 2017): the move among ``cand[:n]`` of best
+    ``Q + c_prior * prior[a] * sqrt(N) / (1 + n_a)``, where ``Q`` is the move's mean objective,
+    or the root's mean (the first one 0.5) for a move not yet tried, ``N`` the root's visits and
+    ``n_a`` the move's. A chosen move not yet in the tree is expanded (when it has room).
+    Returns (the child, or NO_NODE when the tree is full and the move untried; whether expanded)."""
+    total = values[node, S_COUNT]
+    parent_q = values[node, N_VALUE] / total if total else 0.5
+    root = math.sqrt(total if total > 1.0 else 1.0)
+    best, best_score = -1, -np.inf
+    for i in range(n):
+        child = _child(nodes, node, cand[i])
+        visits = values[child, S_COUNT] if child != NO_NODE else 0.0
+        q = values[child, N_VALUE] / visits if visits else parent_q
+        score = q + c_prior * prior[cand[i]] * root / (1.0 + visits)
+        if score > best_score:
+            best, best_score = i, score
+    child = _child(nodes, node, cand[best])
+    if child != NO_NODE:
+        return child, False
+    if size[0] >= nodes.shape[0]:
+        return NO_NODE, False
+    return _expand(nodes, size, node, cand[best], player), True
+
+
+@jit
 def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
     """Add the finished deal's result to the root (the observer's) and to every node of the path
     (its player's)."""
@@ -302,7 +349,7 @@ def _unsearched(
 @jit
 def ismcts(
     root, det, tab, meld_bits, observer, moves, search_others, policies, row, settings, objective, c,
-    widening, rng, count, nodes, values, size, path, cand, work,
+    widening, prior, c_prior, rng, count, nodes, values, size, path, cand, work,
 ) -> None:  # fmt: skip
     """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
     2012) on the tree ``nodes, values, size`` of :func:`new_tree`.
@@ -316,6 +363,9 @@ def ismcts(
     (NUM_ACTIONS,)) are scratch.
 
     :param c: the exploration constant, in the objective's units.
+    :param prior: float64 (NUM_ACTIONS,): a policy's probabilities of the root's moves; with
+        ``c_prior > 0`` the root's move is chosen by PUCT over them (:func:`_select_prior`)
+        instead of trying every move once, then UCB1.
     """
     for _ in range(count):
         determinize(root, det, tab, meld_bits, observer, rng, work)
@@ -327,20 +377,10 @@ def ismcts(
             if i64[PHASE] == DEAL_OVER:
                 break
             n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, cand)
-            untried, legal_children = -1, 0
-            for i in range(n):
-                child = _child(nodes, node, cand[i])
-                if child != NO_NODE:
-                    nodes[child, N_AVAIL] += 1
-                    legal_children += 1
-                elif untried < 0:
-                    untried = cand[i]
-            expand = untried >= 0 and size[0] < nodes.shape[0]
-            expand = expand and (legal_children == 0 or may_expand(values, node, legal_children, widening))
-            if expand:
-                node = _expand(nodes, size, node, untried, i64[CURRENT])
+            if depth == 0 and c_prior > 0.0:  # the root: the same moves in every determinization
+                node, expand = _select_prior(nodes, values, size, node, cand, n, c_prior, prior, i64[CURRENT])
             else:
-                node = _select(nodes, values, node, cand, n, c)
+                node, expand = _descend(nodes, values, size, node, cand, n, c, widening, i64[CURRENT])
             if node == NO_NODE:  # the tree is full and nothing here was tried: play on
                 break
             path[depth] = node
