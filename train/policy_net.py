@@ -51,6 +51,7 @@ from agents.action_features import (
     card_static_features,
 )
 from train.config import FEATURE_SETS
+from treppen_env.core.features import H_LEGAL
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
 from treppen_env.observation import SLICES
@@ -172,9 +173,11 @@ class ActionFeatureNet(nn.Module):
         take = deepest.cumsum(dim=1) @ scores[..., taken : taken + 1] + deepest @ scores[..., deep : deep + 1]
         take = take.squeeze(-1)  # (B, 52)
         logits = logits + torch.cat([moved[:, : _TAKES.start], take, moved[:, _TAKES.stop :]], dim=1)
-        if features is not None:
-            hidden = torch.relu(self.heuristic_in(features) + self.heuristic_state(state)[:, None])
-            logits = logits + self.heuristic_out(hidden).squeeze(-1)
+        if features is not None:  # the legal actions only (their rows are the only nonzero ones)
+            rows, actions = (features[..., H_LEGAL] > 0).nonzero(as_tuple=True)
+            hidden = torch.relu(self.heuristic_in(features[rows, actions]) + self.heuristic_state(state)[rows])
+            extra = torch.zeros_like(logits).index_put((rows, actions), self.heuristic_out(hidden).squeeze(-1))
+            logits = logits + extra
         return logits
 
     def forward(self, obs: torch.Tensor, masks: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
