@@ -7,17 +7,20 @@ import json
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
 import agents
 from agents.base import Agent, legal_actions
 from apps import cli
-from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher
+from agents.heuristic_features import heuristic_features
+from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher, student_actions
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
+from treppen_env.core.features import H_GAP, H_PICK
 from treppen_env.observation import SLICES
 
 
@@ -89,6 +92,55 @@ def test_student_reproduces_the_teacher():
     assert losses["loss"] < 0.1
 
 
+def test_heuristic_student_reproduces_greedy_where_one_move_is_right():
+    """With heuristic features (``features="heuristic"``), a student trained briefly on greedy plays
+    greedy's move in every held-out position with one right move: two or more legal actions, and
+    greedy's score at least a point above every other's (``H_GAP`` of the best other <= -0.1)."""
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
+    kwargs = {"hidden": 32, "card_dim": 16, "action_dim": 16, "features": "heuristic"}
+    model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu", policy_kwargs=kwargs)
+    data = collect(lambda: make_teacher("greedy"), 1500, seed=0, tables=8)
+    holdout = collect(lambda: make_teacher("greedy"), 800, seed=1, tables=8)
+    fit(model.policy, data, epochs=12, batch_size=64, learning_rate=3e-3)
+    f = heuristic_features(holdout.obs, holdout.masks)
+    others = holdout.masks & (f[..., H_PICK] == 0)
+    second = np.where(others, f[..., H_GAP], -np.inf).max(axis=1)
+    clear = (holdout.masks.sum(axis=1) > 1) & (second <= -0.1)
+    assert clear.sum() > 250
+    chosen = student_actions(model.policy, holdout.obs[clear], holdout.masks[clear])
+    np.testing.assert_array_equal(chosen, holdout.actions[clear])
+
+
+def test_search_teacher_labels_in_batches_and_gives_value_estimates():
+    """A search teacher labels through its batch call over two threads; with ``values="search"``
+    the value targets are its estimates where it searched, the deal results elsewhere."""
+    teacher = lambda: make_teacher("rollout,playouts=16")  # noqa: E731
+    results = collect(teacher, 60, seed=3, tables=4, threads=2)
+    estimates = collect(teacher, 60, seed=3, tables=4, threads=2, values="search")
+    np.testing.assert_array_equal(results.actions, estimates.actions)  # seeded, whatever the values
+    assert results.masks[np.arange(len(results)), results.actions].all()
+    searched = results.returns != estimates.returns
+    assert 0 < searched.sum() < len(results)
+    assert (np.abs(estimates.returns) <= 4).all()
+    with pytest.raises(ValueError, match="values='search' needs a search teacher"):
+        collect(lambda: make_teacher("greedy"), 10, values="search")
+    with pytest.raises(ValueError, match=r"values='best'; choose one of \['results', 'search'\]"):
+        collect(teacher, 10, values="best")
+
+
+def test_heuristic_policy_needs_the_mask():
+    env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
+    kwargs = {"hidden": 16, "card_dim": 8, "action_dim": 8, "features": "heuristic"}
+    model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu", policy_kwargs=kwargs)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="features='heuristic' needs the action mask"):
+        model.predict(obs)
+    action, _ = model.predict(obs, action_masks=env.action_masks())
+    assert env.action_masks()[int(action)]
+
+
 def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys, tiny_train):
 
     overrides = [
@@ -98,6 +150,8 @@ def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys, tiny_train)
         "card_dim=8",
         "action_dim=8",
         "imitation_decisions=60",
+        "imitation_teacher=rollout,playouts=8",
+        "imitation_value=search",
         "imitation_rounds=2",
         "imitation_epochs=1",
         "imitation_holdout=40",
