@@ -341,7 +341,9 @@ def _policy(spec: str) -> Any:
 
     agent = agents.load(spec)
     if not hasattr(agent, "action_probabilities"):
-        raise ValueError(f"prior={spec!r} is {agent!r}, which gives no action probabilities; give a model (.zip or run folder)")
+        raise ValueError(
+            f"prior={spec!r} is {agent!r}, which gives no action probabilities; give a model (.zip or run folder)"
+        )
     return agent
 
 

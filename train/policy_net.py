@@ -51,9 +51,9 @@ from agents.action_features import (
     card_static_features,
 )
 from train.config import FEATURE_SETS
-from treppen_env.core.features import H_LEGAL
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
+from treppen_env.core.features import H_LEGAL
 from treppen_env.observation import SLICES
 from treppen_env.rules import Rules, make_rules
 

@@ -22,7 +22,8 @@ def state_features(state, seat: int, rules) -> np.ndarray:
     """The features of ``seat``'s position read from the engine state (the state path)."""
     out = np.empty((NUM_ACTIONS, F.NUM_FEATURES), dtype=np.float32)
     mask = state.legal_mask().astype(np.int8)
-    F.action_features(*core.seat_inputs(state, seat), mask, rules_row(rules), core.settings_row(), *core.workspace(), out)
+    row, settings = rules_row(rules), core.settings_row()
+    F.action_features(*core.seat_inputs(state, seat), mask, row, settings, *core.workspace(), out)
     return out
 
 

@@ -13,8 +13,8 @@ from sb3_contrib import MaskablePPO
 
 import agents
 from agents.base import Agent, legal_actions
-from apps import cli
 from agents.heuristic_features import heuristic_features
+from apps import cli
 from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher, student_actions
 from train.policy_net import ActionFeaturePolicy
 from train.pool import SelfPlayEnv

@@ -89,7 +89,9 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
             if d > 0 and scores[d] > -np.inf:
                 out[d, H_USED] = G._popcount(wu[G.U_USES][d]) / d
     else:
-        _turn_scores(hand, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi, scores, out)
+        _turn_scores(
+            hand, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi, scores, out
+        )
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -129,22 +131,9 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
             continue
         include = must_use if must_use >= 0 and not G._has(c_bits[j], must_use) else -1
         rest, _ = G._plan(
-            hand & ~c_bits[j],
-            ctx,
-            out_bonus,
-            slots,
-            num_slots,
-            row,
-            settings,
-            danger,
-            banned,
-            include,
-            False,
-            -1,
-            wu,
-            wf,
-            wi,
-        )
+            hand & ~c_bits[j], ctx, out_bonus, slots, num_slots, row, settings, danger, banned, include, False, -1,
+            wu, wf, wi,
+        )  # fmt: skip
         if c_val[j] + rest > scores[a]:
             scores[a] = c_val[j] + rest
     unseen = ~(ctx[3] | hand) & G._FULL

@@ -628,22 +628,10 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
         danger[c] = _danger(c, ctx)
     hand = cards[HAND]
     if last_legal < MELD_BASE:
-        return _draw(
-            hand,
-            stairs,
-            scalars,
-            mask,
-            ctx,
-            out_bonus,
-            slots,
-            num_slots,
-            row,
-            settings,
-            danger,
-            wu,
-            wf,
-            wi,
+        depth = draw_scores(
+            hand, stairs, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi
         )
+        return _best_draw(mask, wf[F_SCORES], depth)
     return _meld(
         hand,
         scalars,
@@ -663,33 +651,15 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
 
 
 @numba.njit(cache=True)
-def _draw(
-    hand,
-    stairs,
-    scalars,
-    mask,
-    ctx,
-    out_bonus,
-    slots,
-    num_slots,
-    row,
-    settings,
-    danger,
-    wu,
-    wf,
-    wi,
-):
-    """RULES §4.1-4.2: the stock, or the staircase take that gains the most (:func:`draw_scores`)."""
-    scores = wf[F_SCORES]
-    depth = draw_scores(
-        hand, stairs, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi
-    )
+def _best_draw(mask, scores, depth):
+    """RULES §4.1-4.2: the draw of best score (:func:`draw_scores`), the stock or the shallower
+    take on ties; without a scored draw and with the stock empty, the first legal take."""
     best_action = 0
     best = scores[0]
     for d in range(1, depth + 1):
         if scores[d] > best:
             best_action, best = d, scores[d]
-    if best_action == 0 and not mask[0]:  # stock empty and no take scored: the first legal take
+    if best_action == 0 and not mask[0]:
         for a in range(1, MELD_BASE):
             if mask[a]:
                 return a
