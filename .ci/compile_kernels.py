@@ -4,7 +4,8 @@ The kernels are cached on disk (``cache=True``); without this step each pytest w
 process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
 of each preset through the env with greedy and random seats (mask, step, observation, the
 greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
-and both search agents' kernels.
+both search agents' kernels (one IS-MCTS kernel, with or without a prior) and the heuristic
+action features.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 import numpy as np
 
 from agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
+from agents.heuristic_features import heuristic_features
 from arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.core import playout
@@ -25,6 +27,10 @@ for preset in ("treppenromme", "rum500"):
     play_match(raw_env(num_players=3, rules=preset), [GreedyAgent(rules=preset), GreedyAgent(), RandomAgent()], seed=0)
     searchers = [RolloutAgent(rules=preset, playouts=8), ISMCTSAgent(rules=preset, playouts=8), GreedyAgent()]
     play_match(raw_env(num_players=3, rules=preset), searchers, seed=0)
+    env = raw_env(num_players=2, rules=preset)
+    env.reset(seed=0)
+    observation = env.observe(env.agent_selection)
+    heuristic_features(observation["observation"], observation["action_mask"], preset)
     state = GameState(make_rules(preset), 2, np.random.default_rng(0))
     state.deal(0)
     playout.play_out(state, "greedy", count=2, observer=0)
