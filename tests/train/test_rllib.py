@@ -193,8 +193,11 @@ def test_seat_mapping_gives_the_learner_one_seat_per_episode():
         SeatMapping(2, {"rollout": 1.0}, snapshots=1)
 
 
-@pytest.mark.parametrize("policy", ["mlp", "action_features"])
-def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(policy):
+POLICIES = [("mlp", "cards"), ("action_features", "cards"), ("action_features", "heuristic")]
+
+
+@pytest.mark.parametrize(("policy", "features"), POLICIES)
+def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(policy, features):
     import torch
 
     from train.rllib.backend import module_weights
@@ -202,11 +205,18 @@ def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(polic
     from train.selfplay import make_policy
 
     config = config_from_dict(
-        {"backend": "rllib", "policy": policy, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
+        {
+            "backend": "rllib",
+            "policy": policy,
+            "features": features,
+            "net_arch": [32, 16],
+            "card_dim": 8,
+            "action_dim": 8,
+        }
     )
     sb3 = make_policy(config)
     env = TreppenRLlibEnv()
-    model_config = {"policy": policy, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
+    model_config = {"policy": policy, "features": features, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
     module = MaskedPolicyModule(
         observation_space=env.observation_space["player_0"],
         action_space=env.action_space["player_0"],
@@ -231,15 +241,15 @@ def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(polic
     np.testing.assert_allclose(values.numpy(), sb3_values.flatten().numpy(), atol=1e-5)
 
 
-@pytest.mark.parametrize("policy", ["mlp", "action_features"])
-def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, tmp_path):
+@pytest.mark.parametrize(("policy", "features"), POLICIES)
+def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, features, tmp_path):
     import torch
 
     from train.rllib.backend import policy_arrays
     from train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
 
     env = TreppenRLlibEnv()
-    model_config = {"policy": policy, "net_arch": [32], "card_dim": 8, "action_dim": 8}
+    model_config = {"policy": policy, "features": features, "net_arch": [32], "card_dim": 8, "action_dim": 8}
     torch.manual_seed(0)
     module = MaskedPolicyModule(
         observation_space=env.observation_space["player_0"],
@@ -255,7 +265,9 @@ def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, tmp_pa
     assert values.shape == (1,)
     legal = np.flatnonzero(obs["action_mask"])
     assert (logits[obs["action_mask"] == 0] < -1e30).all() and (logits[legal] > -1e30).all()
-    config = config_from_dict({"backend": "rllib", "policy": policy, "net_arch": [32], "card_dim": 8, "action_dim": 8})
+    config = config_from_dict(
+        {"backend": "rllib", "policy": policy, "features": features, "net_arch": [32], "card_dim": 8, "action_dim": 8}
+    )
     weights = {k: v.detach().numpy() for k, v in module.state_dict().items()}
     np.savez(tmp_path / "policy.npz", **policy_arrays(config, weights))
     assert agents.load(tmp_path / "policy.npz").act(obs) == int(logits.argmax())

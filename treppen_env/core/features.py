@@ -9,7 +9,7 @@ illegal actions are zero. The columns (``H_*``):
 ``H_LEGAL``     1 for a legal action
 ``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.core.greedy.greedy_action`)
 ``H_SCORED``    1 when the heuristic scores the action: a take whose deepest card its plan can use
-                (RULES §4.1-4.2), any lay with a plan left, any discard
+                (RULES §4.1-4.2), a lay that starts a candidate of its plan search, any discard
 ``H_GAP``       the action's score minus the best score of the legal actions, in points / 10,
                 clipped to [-3, 0] (-3 when not scored)
 ``H_SCORE``     the action's score in points / 100, clipped to [-3, 3] (0 when not scored)
