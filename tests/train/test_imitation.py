@@ -130,6 +130,16 @@ def test_search_teacher_labels_in_batches_and_gives_value_estimates():
         collect(teacher, 10, values="best")
 
 
+def test_a_search_guided_by_a_prior_can_teach():
+    """Expert iteration: an IS-MCTS teacher with a policy prior (here a stand-in that favours
+    the highest legal action) labels through the same batch call."""
+    spec = "ismcts,playouts=24,prior=tests.agents.prior_stub:LastMovePrior"
+    data = collect(lambda: make_teacher(spec), 40, seed=2, tables=2, threads=2)
+    assert data.masks[np.arange(len(data)), data.actions].all()
+    plain = collect(lambda: make_teacher("ismcts,playouts=24"), 40, seed=2, tables=2, threads=2)
+    assert (data.actions >= DISCARD_BASE).sum() and data.actions.tolist() != plain.actions.tolist()
+
+
 def test_heuristic_policy_needs_the_mask():
     env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
     kwargs = {"hidden": 16, "card_dim": 8, "action_dim": 8, "features": "heuristic"}
