@@ -60,7 +60,8 @@ def load(
         third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model or a NumPy
         policy ``.npz`` (an RLlib run's export or a pool snapshot), or a run folder holding one of
         :data:`MODEL_FILES`; the settings are constructor keywords,
-        e.g. ``"greedy,epsilon=0.1"``. An :class:`Agent` is returned as it is; a third-party
+        e.g. ``"greedy,epsilon=0.1"``; a setting of :data:`AGENT_SETTINGS` names an agent by its
+        own spec (``"ismcts,prior=runs/a"``). An :class:`Agent` is returned as it is; a third-party
         object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
     :param seed: seeds the agent's generator (a ``seed`` setting in the spec wins).
     :param rules: the game's rules, handed to every agent whose constructor takes ``rules`` (the
@@ -76,6 +77,9 @@ def load(
     if isinstance(spec, Agent):
         return spec
     base, settings = parse_spec(spec)
+    for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
+        if isinstance(settings.get(key), str):
+            settings[key] = load(settings[key])
     if base.lower() in SPECS:
         factory: Any = SPECS[base.lower()]
         name = base.lower()
@@ -91,6 +95,9 @@ def _rules_for(factory: Any, rules: Rules | str | None) -> dict[str, Any]:
     """``{"rules": rules}`` when ``factory`` takes a ``rules`` keyword and rules are given, else ``{}``."""
     return {"rules": rules} if rules is not None and "rules" in settings_of(factory) else {}
 
+
+#: Settings whose value is itself an agent spec (``ismcts,prior=runs/<run>``), loaded by :func:`load`.
+AGENT_SETTINGS = ("prior",)
 
 #: Entry-point group under which installed packages offer agents by name (docs/ARCHITECTURE.md "Agents").
 ENTRY_POINT_GROUP = "treppen.agents"

@@ -332,21 +332,6 @@ class SearchAgent(Agent):
         raise NotImplementedError
 
 
-def _policy(spec: str) -> Any:
-    """The learned agent of ``spec`` whose ``action_probabilities`` are a search's prior.
-
-    :raises ValueError: when ``spec`` builds an agent without action probabilities.
-    """
-    import agents  # the package's loader; imported here, as agents imports this module
-
-    agent = agents.load(spec)
-    if not hasattr(agent, "action_probabilities"):
-        raise ValueError(
-            f"prior={spec!r} is {agent!r}, which gives no action probabilities; give a model (.zip or run folder)"
-        )
-    return agent
-
-
 class _Rounds:
     """How flat Monte Carlo shares its playouts among the root's moves.
 
@@ -467,9 +452,10 @@ class ISMCTSAgent(SearchAgent):
     :param others: ``"search"`` (default): the tree holds every seat's searched moves, each seat
         choosing by its own results; ``"playout"``: only this agent's moves, the other seats
         playing the playout policy (a model of greedy opponents).
-    :param prior: a learned policy (any :func:`agents.load` spec of a model: a ``.zip``, a run
-        folder) whose probabilities of the searched moves, renormalised over them, guide the
-        root's choice by PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
+    :param prior: a learned policy, an agent with ``action_probabilities(observation)`` (in a
+        spec, any :func:`agents.load` spec of a model: a ``.zip``, a run folder), whose
+        probabilities of the searched moves, renormalised over them, guide the root's choice by
+        PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
     :param c_prior: the PUCT constant, in the objective's units.
     :raises ValueError: also for a ``prior`` that gives no action probabilities (not a model).
     """
@@ -488,7 +474,7 @@ class ISMCTSAgent(SearchAgent):
         c: float = 0.7,
         widening: float = 0.0,
         others: str = "search",
-        prior: str | None = None,
+        prior: Any = None,
         c_prior: float = 1.0,
     ):
         super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
@@ -500,12 +486,13 @@ class ISMCTSAgent(SearchAgent):
             raise ValueError(f"widening={widening!r} must be in [0, 1)")
         if not 0 < c_prior < math.inf:
             raise ValueError(f"c_prior={c_prior!r} must be positive and finite")
+        if prior is not None and not callable(getattr(prior, "action_probabilities", None)):
+            raise ValueError(f"prior={prior!r} gives no action probabilities; give a model (.zip or run folder)")
         self.c = c
         self.widening = widening
         self.others = others
         self.prior = prior
         self.c_prior = c_prior
-        self._policy = None if prior is None else _policy(prior)
 
     def _extra_repr(self) -> str:
         prior = "" if self.prior is None else f", prior={self.prior!r}, c_prior={self.c_prior}"
@@ -513,8 +500,8 @@ class ISMCTSAgent(SearchAgent):
 
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         root = super()._root(observation, own_known)
-        if self._policy is not None:
-            probs = np.asarray(self._policy.action_probabilities(observation), dtype=np.float64)
+        if self.prior is not None:
+            probs = np.asarray(self.prior.action_probabilities(observation), dtype=np.float64)
             total = probs[root.choices].sum()
             root.prior[root.choices] = probs[root.choices] / total if total > 0 else 1.0 / root.choices.size
         return root
@@ -538,7 +525,7 @@ class ISMCTSAgent(SearchAgent):
             root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], self.others == "search",
             root.policies, root.row,
             root.settings, S.OBJECTIVES[self.objective], self.c, self.widening,
-            root.prior, 0.0 if self._policy is None else self.c_prior, root.rng, count,
+            root.prior, 0.0 if self.prior is None else self.c_prior, root.rng, count,
             nodes, values, size, path, cand, root.work,
         )  # fmt: skip
 
