@@ -96,8 +96,8 @@ def collect(
     """Play deals until ``decisions`` decisions are recorded, every seat labelled by ``teacher``.
 
     :param teacher: builds the agent whose actions are the labels. A teacher with a batch
-        labelling call (``label(observations)``, the search agents: each position searched on
-        its own) labels each step's positions of all tables at once, split over ``threads``
+        labelling call (``label_values(observations)``, the search agents: each position searched
+        on its own) labels each step's positions of all tables at once, split over ``threads``
         teachers; any other plays ``act``, one teacher per table, reset with a seed every deal.
     :param decisions: decisions to record (whole deals are played; the last deal's extra ones are kept).
     :param num_players: players per deal.
@@ -119,8 +119,7 @@ def collect(
     if values not in VALUE_TARGETS:
         raise ValueError(f"values={values!r}; choose one of {list(VALUE_TARGETS)}")
     envs = [raw_env(num_players=num_players, rules=rules) for _ in range(tables)]
-    teachers = [teacher() for _ in range(tables)]
-    labeller = _Labeller(teachers[: max(1, threads)], seed) if hasattr(teachers[0], "label_values") else None
+    teachers, labeller = _teachers(teacher, tables, threads, seed)
     if values == "search" and labeller is None:
         raise ValueError(f"values='search' needs a search teacher; {teachers[0]!r} gives no estimates")
     obs_rows: list[np.ndarray] = []
@@ -138,7 +137,8 @@ def collect(
             return
         deal_seed = seed * 1_000_003 + next_deal
         envs[k].reset(seed=deal_seed)
-        teachers[k].reset(seed=deal_seed)
+        if teachers:
+            teachers[k].reset(seed=deal_seed)
         next_deal += 1
 
     with ThreadPoolExecutor(max(1, threads)) as pool:
@@ -165,12 +165,7 @@ def collect(
                 returns.append(estimate if values == "search" else math.nan)
                 env.step(int(action))
                 if env.game.deal_over:
-                    for s, agent in enumerate(env.possible_agents):
-                        rows = seats[k][s]
-                        for j, row in enumerate(rows):  # the reward comes after the seat's last decision
-                            if math.isnan(returns[row]):
-                                returns[row] = env.rewards[agent] * gamma ** (len(rows) - 1 - j)
-                        rows.clear()
+                    _deal_results(env, seats[k], returns, gamma)
                     start(k)
             if progress is not None:
                 progress(len(batch))
@@ -180,6 +175,26 @@ def collect(
         np.array(labels, dtype=np.int64),
         np.array(returns, dtype=np.float32),
     )
+
+
+def _deal_results(env: Any, seats: list[list[int]], returns: list[float], gamma: float) -> None:
+    """At a deal's end: each seat's rows (``seats[s]``, emptied) not valued yet get the seat's
+    reward, discounted by ``gamma`` per later decision of the seat (the reward comes after its last)."""
+    for s, agent in enumerate(env.possible_agents):
+        rows = seats[s]
+        for j, row in enumerate(rows):
+            if math.isnan(returns[row]):
+                returns[row] = env.rewards[agent] * gamma ** (len(rows) - 1 - j)
+        rows.clear()
+
+
+def _teachers(teacher: Callable[[], Agent], tables: int, threads: int, seed: int) -> tuple[list[Agent], Any]:
+    """The per-table teachers (those that play ``act``), or the batch labeller of a search
+    teacher, one teacher per thread (and no per-table ones)."""
+    first = teacher()
+    if not hasattr(first, "label_values"):
+        return [first, *(teacher() for _ in range(tables - 1))], None
+    return [], _Labeller([first, *(teacher() for _ in range(max(1, threads) - 1))], seed)
 
 
 class _Labeller:
