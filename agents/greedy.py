@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from agents import greedy_observation as reader
 from agents.base import Agent, legal_actions
 from treppen_env.core import greedy as core
+from treppen_env.core import reader
 from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
@@ -146,12 +146,12 @@ class GreedyAgent(Agent):
 
     def decide_state(self, state: GameState) -> int:
         """The heuristic's action for the player to move in an engine state, from what that
-        player may see (:func:`treppen_env.core.greedy.seat_inputs`; no epsilon
+        player may see (:meth:`treppen_env.engine.GameState.heuristic_inputs`; no epsilon
         exploration).
 
         :raises ValueError: when the deal is over (nobody is to move).
         """
-        return self._decide(core.seat_inputs(state, state.current), state.legal_mask())
+        return self._decide(state.heuristic_inputs(state.current), state.legal_mask())
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
         cards, stairs, scalars, melds, meld_bits = inputs

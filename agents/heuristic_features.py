@@ -11,33 +11,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numba
 import numpy as np
 
-from agents.greedy_observation import _observation_inputs
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.cards import NUM_CARDS
 from treppen_env.core import greedy as G
-from treppen_env.core.features import FEATURE_NAMES, NUM_FEATURES, action_features
+from treppen_env.core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import Rules, make_rules
 
 __all__ = ["FEATURE_NAMES", "NUM_FEATURES", "heuristic_features", "rules_row"]
-
-
-@numba.njit(cache=True, nogil=True)
-def _batch_features(obs, masks, row, settings, out):
-    """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
-    masks (int8 (B, 898)) into ``out``."""
-    cards = np.zeros(G.NUM_CARD_SETS, dtype=np.uint64)
-    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
-    scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
-    melds = np.zeros((G.MAX_TABLE_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
-    meld_bits = np.zeros(G.MAX_TABLE_MELDS, dtype=np.uint64)
-    wu, wf, wi, ws_slots = G.workspace()
-    for b in range(obs.shape[0]):
-        _observation_inputs(obs[b], cards, stairs, scalars, melds, meld_bits)
-        action_features(cards, stairs, scalars, melds, meld_bits, masks[b], row, settings, wu, wf, wi, ws_slots, out[b])
 
 
 @lru_cache(maxsize=8)
@@ -85,5 +67,5 @@ def heuristic_features(
             f"observations {obs.shape} and masks {masks.shape} must be (B, {OBS_SIZE}) and (B, {NUM_ACTIONS})"
         )
     out = np.empty((obs.shape[0], NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
-    _batch_features(obs, masks, rules_row(rules), _SETTINGS, out)
+    batch_features(obs, masks, rules_row(rules), _SETTINGS, out)
     return out[0] if single else out

@@ -661,6 +661,15 @@ class GameState:
         if not found:
             raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")
 
+    def heuristic_inputs(self, seat: int) -> G.Inputs:
+        """What ``seat`` may see, in the greedy heuristic's input layout
+        (:func:`treppen_env.core.greedy.state_inputs`): the same arrays as the reader of that
+        seat's observation fills (:func:`treppen_env.core.reader.observation_inputs`)."""
+        self._check()
+        inputs = G.empty_inputs()
+        G.state_inputs(self._u64, self._i8, self._i64, _seat_index(seat, self.num_players), *inputs)
+        return inputs
+
     def random_playout(self, seed: int) -> int:
         """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
         a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded

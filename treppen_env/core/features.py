@@ -36,12 +36,13 @@ weigh the same quantities differently.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core import greedy as G
+from treppen_env.core.cache import kernel
+from treppen_env.core.reader import read_observation
 
 H_LEGAL, H_PICK, H_SCORED, H_GAP, H_SCORE, H_BOOKED, H_WEIGHT, H_DANGER, H_USED = range(9)
 #: Columns of a feature row.
@@ -54,12 +55,12 @@ CARD_SCALE = 20.0
 _NUM_TARGETS = len(TARGETS)
 
 
-@numba.njit(cache=True)
+@kernel
 def _clip(x, bound):
     return -bound if x < -bound else (bound if x > bound else x)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, out):
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
     (see the module docstring) of the position in the heuristic's input layout, with its mask
@@ -109,7 +110,7 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
     out[pick, H_PICK] = 1.0
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi, scores, out):
     """The meld phase's scores (RULES §4.3-4.4; see the module docstring) into ``scores``, and the
     booked points, weights and dangers into ``out``."""
@@ -151,3 +152,19 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
             scores[a] = weights[c] - danger[c] - kept
             out[a, H_WEIGHT] = weights[c] / CARD_SCALE
             out[a, H_DANGER] = danger[c] / CARD_SCALE
+
+
+@kernel
+def batch_features(obs, masks, row, settings, out):
+    """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
+    masks (int8 (B, 898)) into ``out``, each position read by
+    :func:`treppen_env.core.reader.read_observation` (only what its mover may see)."""
+    cards = np.zeros(G.NUM_CARD_SETS, dtype=np.uint64)
+    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
+    scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
+    melds = np.zeros((G.MAX_TABLE_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
+    meld_bits = np.zeros(G.MAX_TABLE_MELDS, dtype=np.uint64)
+    wu, wf, wi, ws_slots = G.workspace()
+    for b in range(obs.shape[0]):
+        read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
+        action_features(cards, stairs, scalars, melds, meld_bits, masks[b], row, settings, wu, wf, wi, ws_slots, out[b])

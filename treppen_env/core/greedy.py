@@ -2,7 +2,8 @@
 
 :class:`agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
-:func:`observation_inputs` (or, without Python, by :func:`_observation_inputs` inside a kernel),
+:func:`treppen_env.core.reader.observation_inputs` (or, without Python, by
+:func:`treppen_env.core.reader.read_observation` inside a kernel),
 or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
 builds the same way without Python). It reads no engine state
 and imports no other agent: only the card, meld, action and observation-layout tables, so it
@@ -61,14 +62,13 @@ card order.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
 from treppen_env.core import layout as L
+from treppen_env.core.cache import kernel
 from treppen_env.melds import (
     MAX_RUN,
     MELD_BITS,
@@ -81,9 +81,6 @@ from treppen_env.melds import (
     meld_values,
 )
 from treppen_env.rules import Rules
-
-if TYPE_CHECKING:
-    from treppen_env.engine import GameState
 
 # ---------------------------------------------------------------------- input layout
 #: The input arrays (cards, stairs, scalars, melds, meld_bits).
@@ -172,19 +169,19 @@ def rules_row(rules: Rules) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- bit helpers
-@numba.njit(cache=True)
+@kernel
 def _bit(card: int) -> np.uint64:
     """The bitset of one card (card index 13 * suit + rank, RULES §1.1)."""
     return _ONE << np.uint64(card)
 
 
-@numba.njit(cache=True)
+@kernel
 def _has(bits: np.uint64, card: int) -> bool:
     """Whether ``card`` is in the card set ``bits`` (RULES §1.1)."""
     return (bits >> np.uint64(card)) & _ONE != _ZERO
 
 
-@numba.njit(cache=True)
+@kernel
 def _popcount(x: np.uint64) -> int:
     """Cards in the card set ``x`` (RULES §1.1)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -193,13 +190,13 @@ def _popcount(x: np.uint64) -> int:
     return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@numba.njit(cache=True)
+@kernel
 def _lowest(x: np.uint64) -> int:
     """The lowest card of the nonempty card set ``x`` (RULES §1.1)."""
     return _popcount((x & (~x + _ONE)) - _ONE)
 
 
-@numba.njit(cache=True)
+@kernel
 def _stable_order(keys, n, descending, order):
     """Write into ``order[:n]`` the indices of ``keys[:n]`` in ascending (or descending) order,
     equal keys in index order (an insertion sort: a hand has tens of candidates, a table at most
@@ -215,7 +212,7 @@ def _stable_order(keys, n, descending, order):
 
 
 # ---------------------------------------------------------------------- context
-@numba.njit(cache=True)
+@kernel
 def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, order):
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
@@ -296,7 +293,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
 
 
 # ---------------------------------------------------------------------- candidates
-@numba.njit(cache=True)
+@kernel
 def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
     """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3): fills card bits, booked
     value and first action; returns their count. Melds come in candidate-index order (sets by
@@ -306,14 +303,14 @@ def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
     return _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n)
 
 
-@numba.njit(cache=True)
+@kernel
 def _meld_candidates(hand, row, c_bits, c_val, c_first):
     """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
     n = _set_candidates(hand, row, c_bits, c_val, c_first)
     return _run_candidates(hand, row, c_bits, c_val, c_first, n)
 
 
-@numba.njit(cache=True)
+@kernel
 def _set_candidates(hand, row, c_bits, c_val, c_first):
     """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
     n = 0
@@ -338,7 +335,7 @@ def _set_candidates(hand, row, c_bits, c_val, c_first):
     return n
 
 
-@numba.njit(cache=True)
+@kernel
 def _run_candidates(hand, row, c_bits, c_val, c_first, n):
     """Append the allowed runs within ``hand`` (RULES §3.2), by suit, low end and length, after
     the first ``n`` candidates; return the new count."""
@@ -364,13 +361,13 @@ def _run_candidates(hand, row, c_bits, c_val, c_first, n):
     return n
 
 
-@numba.njit(cache=True)
+@kernel
 def _rotate_down(ranks):
     """The 13 rank bits of one suit moved down by one, the ace's bit to the king's place."""
     return ((ranks >> _ONE) | (ranks << np.uint64(NUM_RANKS - 1))) & _SUIT_RANKS
 
 
-@numba.njit(cache=True)
+@kernel
 def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
     """Append the lay-off chains within ``hand`` (RULES §4.3) by slot after the first ``n``
     candidates; return the new count."""
@@ -398,7 +395,7 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
     return n
 
 
-@numba.njit(cache=True)
+@kernel
 def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
     and the number of candidates of ``cards`` it left in ``c_*`` (-1: it listed none)."""
@@ -412,13 +409,13 @@ def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
 
 
 # ---------------------------------------------------------------------- weights
-@numba.njit(cache=True)
+@kernel
 def _live(bits, unseen, stair_bits):
     """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
     return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
 
 
-@numba.njit(cache=True)
+@kernel
 def _weight(c, cards, unseen, stair_bits, settings):
     """Cost of keeping card ``c`` of ``cards``: hand value (RULES §1.3) + card cost - a credit
     for each live card that would complete a partial meld with it (a pair, two in a row, a gap)."""
@@ -442,7 +439,7 @@ def _weight(c, cards, unseen, stair_bits, settings):
     return settings[S_MIN_WEIGHT] if settings[S_MIN_WEIGHT] > weight else weight
 
 
-@numba.njit(cache=True)
+@kernel
 def _danger(card, ctx):
     """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
     it fits a table meld, or completes or extends a meld with an opponent's known cards."""
@@ -468,7 +465,7 @@ def _danger(card, ctx):
     return danger
 
 
-@numba.njit(cache=True)
+@kernel
 def _left_weight(rest, ctx, ban, unknown, settings, danger):
     """Weight of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4).
 
@@ -498,7 +495,7 @@ def _left_weight(rest, ctx, ban, unknown, settings, danger):
 
 
 # ---------------------------------------------------------------------- turn plan
-@numba.njit(cache=True)
+@kernel
 def _plan(
     hand,
     ctx,
@@ -579,7 +576,7 @@ def _plan(
 
 
 # ---------------------------------------------------------------------- decisions
-@numba.njit(cache=True)
+@kernel
 def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings):
     """The greedy heuristic's action (RULES §4): from the input layout of the module docstring,
     the rules row (:func:`rules_row`) and the settings; -1 when the mask has no legal action.
@@ -595,7 +592,7 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
     return greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
 
 
-@numba.njit(cache=True)
+@kernel
 def workspace():
     """The scratch arrays of one decision (:func:`greedy_move`): uint64, float64 and int64 rows
     of :data:`WS_WIDTH` (``U_*``, ``F_*``, ``I_*`` name them) and the open-end slots (int64
@@ -608,7 +605,7 @@ def workspace():
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots):
     """:func:`greedy_action` with the scratch arrays of :func:`workspace` given (the same action)."""
     first_legal = 0
@@ -650,7 +647,7 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def _best_draw(mask, scores, depth):
     """RULES §4.1-4.2: the draw of best score (:func:`draw_scores`), the stock or the shallower
     take on ties; without a scored draw and with the stock empty, the first legal take."""
@@ -666,7 +663,7 @@ def _best_draw(mask, scores, depth):
     return best_action
 
 
-@numba.njit(cache=True)
+@kernel
 def draw_scores(
     hand,
     stairs,
@@ -759,7 +756,7 @@ def draw_scores(
     return depth
 
 
-@numba.njit(cache=True)
+@kernel
 def _meld(
     hand,
     scalars,
@@ -841,7 +838,7 @@ def empty_inputs() -> Inputs:
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def must_use_evidence(scalars, mask):
     """Whether the position shows the must-use rule (RULES §4.2): a must-use card in the meld
     phase, or a draw-phase mask that filters staircase takes."""
@@ -860,7 +857,7 @@ def must_use_evidence(scalars, mask):
 
 
 # ---------------------------------------------------------------------- engine states
-@numba.njit(cache=True)
+@kernel
 def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
     """Fill the input layout for ``seat`` from a state's arrays (:mod:`treppen_env.core.layout`):
     its hand, the cards each other seat publicly holds (relative seats),
@@ -905,7 +902,7 @@ def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
     scalars[NUM_TABLE_MELDS] = m
 
 
-@numba.njit(cache=True)
+@kernel
 def _copy_meld(u64, i8, i, seat, n, melds, meld_bits, m):
     """Table meld ``i`` of the state into row ``m`` of the heuristic's meld table, its owner as a
     seat relative to ``seat`` (of ``n`` players)."""
@@ -917,15 +914,6 @@ def _copy_meld(u64, i8, i, seat, n, melds, meld_bits, m):
     melds[m, M_LOW] = i8[row + L.M_LOW]
     melds[m, M_LENGTH] = i8[row + L.M_LENGTH]
     meld_bits[m] = u64[L.MELD_BITS + i]
-
-
-def seat_inputs(state: GameState, seat: int) -> Inputs:
-    """The input layout of what ``seat`` may see in an engine state (:func:`state_inputs`): the
-    same arrays as the reader of that seat's observation fills (:mod:`agents.greedy_observation`)."""
-    inputs = empty_inputs()
-    u64, i8, i64 = state.arrays()
-    state_inputs(u64, i8, i64, seat, *inputs)
-    return inputs
 
 
 def settings_row(**settings: float) -> np.ndarray:

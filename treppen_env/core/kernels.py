@@ -1,6 +1,6 @@
 """The rules engine's kernels: legality, the turn's actions, the table and the end of a deal.
 
-Every kernel is a small ``@numba.njit(cache=True)`` function over the state's three arrays
+Every kernel is a small :func:`~treppen_env.core.cache.kernel` function over the state's three arrays
 ``u64`` (uint64 card bitsets), ``i8`` (int8 cards and meld rows) and ``i64`` (int64 counters),
 whose slots :mod:`treppen_env.core.layout` lists, and the read-only rules table ``tab`` (int64,
 :func:`treppen_env.core.tables.rules_table`) with the candidate melds' bitsets ``meld_bits``
@@ -8,16 +8,13 @@ whose slots :mod:`treppen_env.core.layout` lists, and the read-only rules table 
 it trusts its arrays, which :class:`treppen_env.engine.GameState` validates whenever they come
 from outside input. The entry points are :func:`legal_mask`, :func:`step`, :func:`reshuffle`,
 :func:`can_play` and :func:`refresh_table`.
-
-All kernels live in this one module: Numba's cache is keyed on a function's own source file, so a
-kernel calling a kernel of another module could load a stale compiled callee.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from treppen_env.core.cache import kernel
 from treppen_env.core.layout import (
     BANNED,
     CURRENT,
@@ -99,23 +96,21 @@ STEP_RESHUFFLE = 1
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
 
-jit = numba.njit(cache=True, nogil=True)
-
 
 # ---------------------------------------------------------------------------- card bitsets
-@jit
+@kernel
 def bit(card: int) -> np.uint64:
     """The bitset (uint64) holding only ``card`` (0..51)."""
     return _ONE << np.uint64(card)
 
 
-@jit
+@kernel
 def has(bits: np.uint64, card: int) -> bool:
     """Whether ``card`` is in the uint64 bitset ``bits``."""
     return (bits >> np.uint64(card)) & _ONE != _ZERO
 
 
-@jit
+@kernel
 def count(bits: np.uint64) -> int:
     """Number of cards in the uint64 bitset ``bits``."""
     n = 0
@@ -125,7 +120,7 @@ def count(bits: np.uint64) -> int:
     return n
 
 
-@jit
+@kernel
 def lowest(bits: np.uint64) -> int:
     """The lowest card of a non-empty uint64 bitset ``bits``."""
     card = 0
@@ -135,7 +130,7 @@ def lowest(bits: np.uint64) -> int:
 
 
 # ---------------------------------------------------------------------------- the table
-@jit
+@kernel
 def refresh_table(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray) -> None:
     """Recompute where cards can be laid off from the meld table (RULES §4.3, §3.2, §3.5).
 
@@ -173,7 +168,7 @@ def refresh_table(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndar
     i64[TABLE_VERSION] += 1
 
 
-@jit
+@kernel
 def _set_slot(u64: np.ndarray, i8: np.ndarray, on_table: np.uint64, target: int, card: int, meld: int) -> None:
     """Record that ``card`` can be laid off onto table meld ``meld`` at ``target``, unless the card
     is on the table already (RULES §4.3)."""
@@ -182,14 +177,14 @@ def _set_slot(u64: np.ndarray, i8: np.ndarray, on_table: np.uint64, target: int,
         i8[SLOT_OWNER + NUM_CARDS * target + card] = meld
 
 
-@jit
+@kernel
 def slots_any(u64: np.ndarray) -> np.uint64:
     """Every card that can be laid off somewhere now (RULES §4.3)."""
     return u64[SLOTS + TARGET_SET] | u64[SLOTS + TARGET_LOW] | u64[SLOTS + TARGET_HIGH]
 
 
 # ---------------------------------------------------------------------------- legality
-@jit
+@kernel
 def can_play(u64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, card: int, cards: np.uint64) -> bool:
     """Whether ``card`` can be laid off now or melded with ``cards`` (which hold it; RULES §4.2)."""
     if has(slots_any(u64), card):
@@ -210,13 +205,13 @@ def can_play(u64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, card: int,
     return False
 
 
-@jit
+@kernel
 def _suit_ranks(cards: np.uint64, suit: int) -> int:
     """The 13-bit mask of the ranks of ``suit`` in the bitset ``cards`` (bit r: rank r held)."""
     return int(np.int64((cards >> np.uint64(NUM_RANKS * suit)) & np.uint64(_RANK_MASK)))
 
 
-@jit
+@kernel
 def _stretch(ranks: int, twice: int, low: int) -> int:
     """How many ranks from ``low`` upwards (turning past the king) the 13-bit rank mask ``ranks``
     holds without a gap, at most 13, or 0 when it is fewer than 3 (``twice`` is
@@ -229,13 +224,13 @@ def _stretch(ranks: int, twice: int, low: int) -> int:
     return n
 
 
-@jit
+@kernel
 def _run_candidate(suit: int, low: int, length: int) -> int:
     """Candidate index of the run of ``suit`` from low-end rank ``low`` with ``length`` cards."""
     return NUM_SET_CANDIDATES + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - 3
 
 
-@jit
+@kernel
 def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarray) -> None:
     """Set the mask bit of every allowed candidate meld within ``hand`` that holds ``must_use``
     (any, when it is -1; RULES §3.1-3.2, §4.2): the sets of each rank held in 3 or 4 suits and the
@@ -268,7 +263,7 @@ def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarra
                     mask[A_MELD_BASE + m] = 1
 
 
-@jit
+@kernel
 def _mark_sets(rank: int, suits: int, must_use: int, mask: np.ndarray) -> None:
     """Set the mask bits of the sets of ``rank`` within the 4-bit suit mask ``suits`` (3 or 4
     suits) that hold ``must_use`` (any, when it is -1; RULES §3.1)."""
@@ -283,7 +278,7 @@ def _mark_sets(rank: int, suits: int, must_use: int, mask: np.ndarray) -> None:
             mask[base + omitted] = 1
 
 
-@jit
+@kernel
 def legal_mask(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
 ) -> None:
@@ -298,7 +293,7 @@ def legal_mask(
         legal_meld(u64, i8, i64, tab, meld_bits, mask)
 
 
-@jit
+@kernel
 def legal_draw(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
 ) -> None:
@@ -319,7 +314,7 @@ def legal_draw(
             mask[A_TAKE_BASE + d] = 1
 
 
-@jit
+@kernel
 def legal_meld(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
 ) -> None:
@@ -345,7 +340,7 @@ def legal_meld(
         mask_dead_ends(u64, i8, i64, tab, meld_bits, mask)
 
 
-@jit
+@kernel
 def mask_dead_ends(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray
 ) -> None:
@@ -366,7 +361,7 @@ def mask_dead_ends(
             mask[a] = 0
 
 
-@jit
+@kernel
 def _fits_after(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, action: int, card: int
 ) -> bool:
@@ -377,7 +372,7 @@ def _fits_after(
 
 
 # ---------------------------------------------------------------------------- actions
-@jit
+@kernel
 def step(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -406,7 +401,7 @@ def step(
     return STEP_DONE
 
 
-@jit
+@kernel
 def apply_draw(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, action: int) -> None:
     """RULES §4.1-4.2, §4.4: draw the stock's top card, or take the top d staircase cards (public
     from now on); a single card taken is banned from the discard, and with ``must_use_taken`` the
@@ -432,7 +427,7 @@ def apply_draw(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray
     i64[PHASE] = MELD
 
 
-@jit
+@kernel
 def lay(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, action: int) -> None:
     """RULES §4.3, §5.1-5.2: lay a candidate meld, or lay off one card onto the meld that owns
     the slot, booking its value to the mover at once; the must-use card and the ban are lifted
@@ -471,7 +466,7 @@ def lay(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_
     refresh_table(u64, i8, i64, tab)
 
 
-@jit
+@kernel
 def apply_discard(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, card: int) -> bool:
     """RULES §4.4, §6.1, §6.4-6.5: discard ``card`` onto the staircase and end the turn: the deal
     ends when the hand is empty, or when the stock is (unless it is remade from the staircase).
@@ -498,7 +493,7 @@ def apply_discard(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndar
     return False
 
 
-@jit
+@kernel
 def reshuffle(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -522,7 +517,7 @@ def reshuffle(
     legal_mask(u64, i8, i64, tab, meld_bits, mask)
 
 
-@jit
+@kernel
 def next_turn(u64: np.ndarray, i64: np.ndarray, tab: np.ndarray) -> None:
     """RULES §6.5, §1.2: cut the deal off after ``max_turns`` turns, else pass the turn left."""
     if i64[TURN] >= tab[T_MAX_TURNS]:
@@ -535,7 +530,7 @@ def next_turn(u64: np.ndarray, i64: np.ndarray, tab: np.ndarray) -> None:
 
 
 # ---------------------------------------------------------------------------- end of a deal
-@jit
+@kernel
 def hand_value(u64: np.ndarray, tab: np.ndarray, seat: int) -> int:
     """Points of the cards left in ``seat``'s hand (ace ``ace_hand``; RULES §3.3, §6.2)."""
     hand = u64[HAND + seat]
@@ -546,7 +541,7 @@ def hand_value(u64: np.ndarray, tab: np.ndarray, seat: int) -> int:
     return total
 
 
-@jit
+@kernel
 def end_deal(u64: np.ndarray, i64: np.ndarray, tab: np.ndarray, outcome: int) -> None:
     """Score the deal and add it to the game totals (RULES §6.2-6.5, §7.1).
 
@@ -628,7 +623,7 @@ OBS_SEATS = 4
 TABLE_COLS = 7
 
 
-@jit
+@kernel
 def _write_cards(obs: np.ndarray, start: int, bits: np.uint64) -> None:
     """Set ``obs[start + card] = 1`` for each card of ``bits``."""
     while bits != _ZERO:
@@ -637,7 +632,7 @@ def _write_cards(obs: np.ndarray, start: int, bits: np.uint64) -> None:
         obs[start + card] = 1.0
 
 
-@jit
+@kernel
 def write_table(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, out: np.ndarray, owner: int, table: int
 ) -> None:
@@ -668,7 +663,7 @@ def write_table(
             out[table + TABLE_COLS * card + 4 + t] = 1.0
 
 
-@jit
+@kernel
 def write_observation(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -718,7 +713,7 @@ def write_observation(
 
 
 # ---------------------------------------------------------------------------- randomness
-@jit
+@kernel
 def next_random(rng: np.ndarray) -> np.uint64:
     """The next 64 random bits of the SplitMix64 generator whose state is ``rng[0]`` (uint64, (1,))."""
     rng[0] += np.uint64(0x9E3779B97F4A7C15)
@@ -728,7 +723,7 @@ def next_random(rng: np.ndarray) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
-@jit
+@kernel
 def random_below(rng: np.ndarray, n: int) -> int:
     """A uniformly random integer 0..n-1 from the generator ``rng`` (53 random bits)."""
     return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
@@ -739,7 +734,7 @@ MASK_WORDS = (A_DISCARD_BASE + NUM_CARDS + 7) // 8
 _BYTE_SUM = np.uint64(0x0101010101010101)
 
 
-@jit
+@kernel
 def random_legal(words: np.ndarray, rng: np.ndarray) -> int:
     """A uniformly random legal action of the 0/1 mask read as uint64 words of 8 entries."""
     total = 0

@@ -81,9 +81,8 @@ slot                       size         meaning
                                         columns ``M_KIND`` .. ``M_LENGTH`` less one)
 =========================  ===========  ====================================================
 
-These constants are read by the compiled kernels as compile-time globals: the kernels' on-disk
-cache is keyed on :mod:`treppen_env.core.kernels`' own source file, so a change here must come
-with a change there (a fresh install rewrites both).
+These constants are read by the compiled kernels as compile-time globals; the kernels' on-disk
+cache is keyed on this file too (:mod:`treppen_env.core.cache`), so a change here recompiles them.
 """
 
 from __future__ import annotations

@@ -20,21 +20,20 @@ shuffle.
 Randomness inside the kernels is the SplitMix64 generator of :mod:`treppen_env.core.kernels`,
 whose whole state is a uint64 (1,) array the caller seeds: the same seed, the same playouts.
 
-The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.core.greedy`.
-Numba's on-disk cache of a kernel is keyed on its own source file only, so after editing one of
-those modules in a source checkout, clear this module's cache (``__pycache__/playout*.nbi`` and
-``.nbc``) too; an installed release compiles all of them afresh.
+The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.core.greedy`;
+their cache is keyed on every core source (:mod:`treppen_env.core.cache`), so an edit to a callee
+recompiles its callers too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
+from treppen_env.core.cache import kernel
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -58,10 +57,8 @@ POLICIES = {"greedy": GREEDY, "random": RANDOM}
 
 _ZERO = np.uint64(0)
 
-jit = numba.njit(cache=True, nogil=True)
 
-
-@jit
+@kernel
 def shuffle(cards, rng) -> None:
     """Fisher-Yates shuffle of the int8 array ``cards`` in place with the generator ``rng``."""
     for k in range(cards.size - 1, 0, -1):
@@ -69,7 +66,7 @@ def shuffle(cards, rng) -> None:
         cards[k], cards[j] = cards[j], cards[k]
 
 
-@jit
+@kernel
 def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
     """RULES §6.4 with ``stock_exhausted="reshuffle"``: the staircase below its top card,
     shuffled, becomes the stock, and the turn ends."""
@@ -78,7 +75,7 @@ def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
     K.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
 
 
-@jit
+@kernel
 def scratch():
     """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
     (int8 (8 MASK_WORDS,); :func:`treppen_env.core.kernels.random_legal` reads it as uint64 words),
@@ -94,7 +91,7 @@ def scratch():
     return padded, inputs, G.workspace()
 
 
-@jit
+@kernel
 def greedy_choice(u64, i8, i64, row, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
@@ -104,7 +101,7 @@ def greedy_choice(u64, i8, i64, row, settings, work) -> int:
     return G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
 
 
-@jit
+@kernel
 def advance(u64, i8, i64, tab, meld_bits, action, rng, work) -> None:
     """Play the legal ``action`` (the legal mask in ``work`` follows), reshuffling with ``rng``
     when the discard emptied the stock (RULES §6.4)."""
@@ -113,13 +110,13 @@ def advance(u64, i8, i64, tab, meld_bits, action, rng, work) -> None:
         _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng)
 
 
-@jit
+@kernel
 def start(u64, i8, i64, tab, meld_bits, work) -> None:
     """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy)."""
     K.legal_mask(u64, i8, i64, tab, meld_bits, work[0][: K.A_DISCARD_BASE + NUM_CARDS])
 
 
-@jit
+@kernel
 def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> int:
     """Play the state (its arrays changed in place) to the end of its deal, each seat by its
     policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
@@ -132,7 +129,7 @@ def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
     return moves
 
 
-@jit
+@kernel
 def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> None:
     """Play one move of the seat to move by its policy (:data:`GREEDY` or :data:`RANDOM`); the
     legal mask in ``work`` must be the state's."""
@@ -143,7 +140,7 @@ def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
-@jit
+@kernel
 def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
     """Deal the cards ``observer`` cannot see afresh (the state's arrays changed in place): each
     other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
@@ -185,7 +182,7 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
     return False
 
 
-@jit
+@kernel
 def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, seed, points) -> int:
     """``points.shape[0]`` playouts of the state (left unchanged), each seat playing its policy,
     each from a fresh determinization for ``observer`` (:func:`redeal`), or from the state as it

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from treppen_env.core import kernels as K
 from treppen_env.core import playout as P
+from treppen_env.core.cache import kernel
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -69,11 +69,9 @@ N_VALUE = NUM_STATS
 NODE_VALUE_COLS = NUM_STATS + 1
 NO_NODE = -1
 
-jit = numba.njit(cache=True, nogil=True)
-
 
 # ------------------------------------------------------------------------------ moves
-@jit
+@kernel
 def greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work) -> None:
     """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
     would discard or the deal is over (RULES §4.3-4.5)."""
@@ -84,7 +82,7 @@ def greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work) -> None:
         P.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
-@jit
+@kernel
 def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) -> int:
     """Write the searched moves of the seat to move into ``out`` (int64, at least
     :data:`NUM_ACTIONS`), the heuristic's choice first, and return their number (see the module
@@ -125,7 +123,7 @@ def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) ->
 
 
 # ------------------------------------------------------------------------------ results
-@jit
+@kernel
 def outcome(i64, seat):
     """``(win, margin)`` of ``seat`` in a finished deal: its mean score against the other seats
     (more points 1, equal 0.5) and its points minus the mean of the others', / 100 (RULES §6.2)."""
@@ -141,7 +139,7 @@ def outcome(i64, seat):
     return score / (n - 1), (mine - (total - mine) / (n - 1)) / 100.0
 
 
-@jit
+@kernel
 def objective_value(win, margin, objective) -> float:
     """The value a search maximises: the win score, the margin, or their mean (:data:`MIX`)."""
     if objective == WIN:
@@ -151,7 +149,7 @@ def objective_value(win, margin, objective) -> float:
     return 0.5 * (win + margin)
 
 
-@jit
+@kernel
 def add_result(stats, win, margin) -> None:
     """Count one simulation's result in a statistics row."""
     stats[S_COUNT] += 1.0
@@ -161,14 +159,14 @@ def add_result(stats, win, margin) -> None:
     stats[S_MARGIN_SQ] += margin * margin
 
 
-@jit
+@kernel
 def _copy(src, dst) -> None:
     dst[0][:] = src[0]
     dst[1][:] = src[1]
     dst[2][:] = src[2]
 
 
-@jit
+@kernel
 def determinize(root, det, tab, meld_bits, observer, rng, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh (:func:`treppen_env.core.playout.redeal`), its legal mask in ``work``."""
@@ -178,7 +176,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, work) -> None:
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
-@jit
+@kernel
 def flat_monte_carlo(
     root, det, sim, tab, meld_bits, observer, choices, active, num_active, moves, policies, row,
     settings, rng, det_rng, done, count, stats, work,
@@ -215,7 +213,7 @@ def flat_monte_carlo(
 
 
 # ------------------------------------------------------------------------------ IS-MCTS
-@jit
+@kernel
 def new_tree(capacity):
     """An empty IS-MCTS tree for ``capacity - 1`` expansions: the int64 node table (capacity,
     NODE_COLS), the float64 statistics (capacity, NODE_VALUE_COLS) and its size (int64 (1,));
@@ -225,7 +223,7 @@ def new_tree(capacity):
     return nodes, np.zeros((capacity, NODE_VALUE_COLS)), np.ones(1, dtype=np.int64)
 
 
-@jit
+@kernel
 def _child(nodes, node, action) -> int:
     child = nodes[node, N_CHILD]
     while child != NO_NODE and nodes[child, N_ACTION] != action:
@@ -233,7 +231,7 @@ def _child(nodes, node, action) -> int:
     return child
 
 
-@jit
+@kernel
 def _expand(nodes, size, node, action, player) -> int:
     child = size[0]
     size[0] += 1
@@ -246,7 +244,7 @@ def _expand(nodes, size, node, action, player) -> int:
     return child
 
 
-@jit
+@kernel
 def may_expand(values, node, legal_children, widening) -> bool:
     """Progressive widening: a node visited ``n`` times may have ``1 + floor(n ** widening)``
     children legal in this determinization (``legal_children`` of them are in the tree;
@@ -257,7 +255,7 @@ def may_expand(values, node, legal_children, widening) -> bool:
     return legal_children < 1 + math.floor(values[node, S_COUNT] ** widening)
 
 
-@jit
+@kernel
 def _select(nodes, values, node, cand, n, c) -> int:
     """The child of ``node`` among the legal moves ``cand[:n]`` with the best UCB1 score, where an
     action's exploration term counts the visits in which it was legal (``N_AVAIL``)."""
@@ -272,7 +270,7 @@ def _select(nodes, values, node, cand, n, c) -> int:
     return best
 
 
-@jit
+@kernel
 def _descend(nodes, values, size, node, cand, n, c, widening, player) -> tuple[int, bool]:
     """The next node below ``node`` for the legal moves ``cand[:n]``: a new child for the first
     untried move when the tree has room and widening allows (:func:`may_expand`), else the UCB1
@@ -293,7 +291,7 @@ def _descend(nodes, values, size, node, cand, n, c, widening, player) -> tuple[i
     return _select(nodes, values, node, cand, n, c), False
 
 
-@jit
+@kernel
 def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) -> tuple[int, bool]:
     """PUCT at the root (Silver et al. 2017): the move among ``cand[:n]`` of best
     ``Q + c_prior * prior[a] * sqrt(N) / (1 + n_a)``, where ``Q`` is the move's mean objective,
@@ -319,7 +317,7 @@ def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) ->
     return _expand(nodes, size, node, cand[best], player), True
 
 
-@jit
+@kernel
 def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
     """Add the finished deal's result to the root (the observer's) and to every node of the path
     (its player's)."""
@@ -333,7 +331,7 @@ def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
         values[node, N_VALUE] += objective_value(win, margin, objective)
 
 
-@jit
+@kernel
 def _unsearched(
     u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, work
 ) -> None:
@@ -346,7 +344,7 @@ def _unsearched(
         greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
 
 
-@jit
+@kernel
 def ismcts(
     root, det, tab, meld_bits, observer, moves, search_others, policies, row, settings, objective, c,
     widening, prior, c_prior, rng, count, nodes, values, size, path, cand, work,
@@ -395,7 +393,7 @@ def ismcts(
         _backup(nodes, values, path, depth, i64, observer, objective)
 
 
-@jit
+@kernel
 def root_children(nodes, values, actions, stats) -> int:
     """The root's children: their actions into ``actions`` (int64) and statistics rows into
     ``stats`` (float64 (., NUM_STATS)); their number."""

@@ -1,6 +1,7 @@
 """The greedy heuristic's reader of observations: the input layout of
 :mod:`treppen_env.core.greedy` filled from an observation vector (inside a kernel, for
-:class:`agents.GreedyAgent`) or from a decoded view (:func:`treppen_env.observation.decode`).
+:class:`agents.GreedyAgent`, the heuristic features and the search's beliefs) or from a decoded
+view (:func:`treppen_env.observation.decode`).
 
 It reads only the observation, which holds only what its player may see (docs/ARCHITECTURE.md
 "Observations"): the melds come out in the observation's order, sets by rank, then runs by their
@@ -9,10 +10,10 @@ low-end card.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from treppen_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, rank_of, suit_of
+from treppen_env.core.cache import kernel
 from treppen_env.core.greedy import (
     _UP,
     _ZERO,
@@ -66,8 +67,8 @@ _O_LAID = SLICES["laid_before"].start
 
 
 # ---------------------------------------------------------------------- observation
-@numba.njit(cache=True)
-def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
+@kernel
+def read_observation(obs, cards, stairs, scalars, melds, meld_bits):
     """Fill the input layout from an observation vector (treppen_env.observation.LAYOUT): what
     :func:`treppen_env.observation.decode` reads, melds in its order (sets by rank, runs by
     their low-end card; melds never merge, RULES §3.5)."""
@@ -96,7 +97,7 @@ def _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits):
     scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
 
 
-@numba.njit(cache=True)
+@kernel
 def _obs_bits(obs, start, stride):
     """Bitset of the cards ``c`` (RULES §1.1) whose entry ``obs[start + stride * c]`` is nonzero."""
     bits = _ZERO
@@ -106,7 +107,7 @@ def _obs_bits(obs, start, stride):
     return bits
 
 
-@numba.njit(cache=True)
+@kernel
 def _obs_card(obs, start):
     """The first card whose entry from ``start`` is nonzero, or -1 (the must-use card, RULES §4.2,
     or the banned card, §4.4)."""
@@ -116,7 +117,7 @@ def _obs_card(obs, start):
     return -1
 
 
-@numba.njit(cache=True)
+@kernel
 def _obs_stairs(obs, stairs):
     """Fill the staircase bottom to top from the depths (top card depth 1/52, RULES §4.1); its length."""
     length = 0
@@ -130,7 +131,7 @@ def _obs_stairs(obs, stairs):
     return length
 
 
-@numba.njit(cache=True)
+@kernel
 def _obs_melds(obs, melds, meld_bits):
     """Fill the meld table from the ``table`` and ``meld_owner`` pieces (RULES §3, §3.5); the
     number of melds."""
@@ -174,7 +175,7 @@ def _obs_melds(obs, melds, meld_bits):
     return m
 
 
-@numba.njit(cache=True)
+@kernel
 def _owner(obs, card):
     """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece, RULES §5.1)."""
     best = 0
@@ -193,11 +194,11 @@ def observation_inputs(obs: np.ndarray) -> Inputs:
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
     inputs = empty_inputs()
-    _observation_inputs(obs, *inputs)
+    read_observation(obs, *inputs)
     return inputs
 
 
-@numba.njit(cache=True)
+@kernel
 def observation_action(obs, mask, rows, row_index, infer, settings):
     """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
@@ -210,7 +211,7 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     scalars = np.zeros(NUM_SCALARS, dtype=np.int64)
     melds = np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8)
     meld_bits = np.zeros(MAX_TABLE_MELDS, dtype=np.uint64)
-    _observation_inputs(obs, cards, stairs, scalars, melds, meld_bits)
+    read_observation(obs, cards, stairs, scalars, melds, meld_bits)
     evidence = must_use_evidence(scalars, mask)
     if infer and evidence:
         row_index = 1
