@@ -70,29 +70,16 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
     pick = G.greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
     if pick < 0:
         return
-    ctx, danger = wu[G.U_CTX], wf[G.F_DANGER]
-    num_slots, out_bonus = G._context(
-        cards, stairs, scalars, melds, meld_bits, row, ctx, ws_slots, wi[G.I_WORK], wi[G.I_ORDER]
-    )
-    hand = cards[G.HAND]
-    b = hand | ctx[2]
-    while b:
-        c = G._lowest(b)
-        b &= b - G._ONE
-        danger[c] = G._danger(c, ctx)
+    d = G.decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
     scores = np.full(NUM_ACTIONS, -np.inf)
     if pick < MELD_BASE:
-        depth = G.draw_scores(
-            hand, stairs, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi
-        )
-        for d in range(depth + 1):
-            scores[d] = wf[G.F_SCORES][d]
-            if d > 0 and scores[d] > -np.inf:
-                out[d, H_USED] = G._popcount(wu[G.U_USES][d]) / d
+        depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
+        for k in range(depth + 1):
+            scores[k] = wf[G.F_SCORES][k]
+            if k > 0 and scores[k] > -np.inf:
+                out[k, H_USED] = G._popcount(wu[G.U_USES][k]) / k
     else:
-        _turn_scores(
-            hand, scalars, mask, ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi, scores, out
-        )
+        _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -111,9 +98,11 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
 
 
 @kernel
-def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi, scores, out):
-    """The meld phase's scores (RULES §4.3-4.4; see the module docstring) into ``scores``, and the
-    booked points, weights and dangers into ``out``."""
+def _turn_scores(hand, scalars, mask, d, scores, out):
+    """The meld phase's scores (RULES §4.3-4.4; see the module docstring) in the
+    :data:`~treppen_env.core.greedy.Decision` ``d`` into ``scores``, and the booked points,
+    weights and dangers into ``out``."""
+    row, wu, wf, wi = d.row, d.wu, d.wf, d.wi
     banned = scalars[G.BANNED]
     must_use = scalars[G.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
@@ -122,7 +111,7 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
             out[a, H_BOOKED] = value / SCORE_SCALE
     # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
     # the cards it leaves; a lay's score is that of the best candidate it starts
-    n = G._candidates(hand, row, slots, num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
+    n = G._candidates(hand, row, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
     c_bits = wu[G.U_WORK][:n].copy()
     c_val = wf[G.F_WORK][:n].copy()
     c_first = wi[G.I_WORK][:n].copy()
@@ -131,27 +120,24 @@ def _turn_scores(hand, scalars, mask, ctx, out_bonus, slots, num_slots, row, set
         if not mask[a]:
             continue
         include = must_use if must_use >= 0 and not G._has(c_bits[j], must_use) else -1
-        rest, _ = G._plan(
-            hand & ~c_bits[j], ctx, out_bonus, slots, num_slots, row, settings, danger, banned, include, False, -1,
-            wu, wf, wi,
-        )  # fmt: skip
+        rest, _ = G._plan(hand & ~c_bits[j], d, banned, include, False, -1)
         if c_val[j] + rest > scores[a]:
             scores[a] = c_val[j] + rest
-    unseen = ~(ctx[3] | hand) & G._FULL
+    unseen = ~(d.ctx[3] | hand) & G._FULL
     weights = np.zeros(NUM_CARDS)
     kept = 0.0
     b = hand
     while b:
         c = G._lowest(b)
         b &= b - G._ONE
-        weights[c] = G._weight(c, hand, unseen, ctx[2], settings)
+        weights[c] = G._weight(c, hand, unseen, d.ctx[2], d.settings)
         kept += weights[c]
     for c in range(NUM_CARDS):
         a = DISCARD_BASE + c
         if mask[a]:
-            scores[a] = weights[c] - danger[c] - kept
+            scores[a] = weights[c] - d.danger[c] - kept
             out[a, H_WEIGHT] = weights[c] / CARD_SCALE
-            out[a, H_DANGER] = danger[c] / CARD_SCALE
+            out[a, H_DANGER] = d.danger[c] / CARD_SCALE
 
 
 @kernel

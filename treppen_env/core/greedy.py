@@ -61,6 +61,7 @@ card order.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from functools import lru_cache
 
 import numpy as np
@@ -292,6 +293,33 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
     return num_slots, opp + 10.0
 
 
+#: A decision's context, built once per decision by :func:`decision` and read by the plan search
+#: and the scorers: ``ctx`` (uint64 (5,), :func:`_context`), ``out_bonus`` (the going-out bonus,
+#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules row and
+#: the settings, ``danger`` (float64 (52,), :func:`_danger` of every card a plan may keep), and
+#: the scratch rows ``wu``, ``wf``, ``wi`` of :func:`workspace`.
+Decision = namedtuple(
+    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "row", "settings", "danger", "wu", "wf", "wi")
+)
+
+
+@kernel
+def decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots):
+    """The :data:`Decision` of a position in the input layout (RULES §4.1, §4.3, §6.2-6.3): its
+    context, open ends and the danger of each card of the hand and the staircase, in the
+    scratch arrays of :func:`workspace`."""
+    ctx, danger = wu[U_CTX], wf[F_DANGER]
+    num_slots, out_bonus = _context(
+        cards, stairs, scalars, melds, meld_bits, row, ctx, ws_slots, wi[I_WORK], wi[I_ORDER]
+    )
+    b = cards[HAND] | ctx[2]
+    while b:
+        c = _lowest(b)
+        b &= b - _ONE
+        danger[c] = _danger(c, ctx)
+    return Decision(ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi)
+
+
 # ---------------------------------------------------------------------- candidates
 @kernel
 def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
@@ -396,12 +424,14 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
 
 
 @kernel
-def _usable(card, cards, row, ctx, slots, num_slots, c_bits, c_val, c_first):
+def _usable(card, cards, d):
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
-    and the number of candidates of ``cards`` it left in ``c_*`` (-1: it listed none)."""
-    if _has(ctx[4], card):
+    and the number of candidates of ``cards`` it left in the work rows of the :data:`Decision`
+    ``d`` (-1: it listed none)."""
+    if _has(d.ctx[4], card):
         return True, -1
-    n = _candidates(cards, row, slots, num_slots, c_bits, c_val, c_first)
+    c_bits = d.wu[U_WORK]
+    n = _candidates(cards, d.row, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
     for j in range(n):
         if _has(c_bits[j], card):
             return True, n
@@ -496,24 +526,9 @@ def _left_weight(rest, ctx, ban, unknown, settings, danger):
 
 # ---------------------------------------------------------------------- turn plan
 @kernel
-def _plan(
-    hand,
-    ctx,
-    out_bonus,
-    slots,
-    num_slots,
-    row,
-    settings,
-    danger,
-    banned,
-    include,
-    before_draw,
-    listed,
-    wu,
-    wf,
-    wi,
-):
-    """Best score of ``hand`` this turn (RULES §4.3-4.5) and that plan's steps.
+def _plan(hand, d, banned, include, before_draw, listed):
+    """Best score of ``hand`` this turn (RULES §4.3-4.5) in the :data:`Decision` ``d``, and that
+    plan's steps.
 
     A depth-first search over card-disjoint candidates (sorted by booked value, highest first,
     ties in candidate order) with :data:`PLAN_BUDGET` nodes scores each node's plan as booked
@@ -524,10 +539,11 @@ def _plan(
     candidates already in the work rows (by :func:`_usable`), or -1 to list them. The sorted candidates are left in
     ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
     """
+    wu, wf, wi = d.wu, d.wf, d.wi
     work_bits, work_val, work_first = wu[U_WORK], wf[F_WORK], wi[I_WORK]
     s_bits, s_val, s_first = wu[U_SORTED], wf[F_SORTED], wi[I_SORTED]
     chosen, best_chosen = wi[I_CHOSEN], wi[I_BEST]
-    n = listed if listed >= 0 else _candidates(hand, row, slots, num_slots, work_bits, work_val, work_first)
+    n = listed if listed >= 0 else _candidates(hand, d.row, d.slots, d.num_slots, work_bits, work_val, work_first)
     order = _stable_order(work_val, n, True, wi[I_ORDER])
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
@@ -552,9 +568,9 @@ def _plan(
                 rest = hand & ~used
                 if not (rest and rest == ban):  # a dead end (§4.5)
                     if rest == _ZERO or (not before_draw and _popcount(rest) == 1):
-                        score = booked + out_bonus
+                        score = booked + d.out_bonus
                     else:
-                        score = booked - _left_weight(rest, ctx, ban, before_draw, settings, danger)
+                        score = booked - _left_weight(rest, d.ctx, ban, before_draw, d.settings, d.danger)
                     if score > best:
                         best = score
                         best_len = depth
@@ -616,35 +632,11 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
     last_legal = NUM_ACTIONS - 1
     while not mask[last_legal]:
         last_legal -= 1
-    ctx, slots, danger = wu[U_CTX], ws_slots, wf[F_DANGER]
-    num_slots, out_bonus = _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, wi[I_WORK], wi[I_ORDER])
-    b = cards[HAND] | ctx[2]  # the danger of each card a plan may keep: hand and staircase
-    while b:
-        c = _lowest(b)
-        b &= b - _ONE
-        danger[c] = _danger(c, ctx)
-    hand = cards[HAND]
+    d = decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
     if last_legal < MELD_BASE:
-        depth = draw_scores(
-            hand, stairs, scalars, mask, ctx, out_bonus, slots, num_slots, row, settings, danger, wu, wf, wi
-        )
+        depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
         return _best_draw(mask, wf[F_SCORES], depth)
-    return _meld(
-        hand,
-        scalars,
-        mask,
-        first_legal,
-        ctx,
-        out_bonus,
-        slots,
-        num_slots,
-        row,
-        settings,
-        danger,
-        wu,
-        wf,
-        wi,
-    )
+    return _meld(cards[HAND], scalars, mask, first_legal, d)
 
 
 @kernel
@@ -664,136 +656,58 @@ def _best_draw(mask, scores, depth):
 
 
 @kernel
-def draw_scores(
-    hand,
-    stairs,
-    scalars,
-    mask,
-    ctx,
-    out_bonus,
-    slots,
-    num_slots,
-    row,
-    settings,
-    danger,
-    wu,
-    wf,
-    wi,
-):
-    """The heuristic's score of every draw (RULES §4.1-4.2), in points, into ``wf[F_SCORES][d]``
-    for draw action ``d`` (0 the stock, ``d`` the take down to depth ``d``); returns the
-    staircase's length.
+def draw_scores(hand, stairs, scalars, mask, d):
+    """The heuristic's score of every draw (RULES §4.1-4.2) in the :data:`Decision` ``d``, in
+    points, into ``d.wf[F_SCORES][k]`` for draw action ``k`` (0 the stock, ``k`` the take down to
+    depth ``k``); returns the staircase's length.
 
     The stock scores the current hand's plan (the unknown card joining it) plus ``stock_gain``
     plus ``take_margin``; a take scores the plan of the hand with the taken cards, which must lay
     the deepest one when it lies below the top (or always, under the must-use rule) and may not
     discard a top card taken alone; an illegal draw, or a take whose deepest card the plan cannot
-    use (a deep card taken for nothing is never considered), scores -inf. ``wu[U_USES][d]`` holds
+    use (a deep card taken for nothing is never considered), scores -inf. ``d.wu[U_USES][k]`` holds
     the taken cards that take's plan lays this turn (a bitset).
     """
-    scores, uses = wf[F_SCORES], wu[U_USES]
-    s_bits, best_chosen = wu[U_SORTED], wi[I_BEST]
+    scores, uses = d.wf[F_SCORES], d.wu[U_USES]
+    s_bits, best_chosen = d.wu[U_SORTED], d.wi[I_BEST]
     depth = scalars[STAIRS_LEN]
     scores[0] = -np.inf
     uses[0] = _ZERO
     if mask[0]:
-        score, _ = _plan(
-            hand,
-            ctx,
-            out_bonus,
-            slots,
-            num_slots,
-            row,
-            settings,
-            danger,
-            -1,
-            -1,
-            True,
-            -1,
-            wu,
-            wf,
-            wi,
-        )
-        scores[0] = score + settings[S_STOCK_GAIN] + settings[S_TAKE_MARGIN]
-    must_use_taken = row[R_MUST_USE_TAKEN] != 0.0
+        score, _ = _plan(hand, d, -1, -1, True, -1)
+        scores[0] = score + d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
+    must_use_taken = d.row[R_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
-    for d in range(1, depth + 1):
-        card = np.int64(stairs[depth - d])
+    for take in range(1, depth + 1):
+        card = np.int64(stairs[depth - take])
         taken |= _bit(card)
-        scores[d] = -np.inf
-        uses[d] = _ZERO
-        if not mask[d]:
+        scores[take] = -np.inf
+        uses[take] = _ZERO
+        if not mask[take]:
             continue
-        include = card if d > 1 or must_use_taken else -1
+        include = card if take > 1 or must_use_taken else -1
         listed = -1
         if include >= 0:
-            usable, listed = _usable(card, hand | taken, row, ctx, slots, num_slots, wu[U_WORK], wf[F_WORK], wi[I_WORK])
+            usable, listed = _usable(card, hand | taken, d)
             if not usable:
                 continue
-        banned = card if d == 1 else -1
-        score, steps = _plan(
-            hand | taken,
-            ctx,
-            out_bonus,
-            slots,
-            num_slots,
-            row,
-            settings,
-            danger,
-            banned,
-            include,
-            False,
-            listed,
-            wu,
-            wf,
-            wi,
-        )
+        banned = card if take == 1 else -1
+        score, steps = _plan(hand | taken, d, banned, include, False, listed)
         laid = _ZERO
         for k in range(steps):
             laid |= s_bits[best_chosen[k]]
-        scores[d] = score
-        uses[d] = laid & taken
+        scores[take] = score
+        uses[take] = laid & taken
     return depth
 
 
 @kernel
-def _meld(
-    hand,
-    scalars,
-    mask,
-    first_legal,
-    ctx,
-    out_bonus,
-    slots,
-    num_slots,
-    row,
-    settings,
-    danger,
-    wu,
-    wf,
-    wi,
-):
+def _meld(hand, scalars, mask, first_legal, d):
     """RULES §4.3-4.5: the next step of the best plan, else the safest discard."""
-    s_bits, s_first, best_chosen = wu[U_SORTED], wi[I_SORTED], wi[I_BEST]
+    s_bits, s_first, best_chosen = d.wu[U_SORTED], d.wi[I_SORTED], d.wi[I_BEST]
     banned = scalars[BANNED]
     include = scalars[MUST_USE]
-    _, steps = _plan(
-        hand,
-        ctx,
-        out_bonus,
-        slots,
-        num_slots,
-        row,
-        settings,
-        danger,
-        banned,
-        include,
-        False,
-        -1,
-        wu,
-        wf,
-        wi,
-    )
+    _, steps = _plan(hand, d, banned, include, False, -1)
     if include >= 0:  # steps that lay the must-use card first, each group in plan order
         for k in range(steps):
             j = best_chosen[k]
@@ -805,10 +719,10 @@ def _meld(
             return s_first[j]
     best_card = -1
     best_key = 0.0
-    unseen = ~(ctx[3] | hand) & _FULL
+    unseen = ~(d.ctx[3] | hand) & _FULL
     for c in range(NUM_CARDS):
         if mask[DISCARD_BASE + c]:
-            key = _weight(c, hand, unseen, ctx[2], settings) - danger[c]
+            key = _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
             if best_card < 0 or key >= best_key:
                 best_card, best_key = c, key
     if best_card >= 0:
@@ -819,9 +733,9 @@ def _meld(
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
             if a < LAYOFF_BASE:
-                value = row[R_VALUES + a - MELD_BASE]
+                value = d.row[R_VALUES + a - MELD_BASE]
             else:
-                value = row[R_LAYOFF + a - LAYOFF_BASE]
+                value = d.row[R_LAYOFF + a - LAYOFF_BASE]
             if best_play < 0 or value >= best_value:
                 best_play, best_value = a, value
     return best_play if best_play >= 0 else first_legal
