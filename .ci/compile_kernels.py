@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
-from agents.heuristic_features import heuristic_features
-from arena.match import play_match
+from treppen.agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
+from treppen.agents.heuristic_features import heuristic_features
+from treppen.arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.core import playout
 from treppen_env.engine import GameState

@@ -2,7 +2,7 @@
 
 Every agent has ``act(observation) -> int`` (a legal action of the observation's mask) and
 ``reset(seed=None)``. :func:`load` builds one from a spec string, as the command line and the
-tournaments name them: ``NAME[,key=value]...`` (:mod:`agents.spec`), e.g. ``greedy,epsilon=0.1``.
+tournaments name them: ``NAME[,key=value]...`` (:mod:`treppen.agents.spec`), e.g. ``greedy,epsilon=0.1``.
 Importing this package does not import torch: :class:`PolicyAgent` imports sb3-contrib only when
 it loads a model.
 """
@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, RandomAgent, legal_actions
-from agents.greedy import GreedyAgent
-from agents.human import HumanAgent
-from agents.policy import PolicyAgent
-from agents.search import ISMCTSAgent, RolloutAgent
-from agents.snapshot import NumpyPolicy, SnapshotAgent
-from agents.spec import check_settings, parse_spec, settings_of
+from treppen.agents.base import Agent, RandomAgent, legal_actions
+from treppen.agents.greedy import GreedyAgent
+from treppen.agents.human import HumanAgent
+from treppen.agents.policy import PolicyAgent
+from treppen.agents.search import ISMCTSAgent, RolloutAgent
+from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
+from treppen.agents.spec import check_settings, parse_spec, settings_of
 from treppen_env.rules import Rules
 
 __all__ = [
@@ -55,7 +55,7 @@ def load(
 ) -> Agent:
     """Build an agent from ``spec``.
 
-    :param spec: ``BASE[,key=value]...`` (see :mod:`agents.spec`): the base is a built-in name
+    :param spec: ``BASE[,key=value]...`` (see :mod:`treppen.agents.spec`): the base is a built-in name
         (:data:`SPECS`), the name of an installed agent (entry point group ``treppen.agents``), a
         third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model or a NumPy
         policy ``.npz`` (an RLlib run's export or a pool snapshot), or a run folder holding one of
@@ -198,6 +198,6 @@ def _model_factory(path: Path) -> Any:
 
 
 def numpy_policy_agent(path: Path, seed: int | None = None, deterministic: bool = True) -> Agent:
-    """A NumPy policy file (:mod:`agents.snapshot` format) played by :class:`SnapshotAgent`: the
+    """A NumPy policy file (:mod:`treppen.agents.snapshot` format) played by :class:`SnapshotAgent`: the
     masked argmax, or with ``deterministic=False`` a sample. Needs neither torch nor Ray."""
     return SnapshotAgent(NumpyPolicy.load(path), deterministic=deterministic, seed=seed)

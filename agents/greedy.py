@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, legal_actions
+from treppen.agents.base import Agent, legal_actions
 from treppen_env.core import greedy as core
 from treppen_env.core import reader
 from treppen_env.engine import GameState

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, legal_actions
+from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import DRAW, NUM_ACTIONS, action_to_str, decode, parse_action
 from treppen_env.cards import card_to_str, cards_to_str
 from treppen_env.observation import PublicView

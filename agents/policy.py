@@ -7,13 +7,18 @@ MaskablePPO policy may pick illegal actions (sb3-contrib docs; docs/ARCHITECTURE
 
 from __future__ import annotations
 
+import base64
+import io
+import json
 import os
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, legal_actions
+from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.observation import OBS_SIZE
 
@@ -106,7 +111,45 @@ def _load_model(path: Path, device: str) -> Any:
         from sb3_contrib import MaskablePPO
     except ImportError as err:
         raise ImportError(f"loading {str(path)!r} needs sb3-contrib and torch: pip install 'treppen[train]'") from err
-    return MaskablePPO.load(path, device=device)
+    return MaskablePPO.load(path, device=device, custom_objects=legacy_classes(path))
+
+
+#: Top-level packages of treppen 0.1, whose classes saved models name (treppen.agents since 0.2).
+LEGACY_PACKAGES = ("agents", "arena", "train", "apps")
+
+
+class _LegacyUnpickler(pickle.Unpickler):
+    """Unpickles an object of a treppen 0.1 model file: classes of the old top-level packages
+    (``train.policy_net``) come from their modules today (``treppen.train.policy_net``)."""
+
+    renamed = False
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.split(".")[0] in LEGACY_PACKAGES:
+            module, self.renamed = f"treppen.{module}", True
+        return super().find_class(module, name)
+
+
+def legacy_classes(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The objects of a MaskablePPO file saved by treppen 0.1 that name a class by its old module
+    (``train.policy_net.ActionFeaturePolicy``), loaded from its module today: ``custom_objects``
+    for SB3's ``load``, so models saved before the package rename still load (an empty dict for
+    newer files). Only entries whose pickle names such a module are unpickled here.
+    """
+    with zipfile.ZipFile(path) as archive:
+        data = json.loads(archive.read("data"))
+    found = {}
+    for key, value in data.items():
+        if not (isinstance(value, dict) and ":serialized:" in value):
+            continue
+        payload = base64.b64decode(value[":serialized:"])
+        if not any(f"{package}.".encode() in payload for package in LEGACY_PACKAGES):
+            continue
+        unpickler = _LegacyUnpickler(io.BytesIO(payload))
+        loaded = unpickler.load()
+        if unpickler.renamed:
+            found[key] = loaded
+    return found
 
 
 def _check_spaces(model: Any, path: Path | None) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, legal_actions
+from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.cards import bits_to_cards, cards_to_bits
 from treppen_env.core import greedy as G
@@ -453,7 +453,7 @@ class ISMCTSAgent(SearchAgent):
         choosing by its own results; ``"playout"``: only this agent's moves, the other seats
         playing the playout policy (a model of greedy opponents).
     :param prior: a learned policy, an agent with ``action_probabilities(observation)`` (in a
-        spec, any :func:`agents.load` spec of a model: a ``.zip``, a run folder), whose
+        spec, any :func:`treppen.agents.load` spec of a model: a ``.zip``, a run folder), whose
         probabilities of the searched moves, renormalised over them, guide the root's choice by
         PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
     :param c_prior: the PUCT constant, in the objective's units.

@@ -1,7 +1,7 @@
 """Policies saved as NumPy weights, played without torch: :class:`NumpyPolicy` (an MLP snapshot),
 :class:`ActionFeatureSnapshot` (an action-feature policy) and :class:`SnapshotAgent`.
 
-The ``.npz`` format is written by :func:`train.pool.save_snapshot` (the opponent pool's snapshots)
+The ``.npz`` format is written by :func:`treppen.train.pool.save_snapshot` (the opponent pool's snapshots)
 and by the RLlib backend's export; ``agents.load`` plays such a file or a run folder holding one.
 A NumPy forward pass on one observation costs far less than a torch one, so opponent seats in env
 workers never run torch in their hot path.
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.action_features import NumpyActionFeatureNet
-from agents.base import Agent
+from treppen.agents.action_features import NumpyActionFeatureNet
+from treppen.agents.base import Agent
 from treppen_env.actions import NUM_ACTIONS
 
 
@@ -72,7 +72,7 @@ class NumpyPolicy:
 
 
 class ActionFeatureSnapshot(NumpyPolicy):
-    """A snapshot of an action-feature policy: :class:`agents.action_features.NumpyActionFeatureNet`
+    """A snapshot of an action-feature policy: :class:`treppen.agents.action_features.NumpyActionFeatureNet`
     behind :class:`NumpyPolicy`'s ``act`` (one observation at a time).
 
     :param arrays: the net's ``state_dict`` as NumPy arrays.

@@ -5,7 +5,7 @@ Deal ``N`` of the record file is replayed (:func:`treppen_env.records.replay`) t
 before its move ``K`` (numbered as ``treppen replay`` prints the moves, 1 = the first). A search
 agent (``--agent``, default :data:`DEFAULT_SPEC`, built with the record's rules) analyses that
 position from the observation of the player to move, so it knows what that player knew and no
-more (:meth:`agents.search.SearchAgent.analyse`). The table lists every searched move with its
+more (:meth:`treppen.agents.search.SearchAgent.analyse`). The table lists every searched move with its
 playouts, win rate and point margin (each ± one standard error), and marks the greedy
 heuristic's move and the move the record played. ``treppen serve``'s *Hint* button asks the same
 analysis (:func:`analyse_position`).
@@ -18,9 +18,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import agents
-from agents.search import MoveEstimate, SearchAgent
-from apps.replay import describe, read_deal
+from treppen import agents
+from treppen.agents.search import MoveEstimate, SearchAgent
+from treppen.apps.replay import describe, read_deal
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.cards import bits_to_cards

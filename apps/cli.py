@@ -15,13 +15,13 @@ import sys
 from importlib import metadata
 
 SUBCOMMANDS = {
-    "train": ("apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
-    "tournament": ("apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
-    "play": ("apps.play", "play against agents in the terminal"),
-    "serve": ("apps.serve", "play, watch and replay deals in a local web page"),
-    "replay": ("apps.replay", "print a recorded deal move by move"),
-    "analyse": ("apps.analyse", "rank the moves of a recorded position by search"),
-    "bench": ("apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
+    "train": ("treppen.apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
+    "tournament": ("treppen.apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
+    "play": ("treppen.apps.play", "play against agents in the terminal"),
+    "serve": ("treppen.apps.serve", "play, watch and replay deals in a local web page"),
+    "replay": ("treppen.apps.replay", "print a recorded deal move by move"),
+    "analyse": ("treppen.apps.analyse", "rank the moves of a recorded position by search"),
+    "bench": ("treppen.apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
 }
 
 

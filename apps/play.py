@@ -1,6 +1,6 @@
 """``treppen play``: a person against agents in the terminal (docs/ARCHITECTURE.md "Command line").
 
-The person's seat is played by :class:`agents.HumanAgent`, which shows the table from that seat's
+The person's seat is played by :class:`treppen.agents.HumanAgent`, which shows the table from that seat's
 observation, lists the legal moves and reads one per line (``draw``, ``take 2``, ``meld 7H 8H 9H``,
 ``layoff QS set``, ``discard 4C`` or the action number).
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-import agents
-from agents.human import seat_name
-from arena.match import play_match
+from treppen import agents
+from treppen.agents.human import seat_name
+from treppen.arena.match import play_match
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env

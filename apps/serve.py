@@ -1,8 +1,8 @@
 """``treppen serve``: play, watch and replay deals in a local web page.
 
-Starts the app of :mod:`apps.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
+Starts the app of :mod:`treppen.apps.web` on uvicorn. It binds 127.0.0.1 unless ``--host`` says otherwise;
 the page can seat only the agents given here. Requests must name the server as 127.0.0.1,
-localhost, [::1], the ``--host`` address or an ``--allow-host`` name (see :class:`apps.web.LocalOnly`).
+localhost, [::1], the ``--host`` address or an ``--allow-host`` name (see :class:`treppen.apps.web.LocalOnly`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import uvicorn
 
-    from apps.web import create_app
+    from treppen.apps.web import create_app
 
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port {args.port} is not a port 0..65535")

@@ -1,5 +1,6 @@
 """``treppen tournament``: a duplicate-deal tournament between agents given by spec, rated by Elo
-(:mod:`arena.tournament` plays it, :mod:`arena.ratings` rates it, :mod:`arena.results` writes it).
+(:mod:`treppen.arena.tournament` plays it, :mod:`treppen.arena.ratings` rates it,
+:mod:`treppen.arena.results` writes it).
 
 Usage::
 
@@ -16,12 +17,12 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.base import Agent
-from arena.match import build_agents
-from arena.ratings import fit_ratings, reference_anchor
-from arena.results import RESULTS_FILE, print_table, write_outputs
-from arena.schedule import check_settings, schedule
-from arena.tournament import resolve_specs, run_tournament
+from treppen.agents.base import Agent
+from treppen.arena.match import build_agents
+from treppen.arena.ratings import fit_ratings, reference_anchor
+from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
+from treppen.arena.schedule import check_settings, schedule
+from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env.aec import raw_env
 from treppen_env.rules import PRESETS, Rules, make_rules
 
@@ -99,7 +100,7 @@ def estimate_text(specs: dict[str, str], players: int, rules: Rules, deals: int,
     Every agent plays an equal share of the seats, so a deal takes about ``DECISIONS_PER_DEAL``
     times the agents' mean seconds per decision (:func:`decision_seconds`).
 
-    :raises ValueError: for an unknown spec or ``human`` (see :func:`arena.match.build_agents`).
+    :raises ValueError: for an unknown spec or ``human`` (see :func:`treppen.arena.match.build_agents`).
     """
     if deals <= 0:
         return None

@@ -1,9 +1,12 @@
 """``treppen train``: self-play training from a YAML config, on the backend it names
-(:mod:`train.launch`).
+(:mod:`treppen.train.launch`).
 
 Usage::
 
-    treppen train [--config configs/selfplay.yaml] [key=value ...] [--resume RUN_DIR]
+    treppen train [--config NAME_OR_FILE] [key=value ...] [--resume RUN_DIR]
+
+``--config`` takes a YAML file or the name of a shipped config (``selfplay``, the default,
+``selfplay_long``, ``rllib_selfplay``; :func:`treppen.train.config.shipped_configs`).
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from train.config import load_config
-from train.launch import train
+from treppen.train.config import DEFAULT_CONFIG, config_path, load_config
+from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
 RESUME_OVERRIDES = {
@@ -42,13 +45,13 @@ RESUME_OVERRIDES = {
 }
 
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "selfplay.yaml"
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen train``."""
     parser.add_argument(
-        "--config", type=Path, default=None, help="YAML config (default: configs/selfplay.yaml of the repository)"
+        "--config",
+        default=None,
+        help=f"YAML config file, or the name of a shipped config (default: {DEFAULT_CONFIG}, the package's "
+        "configs/selfplay.yaml)",
     )
     parser.add_argument(
         "--resume",
@@ -84,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.resume / "config.yaml", args.overrides)
         config.runs_dir, config.name = str(args.resume.parent), args.resume.name
     else:
-        path = args.config if args.config is not None else (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
+        path = config_path(args.config if args.config is not None else DEFAULT_CONFIG)
+        print(f"config: {path}", flush=True)
         config = load_config(path, args.overrides)
     command = ["treppen", "train"]
     command += ["--config", str(args.config)] if args.config is not None else []

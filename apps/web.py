@@ -18,7 +18,7 @@ A Starlette app with a JSON API and one static page (plain HTML/JS, no build ste
 - ``POST /api/sessions/{id}/hint`` ``{"version"}`` and ``POST /api/replay/hint?deal=N&step=K``
   (the body as for ``/api/replay``): the moves of the person's position (play mode, their turn)
   or of the position before move K of deal N ranked by a short search
-  (:data:`apps.web_replay.HINT_SPEC`, :mod:`apps.analyse`), searched from the observation of the
+  (:data:`treppen.apps.web_replay.HINT_SPEC`, :mod:`treppen.apps.analyse`), searched from the observation of the
   player to move only.
 
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
@@ -30,8 +30,8 @@ keeps other web sites out (Host and Origin checks), and state-changing requests 
 
 This module holds the sessions, the server's state (:class:`App`), the request checks,
 :class:`LocalOnly` and :func:`create_app`; the JSON views of a position are in
-:mod:`apps.web_views`, the reading and replaying of uploaded record files in :mod:`apps.web_replay`
-and :class:`BadRequest` in :mod:`apps.web_errors`.
+:mod:`treppen.apps.web_views`, the reading and replaying of uploaded record files in :mod:`treppen.apps.web_replay`
+and :class:`BadRequest` in :mod:`treppen.apps.web_errors`.
 """
 
 from __future__ import annotations
@@ -62,11 +62,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-import agents
-from apps.analyse import analyse_position, analyser
-from apps.web_errors import BadRequest
-from apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
-from apps.web_views import cards, deal_summary, final_table, hint_view, legal_moves, move_text, table_view
+from treppen import agents
+from treppen.apps.analyse import analyse_position, analyser
+from treppen.apps.web_errors import BadRequest
+from treppen.apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
+from treppen.apps.web_views import cards, deal_summary, final_table, hint_view, legal_moves, move_text, table_view
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.engine import GameState

@@ -1,4 +1,4 @@
-"""The error of the web app (:mod:`apps.web`): a request the server refuses, answered as JSON."""
+"""The error of the web app (:mod:`treppen.apps.web`): a request the server refuses, answered as JSON."""
 
 from __future__ import annotations
 

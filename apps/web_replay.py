@@ -1,4 +1,4 @@
-"""Replays of uploaded record files for the web app (:mod:`apps.web`): the deals a file holds,
+"""Replays of uploaded record files for the web app (:mod:`treppen.apps.web`): the deals a file holds,
 every position of one deal, and the hint for a position of it.
 
 A file's content (plain or gzipped JSONL, never a server path) is read one line at a time within
@@ -15,9 +15,9 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from apps.analyse import analyse_position, analyser, position
-from apps.web_errors import BadRequest
-from apps.web_views import cards, hint_view, move_text, outcome_text, table_view
+from treppen.apps.analyse import analyse_position, analyser, position
+from treppen.apps.web_errors import BadRequest
+from treppen.apps.web_views import cards, hint_view, move_text, outcome_text, table_view
 from treppen_env import records
 
 MAX_RECORD_BYTES = 32 * 1024 * 1024

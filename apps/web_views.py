@@ -1,4 +1,4 @@
-"""The JSON views of the web app (:mod:`apps.web`): a position as the page shows it.
+"""The JSON views of the web app (:mod:`treppen.apps.web`): a position as the page shows it.
 
 Pure functions of the engine's state: the table from a seat (:func:`table_view`), its legal moves
 grouped as the page offers them (:func:`legal_moves`), a move as the log shows it
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.search import MoveEstimate
+from treppen.agents.search import MoveEstimate
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.actions import decode as decode_action

@@ -7,14 +7,14 @@ over many :class:`~treppen_env.SingleAgentEnv` deals, nor ``treppen bench``, whi
 PettingZoo ``agent_iter()`` loop itself.) The result lists every action in order, so a deal can
 be replayed, recorded or searched from.
 
-A tournament's deal (:class:`arena.schedule.DealSpec`: deck, dealer, seats, seeds) is played by
+A tournament's deal (:class:`treppen.arena.schedule.DealSpec`: deck, dealer, seats, seeds) is played by
 :func:`play_deal`, in this process, in a worker process or in a Ray task alike, with agents that
 :func:`build_agents` makes from specs.
 
 Usage::
 
-    from agents import GreedyAgent, RandomAgent
-    from arena.match import play_match
+    from treppen.agents import GreedyAgent, RandomAgent
+    from treppen.arena.match import play_match
     from treppen_env import raw_env
 
     result = play_match(raw_env(num_players=2), [GreedyAgent(), RandomAgent()], seed=0)
@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import agents as agent_lib
-from agents.base import Agent
-from arena.schedule import DealSpec
+from treppen import agents as agent_lib
+from treppen.agents.base import Agent
+from treppen.arena.schedule import DealSpec
 from treppen_env import records as game_records
 from treppen_env.rules import Rules
 

@@ -1,9 +1,10 @@
-"""Plots of tournament ratings (for notebooks too; :func:`arena.results.load_results` reads a
+"""Plots of tournament ratings (for notebooks too; :func:`treppen.arena.results.load_results` reads a
 tournament's files).
 
-``plot_elo`` and ``plot_pairwise`` draw a :class:`~arena.ratings.Ratings` with matplotlib and ``save_figure`` writes a
-PNG atomically. Figures are built without pyplot (so no GUI backend is touched and nothing is left
-open; PNGs render with Agg); pass ``ax`` to draw into a notebook's own axes.
+``plot_elo`` and ``plot_pairwise`` draw a :class:`~treppen.arena.ratings.Ratings` with matplotlib
+and ``save_figure`` writes a PNG atomically. Figures are built without pyplot (so no GUI backend is
+touched and nothing is left open; PNGs render with Agg); pass ``ax`` to draw into a notebook's own
+axes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from arena.ratings import Ratings
+from treppen.arena.ratings import Ratings
 from treppen_env.files import atomic_write
 
 

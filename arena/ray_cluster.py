@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from arena.match import build_agents, play_deal
+from treppen.arena.match import build_agents, play_deal
 
 try:
     import ray
@@ -74,7 +74,7 @@ def _play_deals(
 def play_on_ray(
     todo: Sequence[Any], agents: Mapping[str, Any], address: str | None, game_record: bool = False, chunk: int = 8
 ) -> Iterator[dict[str, Any]]:
-    """Yield the records of the deals ``todo`` (:class:`arena.tournament.DealSpec`) as Ray tasks of
+    """Yield the records of the deals ``todo`` (:class:`treppen.arena.tournament.DealSpec`) as Ray tasks of
     ``chunk`` deals finish; at most two tasks per CPU of the cluster are in flight. At the end a
     line on stderr says how many deals each node played (``ray: 48 deals on 2 nodes: 1a2b3c4d 24,
     5e6f7a8b 24``, by the start of the node ids).

@@ -8,7 +8,7 @@ Files in the out dir (``treppen tournament --out DIR``):
 - ``tournament.json``: the settings (``version``, agents with their specs, players, ``rules`` as
   ``{"preset", "options"}``, seed, decks, tables_per_deck). Resuming with other settings is an
   error; ``decks`` may only grow. Version 2 balances the seating orders of 3 and 4 seats
-  (:mod:`arena.schedule`) and counts ``decks``; a version 1 folder cannot be resumed.
+  (:mod:`treppen.arena.schedule`) and counts ``decks``; a version 1 folder cannot be resumed.
 - ``results.jsonl``: one line per finished deal, appended and flushed as it ends: ``deal`` (id),
   ``deck_id``, ``table`` (agents of the table), ``rotation``, ``dealer``, ``agents`` (per seat),
   ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``.
@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena.ratings import Ratings, fit_ratings, reference_anchor
-from arena.schedule import Key
+from treppen.arena.ratings import Ratings, fit_ratings, reference_anchor
+from treppen.arena.schedule import Key
 from treppen_env.files import atomic_write_text
 
 RESULTS_FILE = "results.jsonl"
@@ -143,7 +143,7 @@ def write_outputs(out_dir: str | os.PathLike, ratings: Ratings, specs: Mapping[s
     without bootstrap), unbounded (above, below, both or empty), games, score (mean score over all
     comparisons: more points 1, equal 0.5, fewer 0).
     """
-    from arena import plots
+    from treppen.arena import plots
 
     out = Path(out_dir)
     specs = dict(specs or {})

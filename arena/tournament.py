@@ -1,12 +1,12 @@
 """Duplicate-deal tournaments between agents, rated by Elo (docs/ARCHITECTURE.md "Command line").
 
-This module plays a tournament: the schedule comes from :mod:`arena.schedule` (which deck, table
+This module plays a tournament: the schedule comes from :mod:`treppen.arena.schedule` (which deck, table
 and seating; duplicate decks with balanced seating orders), each deal is played by
-:func:`arena.match.play_match`, rating is :mod:`arena.ratings`, and the files are
-:mod:`arena.results`.
+:func:`treppen.arena.match.play_match`, rating is :mod:`treppen.arena.ratings`, and the files are
+:mod:`treppen.arena.results`.
 
 The out dir holds ``tournament.json`` (settings), ``results.jsonl`` (one line per deal, so an
-interrupted tournament resumes) and the ratings outputs; :mod:`arena.results` reads and writes them
+interrupted tournament resumes) and the ratings outputs; :mod:`treppen.arena.results` reads and writes them
 and describes their formats.
 """
 
@@ -23,16 +23,16 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from agents import SPECS
-from agents.base import Agent
-from arena.match import build_agents, play_deal
-from arena.results import (
+from treppen.agents import SPECS
+from treppen.agents.base import Agent
+from treppen.arena.match import build_agents, play_deal
+from treppen.arena.results import (
     FORMAT_VERSION,
     RESULTS_FILE,
     open_out_dir,
     record_key,
 )
-from arena.schedule import DealSpec, Key, check_settings, schedule
+from treppen.arena.schedule import DealSpec, Key, check_settings, schedule
 from treppen_env import records as game_records
 from treppen_env.rules import Rules, make_rules
 
@@ -61,7 +61,7 @@ def agent_name(spec: str) -> str:
 def resolve_specs(items: Sequence[str]) -> dict[str, str]:
     """Names for agent specs: ``NAME=SPEC`` names one explicitly, duplicates get ``-2``, ``-3``, ...
 
-    A spec's own settings (``ismcts,seconds=1``, see :mod:`agents.spec`) are not a name: an item
+    A spec's own settings (``ismcts,seconds=1``, see :mod:`treppen.agents.spec`) are not a name: an item
     is ``NAME=SPEC`` only when no comma comes before its first ``=``.
 
     :param items: agent specs as given on the command line
@@ -111,7 +111,7 @@ def run_tournament(
 ) -> list[dict[str, Any]]:
     """Play a duplicate tournament (resuming the one in ``out``) and return its records.
 
-    :param agents: agent by name: an :class:`~agents.base.Agent` or an ``agents.load`` spec; with
+    :param agents: agent by name: an :class:`~treppen.agents.base.Agent` or an ``agents.load`` spec; with
         ``workers > 1`` each worker gets a pickled copy (or loads the spec) once
     :param players: seats per table, 2..4
     :param decks: number of decks; each is played at every table in every seat rotation
@@ -120,7 +120,7 @@ def run_tournament(
     :param out: folder for ``tournament.json`` and ``results.jsonl`` (None: keep nothing on disk)
     :param rules: the rules of every deal (or a preset name); ``tournament.json`` records the
         preset and the options that differ from it
-    :param tables_per_deck: see :func:`arena.schedule.schedule`
+    :param tables_per_deck: see :func:`treppen.arena.schedule.schedule`
     :param limit: play at most this many new deals, then return (None: all)
     :param progress: show a progress bar
     :param on_record: called with each new record
@@ -128,7 +128,7 @@ def run_tournament(
         "Game records"; ``treppen replay`` and ``treppen serve`` replay them), or None
     :param ray_address: play the deals as Ray tasks (``workers`` is then ignored): ``"auto"`` or
         ``"host:port"`` joins a cluster, ``"local"`` starts a local instance (see
-        :func:`arena.ray_cluster.init_ray`); None plays in this machine's processes
+        :func:`treppen.arena.ray_cluster.init_ray`); None plays in this machine's processes
     :return: the records of the schedule played so far (including earlier runs), in schedule order
     :raises ValueError: for bad settings, an unknown spec or an out dir with other settings
     """
@@ -166,7 +166,7 @@ def run_tournament(
     try:
         recorded = _recorded_deals(record_to)
         if ray_address is not None:
-            from arena.ray_cluster import play_on_ray
+            from treppen.arena.ray_cluster import play_on_ray
 
             played = play_on_ray(todo, agents, ray_address, record_to is not None)
         else:

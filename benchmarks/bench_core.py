@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from bench_search import positions
 
-from apps.bench import median_interval, treppen_player
+from treppen.apps.bench import median_interval, treppen_player
 from treppen_env.engine import GameState
 from treppen_env.files import atomic_write_text
 

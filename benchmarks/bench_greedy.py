@@ -1,4 +1,4 @@
-"""CPU time of one :meth:`agents.GreedyAgent.act` call from an observation (a benchmark, not a test).
+"""CPU time of one :meth:`treppen.agents.GreedyAgent.act` call from an observation (a benchmark, not a test).
 
 Usage: ``python benchmarks/bench_greedy.py [--positions 100] [--players 2 4] [--repeats 20]
 [--rules treppenromme] [--baseline REV] [--out runs/bench/bench_greedy.json]``
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_search import observe, positions
 
-from agents import GreedyAgent
-from apps.bench import median_interval
+from treppen.agents import GreedyAgent
+from treppen.apps.bench import median_interval
 from treppen_env.files import atomic_write_text
 
 

@@ -1,5 +1,5 @@
 """Imitation collection speed (a benchmark, not a test): decisions per CPU second that
-:func:`train.imitation.collect` records with the greedy teacher at every seat, as the default
+:func:`treppen.train.imitation.collect` records with the greedy teacher at every seat, as the default
 config's warm start does (16 tables side by side, 2 players, treppenromme).
 
 Usage: ``python benchmarks/bench_imitation.py [--decisions 4000] [--rounds 5]
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from train.imitation import collect, make_teacher
+from treppen.train.imitation import collect, make_teacher
 from treppen_env.files import atomic_write_text
 
 

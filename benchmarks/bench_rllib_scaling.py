@@ -35,8 +35,8 @@ PROJECTED = (4, 16, 64)
 def measure(config_path: str, runners: int, iterations: int) -> dict[str, float]:
     """Per iteration (means): wall seconds, env and learner steps; and the env steps/s of one
     runner sampling an iteration's worth on its own (all runners at once)."""
-    from train.config import load_config
-    from train.rllib.backend import build_algorithm, iteration_steps, stop_algorithm
+    from treppen.train.config import load_config
+    from treppen.train.rllib.backend import build_algorithm, iteration_steps, stop_algorithm
 
     overrides = [f"num_env_runners={runners}", "imitation_decisions=0", "best_every=0", "opponent_best=0"]
     config = load_config(config_path, [*overrides, "opponent_snapshot=0.4"])

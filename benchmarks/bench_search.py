@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import GreedyAgent, ISMCTSAgent, RolloutAgent
+from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
 from treppen_env.engine import GameState
 from treppen_env.files import atomic_write_text
 from treppen_env.observation import encode

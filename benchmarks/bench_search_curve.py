@@ -7,8 +7,8 @@ Usage::
 
 For every setting (rules preset x players) and budget it plays a duplicate tournament of
 ``AGENT,playouts=BUDGET`` against greedy with the project's tournament code
-(:func:`arena.tournament.run_tournament`; at a table of more than 2 seats the other seats are
-copies of greedy) and rates it (:func:`arena.ratings.fit_ratings`, greedy = 0 Elo, 95% bootstrap
+(:func:`treppen.arena.tournament.run_tournament`; at a table of more than 2 seats the other seats are
+copies of greedy) and rates it (:func:`treppen.arena.ratings.fit_ratings`, greedy = 0 Elo, 95% bootstrap
 intervals over decks). Each budget's CPU seconds per decision come from
 :func:`bench_search.measure` (mid-deal positions of the same setting). Under ``--out`` it writes
 one tournament folder per point (a rerun resumes them), ``curve.json`` (atomically), ``curve.md``
@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_search import measure
 
-from arena.plots import save_figure
-from arena.ratings import fit_ratings, interval_text
-from arena.tournament import run_tournament
+from treppen.arena.plots import save_figure
+from treppen.arena.ratings import fit_ratings, interval_text
+from treppen.arena.tournament import run_tournament
 from treppen_env.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent

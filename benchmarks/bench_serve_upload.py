@@ -22,14 +22,14 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from apps.web_replay import MAX_RECORD_BYTES
+from treppen.apps.web_replay import MAX_RECORD_BYTES
 
 SERVER = "import sys, uvicorn; from apps.web import create_app; uvicorn.run(create_app(['greedy']), host='127.0.0.1', port=int(sys.argv[1]), log_level='warning')"  # noqa: E501
 
 
 def largest_record_file(folder: Path) -> bytes:
     """Tournament deals repeated to just under ``MAX_RECORD_BYTES`` (each line a valid record)."""
-    from arena.tournament import run_tournament
+    from treppen.arena.tournament import run_tournament
 
     path = folder / "deals.jsonl"
     run_tournament({"random": "random", "greedy": "greedy"}, decks=4, record_to=path)

@@ -1,8 +1,8 @@
 """Playing strength: an Elo ladder of random, greedy and given models on duplicate decks.
 
 For every setting (rules preset x players) it plays a duplicate tournament with the project's
-tournament code (:func:`arena.tournament.run_tournament`: every deck replayed in every seat
-rotation at every table), rates it (:func:`arena.ratings.fit_ratings`, random = 0 Elo, 95% bootstrap
+tournament code (:func:`treppen.arena.tournament.run_tournament`: every deck replayed in every seat
+rotation at every table), rates it (:func:`treppen.arena.ratings.fit_ratings`, random = 0 Elo, 95% bootstrap
 intervals over decks) and writes, under ``--out``:
 
 - ``<rules>_<players>p/``: the tournament's ``results.jsonl`` (rerunning resumes), ``ratings.csv``,
@@ -33,10 +33,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from arena.plots import plot_elo, save_figure
-from arena.ratings import Ratings, fit_ratings, interval_text
-from arena.results import write_outputs
-from arena.tournament import resolve_specs, run_tournament
+from treppen.arena.plots import plot_elo, save_figure
+from treppen.arena.ratings import Ratings, fit_ratings, interval_text
+from treppen.arena.results import write_outputs
+from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent

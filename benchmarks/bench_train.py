@@ -3,7 +3,7 @@
 Runs, in one process and one after the other:
 
 1. the real trainer setup: the default config (``configs/selfplay.yaml``), its vector env of
-   :class:`train.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
+   :class:`treppen.train.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
    first ``snapshot_every`` steps) and its MaskablePPO learner, for a fixed budget of steps;
 2. the same MaskablePPO hyperparameters, vector env kind and ``n_envs`` on a trivial env with the
    same observation size and ``Discrete(898)`` masked actions, whose step costs next to nothing:
@@ -33,10 +33,10 @@ import numpy as np
 import torch
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from train.callbacks import StatsCallback
-from train.config import TrainConfig, load_config
-from train.pool import save_snapshot
-from train.selfplay import make_model, make_vec_env
+from treppen.train.callbacks import StatsCallback
+from treppen.train.config import TrainConfig, load_config
+from treppen.train.pool import save_snapshot
+from treppen.train.selfplay import make_model, make_vec_env
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write_text
 from treppen_env.observation import OBS_SIZE

@@ -10,7 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The packages from the bottom layer up: a package may import only those before it (and itself).
-LAYERS = ("treppen_env", "agents", "arena", "train", "apps")
+#: The repository's agents/, arena/, train/ and apps/ are imported as treppen.agents, ... (treppen/
+#: links them in).
+LAYERS = ("treppen_env", "treppen.agents", "treppen.arena", "treppen.train", "treppen.apps")
 
 
 def module_name(path: Path) -> str:
@@ -19,7 +21,12 @@ def module_name(path: Path) -> str:
 
 
 def project_modules() -> dict[str, Path]:
-    return {module_name(p): p for package in LAYERS for p in sorted((ROOT / package).rglob("*.py"))}
+    folders = [ROOT.joinpath(*package.split(".")) for package in LAYERS]
+    return {module_name(p): p for folder in folders for p in sorted(folder.rglob("*.py"))}
+
+
+def layer_of(name: str) -> int:
+    return max(i for i, package in enumerate(LAYERS) if name == package or name.startswith(package + "."))
 
 
 def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
@@ -84,15 +91,21 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
-    layer = {name: LAYERS.index(name.split(".")[0]) for name in graph}
+    layer = {name: layer_of(name) for name in graph}
     return sorted((a, b) for a, targets in graph.items() for b in targets if layer[b] > layer[a])
 
 
 def test_the_walk_sees_imports_inside_functions():
     graph = import_graph()
-    assert "arena.plots" in graph["arena.results"]  # imported inside write_outputs
-    assert "train.rllib.backend" in graph["train.launch"]  # imported inside train()
-    assert set(graph) >= {"treppen_env.engine", "agents.snapshot", "arena.match", "train.rundir", "apps.cli"}
+    assert "treppen.arena.plots" in graph["treppen.arena.results"]  # imported inside write_outputs
+    assert "treppen.train.rllib.backend" in graph["treppen.train.launch"]  # imported inside train()
+    assert set(graph) >= {
+        "treppen_env.engine",
+        "treppen.agents.snapshot",
+        "treppen.arena.match",
+        "treppen.train.rundir",
+        "treppen.apps.cli",
+    }
 
 
 def test_no_upward_imports():
@@ -106,13 +119,21 @@ def test_no_import_circles():
 @pytest.mark.parametrize(
     ("graph", "expected_circles", "expected_upward"),
     [
-        ({"agents.a": {"train.b"}, "train.b": {"agents.a"}}, [["agents.a", "train.b"]], [("agents.a", "train.b")]),
         (
-            {"arena.a": {"arena.b"}, "arena.b": {"arena.c"}, "arena.c": {"arena.a"}},
-            [["arena.a", "arena.b", "arena.c"]],
+            {"treppen.agents.a": {"treppen.train.b"}, "treppen.train.b": {"treppen.agents.a"}},
+            [["treppen.agents.a", "treppen.train.b"]],
+            [("treppen.agents.a", "treppen.train.b")],
+        ),
+        (
+            {
+                "treppen.arena.a": {"treppen.arena.b"},
+                "treppen.arena.b": {"treppen.arena.c"},
+                "treppen.arena.c": {"treppen.arena.a"},
+            },
+            [["treppen.arena.a", "treppen.arena.b", "treppen.arena.c"]],
             [],
         ),
-        ({"apps.a": {"treppen_env.b"}, "treppen_env.b": set()}, [], []),
+        ({"treppen.apps.a": {"treppen_env.b"}, "treppen_env.b": set()}, [], []),
     ],
 )
 def test_the_checks_catch_built_cases(graph, expected_circles, expected_upward):

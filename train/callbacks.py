@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents import PolicyAgent
-from arena.ratings import Ratings, fit_ratings
-from arena.tournament import run_tournament
-from train.checkpoints import checkpoint_path, save_model
-from train.evaluate import evaluate
-from train.pool import save_snapshot
+from treppen.agents import PolicyAgent
+from treppen.arena.ratings import Ratings, fit_ratings
+from treppen.arena.tournament import run_tournament
+from treppen.train.checkpoints import checkpoint_path, save_model
+from treppen.train.evaluate import evaluate
+from treppen.train.pool import save_snapshot
 from treppen_env.files import append_jsonl
 from treppen_env.rules import Rules
 
@@ -114,7 +114,7 @@ class EvalCallback(PeriodicCallback):
     :param every: steps between evaluations (0: only when :meth:`run` is called directly).
     :param opponents: name -> ``seed -> agent``.
     :param path: the JSON lines file.
-    :param eval_kwargs: arguments of :func:`train.evaluate.evaluate` (players, rules, deals).
+    :param eval_kwargs: arguments of :func:`treppen.train.evaluate.evaluate` (players, rules, deals).
     """
 
     def __init__(self, every: int, opponents: dict[str, Callable[[int], Any]], path: Path, **eval_kwargs: Any):
@@ -146,7 +146,7 @@ class EloCallback(PeriodicCallback):
     bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_greedy``, and appends
     one line per rating to ``elo.jsonl`` (there an unbounded end is null and ``ci_unbounded`` names
     the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
-    :class:`~arena.ratings.Ratings`.
+    :class:`~treppen.arena.ratings.Ratings`.
 
     :param every: steps between ratings (0: only when :meth:`run` is called directly).
     :param path: the JSON lines file.

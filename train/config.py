@@ -18,6 +18,7 @@ backend-specific keys:
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import math
 import time
 import types
@@ -35,9 +36,9 @@ ACTIVATIONS = ("tanh", "relu")
 #: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = ("random", "greedy", "snapshot", "best", "agent")
 POLICIES = ("mlp", "action_features")
-#: What the action-feature policy's action head sees beside the state (:mod:`train.policy_net`).
+#: What the action-feature policy's action head sees beside the state (:mod:`treppen.train.policy_net`).
 FEATURE_SETS = ("cards", "heuristic")
-#: Value targets of the imitation warm start (:func:`train.imitation.collect`).
+#: Value targets of the imitation warm start (:func:`treppen.train.imitation.collect`).
 VALUE_TARGETS = ("results", "search")
 VEC_ENVS = ("subproc", "dummy")
 BACKENDS = ("sb3", "rllib")
@@ -112,7 +113,7 @@ class TrainConfig:
     """hidden activation: ``tanh`` or ``relu``"""
     policy: str = "mlp"
     """``mlp``: SB3's MlpPolicy (one logit per action from ``net_arch``); ``action_features``:
-    every action scored from its features against the state (:mod:`train.policy_net`; its state
+    every action scored from its features against the state (:mod:`treppen.train.policy_net`; its state
     embedding is ``net_arch[-1]`` wide)"""
     card_dim: int = 64
     """``action_features`` only: width of the card embeddings"""
@@ -236,6 +237,38 @@ def resolve_name(config: TrainConfig) -> TrainConfig:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         config.name = f"{config.rules}_{config.num_players}p_{config.seed}_{stamp}"
     return config
+
+
+#: The package holding the shipped configs (the repository's ``configs/``).
+CONFIG_PACKAGE = "treppen.configs"
+#: The config ``treppen train`` runs when none is named.
+DEFAULT_CONFIG = "selfplay"
+
+
+def shipped_configs() -> dict[str, Path]:
+    """The configs installed with the package, by name (``selfplay``, ``selfplay_long``, ...)."""
+    folder = importlib.resources.files(CONFIG_PACKAGE)
+    return {Path(f.name).stem: Path(str(f)) for f in folder.iterdir() if f.name.endswith(".yaml")}
+
+
+def config_path(config: str | Path) -> Path:
+    """The config file ``config`` names: a path to a YAML file, or the name of a shipped config
+    (``selfplay`` or ``selfplay.yaml``, :func:`shipped_configs`).
+
+    :raises FileNotFoundError: for neither, listing the shipped names.
+    """
+    path = Path(config)
+    if path.is_file():
+        return path
+    shipped = shipped_configs()
+    name = path.name.removesuffix(".yaml")
+    if len(path.parts) == 1 and name in shipped:
+        return shipped[name]
+    if len(path.parts) > 1 and path.parts[-2] == "configs" and name in shipped:  # configs/NAME.yaml
+        return shipped[name]
+    raise FileNotFoundError(
+        f"config {str(config)!r}: no such file, and no shipped config of that name {sorted(shipped)}"
+    )
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:

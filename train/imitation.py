@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import torch
 
-import agents
-from agents.base import Agent
-from train.config import VALUE_TARGETS
+from treppen import agents
+from treppen.agents.base import Agent
+from treppen.train.config import VALUE_TARGETS
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write
@@ -110,7 +110,7 @@ def collect(
     :param progress: called with the number of new decisions after each step.
     :param threads: labelling threads of a batch-labelling teacher (its kernels release the GIL).
     :param values: the value targets: ``results``, the seat's discounted deal result; ``search``,
-        a search teacher's estimate of its chosen move (:meth:`agents.search.SearchAgent.label_values`),
+        a search teacher's estimate of its chosen move (:meth:`treppen.agents.search.SearchAgent.label_values`),
         the deal result where it searched nothing.
     :return: the decisions, in the order played.
     :raises ValueError: for ``values="search"`` with a teacher that is not a search agent, or
@@ -217,7 +217,7 @@ class _Labeller:
 
 
 def make_teacher(spec: str, rules: Rules | str = "treppenromme") -> Agent:
-    """The teacher agent of ``spec`` (any :func:`agents.load` spec, e.g. ``greedy`` or a search
+    """The teacher agent of ``spec`` (any :func:`treppen.agents.load` spec, e.g. ``greedy`` or a search
     agent at a labelling budget, ``rollout,playouts=500``), told the rules.
 
     :raises ValueError: for an unknown spec.
@@ -310,8 +310,8 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
     (the data of round 0 is collected again: it depends only on the seed).
 
     :param policy: the learner's MaskablePPO policy (``model.policy``; the RLlib backend builds one
-        of the same network, :func:`train.selfplay.make_policy`, and starts its module from it).
-    :param config: the run's :class:`train.config.TrainConfig`.
+        of the same network, :func:`treppen.train.selfplay.make_policy`, and starts its module from it).
+    :param config: the run's :class:`treppen.train.config.TrainConfig`.
     :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
     """

@@ -1,6 +1,6 @@
 """Keep-best: every snapshot of the learner is gated against the best model so far.
 
-At each gate the learner plays a small duplicate tournament (:func:`arena.tournament.run_tournament`)
+At each gate the learner plays a small duplicate tournament (:func:`treppen.arena.tournament.run_tournament`)
 against the current best: the same decks with the seats swapped, so the luck of the cards cancels;
 at 3-4 player tables the other seats are greedy agents. The learner becomes the new best when its
 score against the best (win 1, tie 0.5, over every pair of seats they held in one deal) reaches
@@ -16,13 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents import PolicyAgent
-from agents.base import Agent
-from arena.ratings import fit_ratings
-from arena.tournament import run_tournament
-from train.callbacks import PeriodicCallback
-from train.checkpoints import save_model
-from train.pool import save_snapshot
+from treppen.agents import PolicyAgent
+from treppen.agents.base import Agent
+from treppen.arena.ratings import fit_ratings
+from treppen.arena.tournament import run_tournament
+from treppen.train.callbacks import PeriodicCallback
+from treppen.train.checkpoints import save_model
+from treppen.train.pool import save_snapshot
 from treppen_env.files import append_jsonl
 from treppen_env.rules import Rules
 

@@ -1,25 +1,25 @@
-"""Start a training run on the backend its config names: ``backend: sb3`` (:mod:`train.selfplay`)
-or ``backend: rllib`` (:mod:`train.rllib.backend`, imported only then: it needs the ``ray`` extra)."""
+"""Start a training run on the backend its config names: ``backend: sb3`` (:mod:`treppen.train.selfplay`)
+or ``backend: rllib`` (:mod:`treppen.train.rllib.backend`, imported only then: it needs the ``ray`` extra)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from train.config import TrainConfig
+from treppen.train.config import TrainConfig
 
 
 def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config (see :func:`train.config.load_config`).
+    :param config: a checked config (see :func:`treppen.train.config.load_config`).
     :param resume: continue the run folder's newest checkpoint.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     if config.backend == "rllib":
-        from train.rllib.backend import train_rllib
+        from treppen.train.rllib.backend import train_rllib
 
         return train_rllib(config, resume, command_line)
-    from train.selfplay import train as train_sb3
+    from treppen.train.selfplay import train as train_sb3
 
     return train_sb3(config, resume, command_line)

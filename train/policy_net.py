@@ -5,11 +5,11 @@ backends can wrap it): observation (B, 969) -> action logits (B, 898) and a stat
 
 1. Cards: each of the 52 cards gets an embedding from its own observation entries, those of its
    neighbours (same suit two ranks either side, the rest of its rank; see
-   :data:`agents.action_features.CARD_OBS_INDEX`), its rank, suit and points, and the global
+   :data:`treppen.agents.action_features.CARD_OBS_INDEX`), its rank, suit and points, and the global
    entries (hand sizes, stock, phase, points, ...).
 2. State: pooled card embeddings (over the hand, and a max over all cards) plus the global
    entries, through an MLP.
-3. Actions: a static feature row per action (:func:`agents.action_features.action_table`: kind,
+3. Actions: a static feature row per action (:func:`treppen.agents.action_features.action_table`: kind,
    cards moved, depth, target, points) through an MLP, plus the sum of the embeddings of the cards
    the action moves (for a take: the staircase cards down to its depth, and the deepest one apart),
    plus the state embedding; one hidden layer shared by all actions gives the logit.
@@ -22,7 +22,7 @@ heuristic computes about that action in this position (:mod:`treppen_env.core.fe
 plan's score after the action, the points it books, a discard's weight and danger, the taken
 cards a take's plan lays, the heuristic's own pick), through one hidden layer modulated by the
 state embedding. Those features are computed from the observation and the action mask
-(:func:`agents.heuristic_features.heuristic_features`) at every forward pass, so they need the
+(:func:`treppen.agents.heuristic_features.heuristic_features`) at every forward pass, so they need the
 mask: the policy raises without it.
 
 :class:`ActionFeaturePolicy` wraps the net as an sb3-contrib ``MaskableActorCriticPolicy``:
@@ -39,8 +39,8 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-from agents import heuristic_features as heuristic
-from agents.action_features import (
+from treppen.agents import heuristic_features as heuristic
+from treppen.agents.action_features import (
     ACTION_FEATURES,
     CARD_OBS_FEATURES,
     CARD_OBS_INDEX,
@@ -50,7 +50,7 @@ from agents.action_features import (
     card_channel_matrix,
     card_static_features,
 )
-from train.config import FEATURE_SETS
+from treppen.train.config import FEATURE_SETS
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
 from treppen_env.core.features import H_LEGAL

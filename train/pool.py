@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-import agents
-from agents.base import Agent, RandomAgent
-from agents.snapshot import NumpyPolicy, SnapshotAgent
-from train.config import OPPONENT_KINDS
+from treppen import agents
+from treppen.agents.base import Agent, RandomAgent
+from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
+from treppen.train.config import OPPONENT_KINDS
 from treppen_env.files import atomic_write
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
@@ -31,13 +31,13 @@ _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 
 
 def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
-    """An opponent agent, seeded, via :func:`agents.load`: ``"random"``, ``"greedy"`` (told the
+    """An opponent agent, seeded, via :func:`treppen.agents.load`: ``"random"``, ``"greedy"`` (told the
     rules; it scores melds by them) or any other ``agents.load`` spec (an ``opponent_agents`` entry).
 
     :param spec: the agent spec.
     :param seed: seeds the agent's generator.
     :param rules: the game's rules, told to the greedy agent.
-    :raises ValueError: for an unknown spec (as :func:`agents.load`).
+    :raises ValueError: for an unknown spec (as :func:`treppen.agents.load`).
     """
     if spec == "greedy":
         return agents.load("greedy", seed=seed, rules=rules)
@@ -76,13 +76,13 @@ def policy_weights(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], st
 def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
     """Save the action path of ``policy`` as a ``.npz`` file (atomically).
 
-    :param policy: a MaskablePPO ``MlpPolicy`` or :class:`train.policy_net.ActionFeaturePolicy`
+    :param policy: a MaskablePPO ``MlpPolicy`` or :class:`treppen.train.policy_net.ActionFeaturePolicy`
         (``model.policy``).
     :param path: the target file, ending in ``.npz``.
     :param steps: training steps at the time of the snapshot (stored alongside).
     :return: the path written.
     """
-    from train.policy_net import ActionFeaturePolicy
+    from treppen.train.policy_net import ActionFeaturePolicy
 
     arrays: dict[str, Any]
     if isinstance(policy, ActionFeaturePolicy):
@@ -103,7 +103,7 @@ class OpponentPool:
     """Who may sit at an opponent seat: probabilities per kind and the loaded snapshots.
 
     :param probs: probability of ``"random"``, ``"greedy"``, ``"snapshot"`` (one of the recent
-        snapshots), ``"best"`` (the keep-best model, :mod:`train.keep_best`) and ``"agent"`` (one of
+        snapshots), ``"best"`` (the keep-best model, :mod:`treppen.train.keep_best`) and ``"agent"`` (one of
         ``specs``), normalised; while there is no snapshot or no best, its share goes to the
         others in proportion.
     :param deterministic: snapshots play their argmax action.

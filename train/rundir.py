@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from arena.ratings import Ratings, interval_text
-from train.callbacks import EloCallback, EvalCallback
-from train.config import TrainConfig, resolve_name, save_config
-from train.pool import make_agent
+from treppen.arena.ratings import Ratings, interval_text
+from treppen.train.callbacks import EloCallback, EvalCallback
+from treppen.train.config import TrainConfig, resolve_name, save_config
+from treppen.train.pool import make_agent
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 

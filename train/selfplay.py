@@ -1,7 +1,7 @@
 """The SB3 backend of ``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib).
 
 Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
--> learn -> save. Besides the shared layout (:mod:`train.rundir`), its run folder holds::
+-> learn -> save. Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
 
     tb/                SB3's rollout/ and train/, plus selfplay/ and eval/
     checkpoints/       model_<steps>_steps.zip, written atomically (and imitation_round_<r>.pt)
@@ -31,14 +31,21 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from train.callbacks import CheckpointCallback, EloCallback, EvalCallback, PoolCallback, ProgressCallback, StatsCallback
-from train.checkpoints import checkpoint_path, checkpoint_steps, latest_checkpoint, save_model
-from train.config import OPPONENT_KINDS, TrainConfig, resolve_name
-from train.imitation import describe_agreement, warm_start
-from train.keep_best import KeepBestCallback
-from train.policy_net import ActionFeaturePolicy
-from train.pool import SelfPlayEnv
-from train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
+from treppen.train.callbacks import (
+    CheckpointCallback,
+    EloCallback,
+    EvalCallback,
+    PoolCallback,
+    ProgressCallback,
+    StatsCallback,
+)
+from treppen.train.checkpoints import checkpoint_path, checkpoint_steps, latest_checkpoint, save_model
+from treppen.train.config import OPPONENT_KINDS, TrainConfig, resolve_name
+from treppen.train.imitation import describe_agreement, warm_start
+from treppen.train.keep_best import KeepBestCallback
+from treppen.train.policy_net import ActionFeaturePolicy
+from treppen.train.pool import SelfPlayEnv
+from treppen.train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
 
@@ -46,7 +53,7 @@ from treppen_env.rules import Rules
 def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config (see :func:`train.config.load_config`).
+    :param config: a checked config (see :func:`treppen.train.config.load_config`).
     :param resume: continue the run folder's newest checkpoint (``reset_num_timesteps=False``).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import agents
-from agents import GreedyAgent
-from agents.spec import parse_spec, parse_value
-from arena.tournament import resolve_specs
+from treppen import agents
+from treppen.agents import GreedyAgent
+from treppen.agents.spec import parse_spec, parse_value
+from treppen.arena.tournament import resolve_specs
 from treppen_env.rules import make_rules
 
 

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import agents
 import treppen_env
-from agents import Agent, GreedyAgent, HumanAgent, PolicyAgent, RandomAgent
-from agents.human import format_moves, render_view
-from arena.match import play_match
 from tests.env_helpers import play_texts, stack_deck
+from treppen import agents
+from treppen.agents import Agent, GreedyAgent, HumanAgent, PolicyAgent, RandomAgent
+from treppen.agents.human import format_moves, render_view
+from treppen.arena.match import play_match
 from treppen_env.actions import DRAW, action_to_str, encode_take, parse_action
 from treppen_env.cards import parse_card
 from treppen_env.observation import decode

@@ -9,14 +9,14 @@ import textwrap
 import numpy as np
 import pytest
 
-import agents
-from arena.match import play_match
+from treppen import agents
+from treppen.arena.match import play_match
 from treppen_env import raw_env
 
 MODULE = '''
 import numpy as np
 
-from agents import Agent
+from treppen.agents import Agent
 
 
 class LowestAgent(Agent):

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import GreedyAgent
 from tests.agents.public_view import public_view
 from tests.env_helpers import swap_hidden
 from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
+from treppen.agents import GreedyAgent
 from treppen_env.core import reader
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode

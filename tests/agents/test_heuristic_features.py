@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import GreedyAgent
-from agents.heuristic_features import heuristic_features, rules_row
 from tests.agents.test_greedy_core import deal_states
 from tests.env_helpers import swap_hidden
+from treppen.agents import GreedyAgent
+from treppen.agents.heuristic_features import heuristic_features, rules_row
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
 from treppen_env.core import features as F
 from treppen_env.core import greedy as core

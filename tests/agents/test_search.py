@@ -12,12 +12,12 @@ import time
 import numpy as np
 import pytest
 
-import agents
-from agents import GreedyAgent, ISMCTSAgent, RolloutAgent
-from agents.search import DEFAULT_PLAYOUTS, MoveEstimate
-from arena.match import play_match
 from tests.env_helpers import swap_hidden
 from tests.rules_helpers import new_deal
+from treppen import agents
+from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
+from treppen.agents.search import DEFAULT_PLAYOUTS, MoveEstimate
+from treppen.arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.actions import parse_action
 from treppen_env.cards import bits_to_cards, cards_to_str

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from agents import RolloutAgent
-from agents.search import MoveEstimate
-from apps.analyse import NOTE, format_table
-from apps.cli import main
 from tests.treppen_env.test_records import play_recorded
+from treppen.agents import RolloutAgent
+from treppen.agents.search import MoveEstimate
+from treppen.apps.analyse import NOTE, format_table
+from treppen.apps.cli import main
 from treppen_env import records
 from treppen_env.cards import bits_to_cards
 

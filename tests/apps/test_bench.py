@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from apps import bench
+from treppen.apps import bench
 
 
 def test_median_interval_uses_order_statistics():

@@ -36,7 +36,7 @@ def server(tmp_path_factory):
     """uvicorn with the app on 127.0.0.1, a free port; yields the base URL and the record folder."""
     import uvicorn
 
-    from apps.web import create_app
+    from treppen.apps.web import create_app
 
     record_dir = tmp_path_factory.mktemp("records")
     sock = socket.socket()
@@ -144,8 +144,8 @@ def _agent_moves(record) -> int:
 
 
 def test_replay_a_record_in_the_page(server, browser, tmp_path):
-    from apps.web_views import OUTCOME_WORDS
-    from arena.tournament import run_tournament
+    from treppen.apps.web_views import OUTCOME_WORDS
+    from treppen.arena.tournament import run_tournament
     from treppen_env import records
 
     url, _ = server
@@ -192,8 +192,8 @@ def test_replay_a_record_in_the_page(server, browser, tmp_path):
 
 
 def test_the_hint_button_ranks_the_moves_in_play_and_in_a_replay(server, browser, tmp_path, monkeypatch):
-    from apps import web, web_replay
     from tests.treppen_env.test_records import play_recorded
+    from treppen.apps import web, web_replay
     from treppen_env import records
 
     for module in (web, web_replay):  # the server reads it at each hint: in play (web), in a replay (web_replay)

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from apps import cli
+from treppen.apps import cli
 
 
 def test_no_arguments_prints_the_help(capsys):

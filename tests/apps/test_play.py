@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 import treppen_env
-from agents import HumanAgent
-from agents.human import PROMPT, render_view
 from tests.env_helpers import stack_deck
+from treppen.agents import HumanAgent
+from treppen.agents.human import PROMPT, render_view
 from treppen_env.actions import DISCARD_BASE, DRAW, parse_action
 from treppen_env.observation import decode
 
@@ -76,7 +76,7 @@ def test_booked_points_are_explained():
 
 
 def test_treppen_play_names_seats_as_the_table_does(monkeypatch, capsys, tmp_path):
-    from apps import cli
+    from treppen.apps import cli
 
     monkeypatch.setattr("sys.stdin", io.StringIO("0\n" * 5000))
     assert (

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from apps.web import MAX_JSON_BYTES, create_app
-from apps.web_replay import MAX_REPLAY_STEPS
+from treppen.apps.web import MAX_JSON_BYTES, create_app
+from treppen.apps.web_replay import MAX_REPLAY_STEPS
 from treppen_env import records
 from treppen_env.actions import action_to_str, parse_action
 
@@ -296,7 +296,7 @@ def test_concurrent_clicks_play_one_move(client):
 
 
 def test_serve_command_refuses_bad_settings(capsys):
-    from apps.cli import main
+    from treppen.apps.cli import main
 
     assert main(["serve", "--opponents", "greedy", "human"]) == 2
     assert "'human' cannot be a server opponent" in capsys.readouterr().err
@@ -420,7 +420,7 @@ def test_a_seeded_fuzz_of_malformed_bodies_gets_no_server_error(client):
 def test_serve_allows_more_host_names():
     import argparse
 
-    from apps.serve import add_arguments
+    from treppen.apps.serve import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -429,7 +429,7 @@ def test_serve_allows_more_host_names():
 
 
 def test_a_long_file_lists_its_first_deals_and_replays_any(client):
-    from apps import web_replay
+    from treppen.apps import web_replay
 
     line = (json.dumps(deal_records()[0]) + "\n").encode()
     r = client.post(
@@ -445,7 +445,7 @@ def test_a_long_file_lists_its_first_deals_and_replays_any(client):
 
 
 def test_oversized_lines_and_gzip_bombs_are_refused(client):
-    from apps import web_replay
+    from treppen.apps import web_replay
 
     r = client.post("/api/replay", content=b"{" + b" " * web_replay.MAX_RECORD_LINE, headers=RECORD)
     assert r.status_code == 413 and r.json()["error"].startswith("line 1 is longer than")
@@ -462,8 +462,8 @@ ESTIMATE_KEYS = ["action", "move", "playouts", "win_rate", "win_se", "margin", "
 @pytest.fixture
 def small_hints(monkeypatch):
     """Hints searched with a tiny budget; the rules each hint's agent was built with, in order."""
-    import agents
-    from apps import web, web_replay
+    from treppen import agents
+    from treppen.apps import web, web_replay
 
     seen: list[str] = []
 

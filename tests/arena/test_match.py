@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import treppen_env
-from agents import Agent, GreedyAgent, RandomAgent
-from arena.match import MatchError, play_match
 from tests.env_helpers import B_DECK, B_TURN_1
+from treppen.agents import Agent, GreedyAgent, RandomAgent
+from treppen.arena.match import MatchError, play_match
 from treppen_env.actions import parse_action
 
 
@@ -119,7 +119,7 @@ def test_one_agent_per_seat():
 def test_treppen_play_prints_the_opponents_moves_and_each_deal(monkeypatch, capsys, tmp_path, game):
     """``treppen play`` runs on the match loop: a person always choosing the first listed move
     plays random to the end; every deal's result is printed once and recorded (docs/ARCHITECTURE.md "Game records")."""
-    from apps import cli
+    from treppen.apps import cli
     from treppen_env import records
 
     monkeypatch.setattr("sys.stdin", io.StringIO("0\n" * 5000))

@@ -8,8 +8,16 @@ import choix
 import numpy as np
 import pytest
 
-from arena.ratings import ELO_PER_NAT, Ratings, _unbounded, elo_text, fit_ratings, interval_text, reference_anchor
-from arena.results import print_table, write_outputs
+from treppen.arena.ratings import (
+    ELO_PER_NAT,
+    Ratings,
+    _unbounded,
+    elo_text,
+    fit_ratings,
+    interval_text,
+    reference_anchor,
+)
+from treppen.arena.results import print_table, write_outputs
 
 
 def _elo(r, agent):

@@ -7,9 +7,9 @@ from math import factorial
 
 import pytest
 
-from arena.ratings import fit_ratings
-from arena.schedule import schedule, seating_orders
-from arena.tournament import run_tournament
+from treppen.arena.ratings import fit_ratings
+from treppen.arena.schedule import schedule, seating_orders
+from treppen.arena.tournament import run_tournament
 
 
 @pytest.mark.parametrize(

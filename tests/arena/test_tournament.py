@@ -8,12 +8,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import agents
-from agents.base import RandomAgent
-from apps import cli
-from arena.ratings import fit_ratings
-from arena.results import RESULTS_FILE, load_results, read_results, record_key
-from arena.tournament import resolve_specs, run_tournament
+from treppen import agents
+from treppen.agents.base import RandomAgent
+from treppen.apps import cli
+from treppen.arena.ratings import fit_ratings
+from treppen.arena.results import RESULTS_FILE, load_results, read_results, record_key
+from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env.rules import make_rules
 
 
@@ -223,7 +223,7 @@ def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
 
 def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch):
     """A search agent simulating treppenromme would raise on a rum500 mask while it is timed."""
-    from apps import tournament as command
+    from treppen.apps import tournament as command
     from treppen_env.rules import make_rules
 
     timed = {}
@@ -239,8 +239,8 @@ def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch):
 
 
 def test_a_long_run_is_estimated_first(monkeypatch):
-    import agents
-    from apps import tournament as command
+    from treppen import agents
+    from treppen.apps import tournament as command
     from treppen_env.rules import make_rules
 
     rules = make_rules("treppenromme")

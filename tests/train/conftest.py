@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from train.pool import SelfPlayEnv
+from treppen.train.pool import SelfPlayEnv
 
 
 @pytest.fixture

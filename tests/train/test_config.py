@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.config import TrainConfig, load_config
+from treppen.train.config import TrainConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

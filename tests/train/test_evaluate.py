@@ -7,10 +7,10 @@ import json
 
 import torch
 
-from agents.base import RandomAgent
-from train import selfplay
-from train.callbacks import EloCallback
-from train.evaluate import deal_result, evaluate
+from treppen.agents.base import RandomAgent
+from treppen.train import selfplay
+from treppen.train.callbacks import EloCallback
+from treppen.train.evaluate import deal_result, evaluate
 from treppen_env.rules import make_rules
 
 

@@ -11,13 +11,21 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
-import agents
-from agents.base import Agent, legal_actions
-from agents.heuristic_features import heuristic_features
-from apps import cli
-from train.imitation import DECISION_KINDS, agreement, collect, decision_kind, fit, make_teacher, student_actions
-from train.policy_net import ActionFeaturePolicy
-from train.pool import SelfPlayEnv
+from treppen import agents
+from treppen.agents.base import Agent, legal_actions
+from treppen.agents.heuristic_features import heuristic_features
+from treppen.apps import cli
+from treppen.train.imitation import (
+    DECISION_KINDS,
+    agreement,
+    collect,
+    decision_kind,
+    fit,
+    make_teacher,
+    student_actions,
+)
+from treppen.train.policy_net import ActionFeaturePolicy
+from treppen.train.pool import SelfPlayEnv
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
 from treppen_env.core.features import H_GAP, H_PICK

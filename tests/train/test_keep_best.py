@@ -10,12 +10,12 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from arena.ratings import fit_ratings
-from train import keep_best
-from train.config import load_config
-from train.keep_best import KeepBestCallback, gate_score
-from train.pool import OpponentPool, SelfPlayEnv
-from train.rundir import describe_strength
+from treppen.arena.ratings import fit_ratings
+from treppen.train import keep_best
+from treppen.train.config import load_config
+from treppen.train.keep_best import KeepBestCallback, gate_score
+from treppen.train.pool import OpponentPool, SelfPlayEnv
+from treppen.train.rundir import describe_strength
 
 
 def test_gate_score_is_a_duplicate_score():

@@ -10,14 +10,14 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
-import agents
-from agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
-from agents.snapshot import NumpyPolicy
-from arena.tournament import run_tournament
-from train.config import load_config
-from train.policy_net import ActionFeatureNet, ActionFeaturePolicy
-from train.pool import SelfPlayEnv, save_snapshot
-from train.selfplay import make_model
+from treppen import agents
+from treppen.agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
+from treppen.agents.snapshot import NumpyPolicy
+from treppen.arena.tournament import run_tournament
+from treppen.train.config import load_config
+from treppen.train.policy_net import ActionFeatureNet, ActionFeaturePolicy
+from treppen.train.pool import SelfPlayEnv, save_snapshot
+from treppen.train.selfplay import make_model
 from treppen_env.actions import (
     DISCARD_BASE,
     NUM_ACTIONS,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.snapshot import NumpyPolicy
-from train.pool import SelfPlayEnv, save_snapshot
+from treppen.agents.snapshot import NumpyPolicy
+from treppen.train.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
 

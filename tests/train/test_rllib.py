@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents
 import treppen_env
-from agents.base import Agent, RandomAgent
-from train.config import config_from_dict
+from treppen import agents
+from treppen.agents.base import Agent, RandomAgent
+from treppen.train.config import config_from_dict
 from treppen_env.actions import NUM_ACTIONS
 
 # Ray resolves 127.0.0.1 to the machine's outward address unless its cluster mode is off; off (read
@@ -87,8 +87,8 @@ def local_ray(tmp_path_factory):
 def trained(local_ray):
     """A PPO of :data:`TINY` before and after 2 training iterations, started from the weights of a
     fresh SB3 policy of the same network (as after an imitation warm start)."""
-    from train.rllib.backend import build_algorithm, learner_weights, module_weights, stop_algorithm
-    from train.selfplay import make_policy
+    from treppen.train.rllib.backend import build_algorithm, learner_weights, module_weights, stop_algorithm
+    from treppen.train.selfplay import make_policy
 
     config = config_from_dict(dict(TINY))
     initial = module_weights(make_policy(config), config)
@@ -144,7 +144,7 @@ class ModuleAgent(Agent):
 
 
 def test_env_adapter_renames_the_observation_key_and_renders():
-    from train.rllib.modules import TreppenRLlibEnv
+    from treppen.train.rllib.modules import TreppenRLlibEnv
 
     env = TreppenRLlibEnv({"num_players": 3})
     obs, _ = env.reset(seed=1)
@@ -169,7 +169,7 @@ def test_env_adapter_renames_the_observation_key_and_renders():
 
 
 def test_seat_mapping_gives_the_learner_one_seat_per_episode():
-    from train.rllib.modules import LEARNER, SeatMapping
+    from treppen.train.rllib.modules import LEARNER, SeatMapping
 
     probs = {"random": 0.0, "greedy": 0.3, "snapshot": 0.3, "best": 0.2, "agent": 0.2}
     mapping = SeatMapping(3, probs, snapshots=2, agents=1)
@@ -200,9 +200,9 @@ POLICIES = [("mlp", "cards"), ("action_features", "cards"), ("action_features", 
 def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(policy, features):
     import torch
 
-    from train.rllib.backend import module_weights
-    from train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
-    from train.selfplay import make_policy
+    from treppen.train.rllib.backend import module_weights
+    from treppen.train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
+    from treppen.train.selfplay import make_policy
 
     config = config_from_dict(
         {
@@ -245,8 +245,8 @@ def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(polic
 def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, features, tmp_path):
     import torch
 
-    from train.rllib.backend import policy_arrays
-    from train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
+    from treppen.train.rllib.backend import policy_arrays
+    from treppen.train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
 
     env = TreppenRLlibEnv()
     model_config = {"policy": policy, "features": features, "net_arch": [32], "card_dim": 8, "action_dim": 8}
@@ -274,7 +274,7 @@ def test_module_masks_illegal_actions_and_the_numpy_export_agrees(policy, featur
 
 
 def test_training_samples_steps_and_finishes_episodes(trained):
-    from train.rllib.backend import iteration_steps
+    from treppen.train.rllib.backend import iteration_steps
 
     _, config, _, results = trained
     runners = results[-1]["env_runners"]
@@ -294,7 +294,7 @@ def test_env_runners_live_in_different_processes(trained):
 
 
 def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
-    from train.rllib.backend import learner_weights
+    from treppen.train.rllib.backend import learner_weights
 
     algo, _, before, _ = trained
     # the learner started from the given weights, in the learner and in every env runner
@@ -315,7 +315,7 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
 
 
 def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path):
-    from train.rllib.backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
+    from treppen.train.rllib.backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
 
     algo, config, _, _ = trained
     obs = fixed_observation()
@@ -367,7 +367,7 @@ RECIPE = {  # the default recipe's parts, tiny: imitation, keep-best, every oppo
 
 
 def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_ray, tmp_path):
-    from train.launch import train
+    from treppen.train.launch import train
 
     overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
     config = config_from_dict({**TINY, **RECIPE, **overrides, "name": "run"})
@@ -400,7 +400,7 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
 
 
 def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_path):
-    from train.rllib.backend import (
+    from treppen.train.rllib.backend import (
         build_algorithm,
         iteration_steps,
         learner_weights,
@@ -441,7 +441,7 @@ def test_a_killed_env_runner_is_restarted_and_training_goes_on(local_ray, tmp_pa
 
 @pytest.mark.xdist_group("two_nodes")  # its cluster lives in a process of its own; no Ray in this one
 def test_two_nodes_on_localhost_train_resume_on_one_and_play_a_tournament(tmp_path_factory):
-    from arena.tournament import run_tournament
+    from treppen.arena.tournament import run_tournament
 
     out = Path(tmp_path_factory.mktemp("nodes"))
     root = Path(__file__).resolve().parents[2]
@@ -484,7 +484,7 @@ def _read(path: Path) -> bytes:
 
 
 def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path):
-    from arena.tournament import run_tournament
+    from treppen.arena.tournament import run_tournament
 
     entrants = {"random": "random", "greedy": "greedy"}
     local = run_tournament(entrants, decks=6, seed=5)

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-import agents
-from agents.base import RandomAgent
-from apps import cli
-from apps import train as train_command
-from arena.match import play_match
-from train.callbacks import ProgressCallback
-from train.checkpoints import latest_checkpoint
-from train.config import load_config
+from treppen import agents
+from treppen.agents.base import RandomAgent
+from treppen.apps import cli
+from treppen.apps import train as train_command
+from treppen.arena.match import play_match
+from treppen.train.callbacks import ProgressCallback
+from treppen.train.checkpoints import latest_checkpoint
+from treppen.train.config import load_config
 from treppen_env import raw_env
 
 
@@ -127,7 +127,7 @@ def test_train_cli_subprocess_envs(tmp_path, tiny_train):
 
 
 def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsys):
-    from train.selfplay import describe_time, print_summary
+    from treppen.train.selfplay import describe_time, print_summary
 
     assert describe_time(125.2, 0, 512) == "total time: 2 min 5 s for 512 steps (training and evaluations)"
     assert describe_time(125.2, 65, 512) == (

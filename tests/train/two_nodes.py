@@ -64,8 +64,8 @@ def train_on(out: Path) -> dict[str, Any]:
     import ray
 
     from tests.train.test_rllib import TINY, ModuleAgent, fixed_observation
-    from train.config import config_from_dict
-    from train.rllib.backend import build_algorithm, iteration_steps, save_checkpoint, stop_algorithm
+    from treppen.train.config import config_from_dict
+    from treppen.train.rllib.backend import build_algorithm, iteration_steps, save_checkpoint, stop_algorithm
 
     config = config_from_dict(dict(TINY))
     algo = build_algorithm(config, seed=0)
@@ -94,8 +94,8 @@ def resume_on_one_node(checkpoint: Path) -> dict[str, Any]:
     import ray
 
     from tests.train.test_rllib import TINY, ModuleAgent, fixed_observation
-    from train.config import config_from_dict
-    from train.rllib.backend import build_algorithm, stop_algorithm
+    from treppen.train.config import config_from_dict
+    from treppen.train.rllib.backend import build_algorithm, stop_algorithm
 
     ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False, log_to_driver=False)
     pids = ray_pids([ray._private.worker._global_node])
@@ -109,7 +109,7 @@ def resume_on_one_node(checkpoint: Path) -> dict[str, Any]:
 
 def tournament(address: str, folder: Path) -> str:
     """``treppen tournament --ray-address`` against the cluster (a driver of its own); its stderr."""
-    command = [sys.executable, "-m", "apps.cli", "tournament", *TOURNAMENT, "--out", str(folder)]
+    command = [sys.executable, "-m", "treppen.apps.cli", "tournament", *TOURNAMENT, "--out", str(folder)]
     done = subprocess.run(
         [*command, "--ray-address", address], capture_output=True, text=True, timeout=300, check=False
     )

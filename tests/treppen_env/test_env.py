@@ -650,7 +650,7 @@ NOT_ACTIONS = [898, -1, 1.5, True, np.True_, None, "draw", np.float64(0.0), np.a
 
 def single_agent_env(**kwargs):
     """The SingleAgentEnv layer with a random opponent (its own tests: tests/treppen_env/test_single_agent.py)."""
-    from agents.base import RandomAgent
+    from treppen.agents.base import RandomAgent
 
     return treppen_env.SingleAgentEnv(RandomAgent(seed=0), seat=0, **kwargs)
 

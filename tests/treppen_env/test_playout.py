@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import GreedyAgent
+from treppen.agents import GreedyAgent
 from treppen_env.core import greedy as G
 from treppen_env.core import playout as P
 from treppen_env.engine import GameState

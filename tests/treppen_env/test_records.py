@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from arena.match import play_match
 from tests.env_helpers import B_DECK, B_TURN_1, random_action
+from treppen.arena.match import play_match
 from treppen_env import raw_env, records
 from treppen_env.actions import DISCARD_BASE, parse_action
 from treppen_env.cards import card_to_str
@@ -227,7 +227,7 @@ def test_game_record_match_records_every_deal():
 
 
 def test_replay_command_prints_every_move(tmp_path, capsys):
-    from apps.cli import main
+    from treppen.apps.cli import main
 
     _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     path = records.write(tmp_path / "game.jsonl.gz", recs)
@@ -258,7 +258,7 @@ def test_replay_into_a_closed_pipe_stops_quietly(tmp_path):
 
     _, _, recs = play_recorded(3, num_players=2, episode="game", target=300)
     path = records.write(tmp_path / "game.jsonl", recs * 20)
-    command = [sys.executable, "-m", "apps.cli", "replay", str(path), "--deal", "2"]
+    command = [sys.executable, "-m", "treppen.apps.cli", "replay", str(path), "--deal", "2"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline().startswith(b"record 2 of 60")
@@ -270,7 +270,7 @@ def test_replay_into_a_closed_pipe_stops_quietly(tmp_path):
 def test_tournament_records_every_deal_once(tmp_path):
     """``treppen tournament --record``: one game record per deal, replaying to the deal's result;
     a resumed tournament appends only the new deals."""
-    from arena.tournament import run_tournament
+    from treppen.arena.tournament import run_tournament
 
     path = tmp_path / "rec" / "t.jsonl"
     agents = {"random": "random", "greedy": "greedy"}

@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-import agents
-from agents.base import RandomAgent
 from tests.env_helpers import stack_deck
+from treppen import agents
+from treppen.agents.base import RandomAgent
 from treppen_env import SingleAgentEnv
 from treppen_env.actions import NUM_ACTIONS, parse_action
 from treppen_env.observation import OBS_SIZE, decode
@@ -159,7 +159,7 @@ def test_maskable_ppo_learns_on_one_step_episodes():
 
 def test_evaluation_counts_a_deal_over_before_the_learner_moves():
     # train.evaluate plays SingleAgentEnv episodes through the mask: the acknowledging step counts
-    from train.evaluate import deal_result
+    from treppen.train.evaluate import deal_result
 
     env = SingleAgentEnv(scripted(*R_SCRIPT), seat=1)
     env.reset(options={"deck": R_DECK, "dealer": 0})
@@ -278,7 +278,7 @@ def checker_warnings(env, gymnasium: bool = True) -> list[str]:
 
 
 def test_passes_the_env_checkers_without_warnings():
-    from train.pool import SelfPlayEnv
+    from treppen.train.pool import SelfPlayEnv
 
     assert checker_warnings(SingleAgentEnv(RandomAgent(seed=0), num_players=3)) == []
     assert checker_warnings(SingleAgentEnv(RandomAgent(seed=0), episode="game")) == []

@@ -16,9 +16,9 @@ has the SB3 backend's layout::
 
 Steps count the learner's decisions (RLlib's module steps of ``learner``), as ``total_timesteps``
 does for sb3. The recipe is the SB3 backend's: the imitation warm start runs the one imitation
-code path (:func:`train.imitation.warm_start`) on an SB3 policy of the same network, whose weights
+code path (:func:`treppen.train.imitation.warm_start`) on an SB3 policy of the same network, whose weights
 the learner module then starts from (:func:`module_weights`); keep-best is the same gate
-(:class:`train.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
+(:class:`treppen.train.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
 takes one seat and each other seat draws an opponent kind of the SB3 pool (:class:`SeatMapping`):
 random, greedy, one of ``pool_size`` frozen snapshots of the learner, the best model or an
 ``opponent_agents`` spec; a snapshot slot is overwritten with the learner's weights every
@@ -40,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-import agents
-from agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
-from train.checkpoints import checkpoint_path, checkpoints, latest_checkpoint
-from train.config import OPPONENT_KINDS, TrainConfig
-from train.keep_best import KeepBestGate
-from train.rundir import describe_eval, open_run_dir, rating_callbacks
+from treppen import agents
+from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
+from treppen.train.checkpoints import checkpoint_path, checkpoints, latest_checkpoint
+from treppen.train.config import OPPONENT_KINDS, TrainConfig
+from treppen.train.keep_best import KeepBestGate
+from treppen.train.rundir import describe_eval, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -60,8 +60,8 @@ try:
 except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("backend: rllib needs Ray RLlib: pip install 'treppen[ray]'") from err
 
-from arena.ray_cluster import init_ray
-from train.rllib.modules import (
+from treppen.arena.ray_cluster import init_ray
+from treppen.train.rllib.modules import (
     BEST,
     GREEDY,
     LEARNER,
@@ -199,10 +199,10 @@ def module_weights(policy: Any, config: TrainConfig) -> dict[str, np.ndarray]:
 
 
 def imitation_weights(config: TrainConfig, run_dir: Path) -> dict[str, np.ndarray]:
-    """The learner's starting weights after the imitation warm start: :func:`train.imitation.warm_start`
-    on an SB3 policy of the same network (:func:`train.selfplay.make_policy`), carried over."""
-    from train.imitation import describe_agreement, warm_start
-    from train.selfplay import make_policy
+    """The learner's starting weights after the imitation warm start: :func:`treppen.train.imitation.warm_start`
+    on an SB3 policy of the same network (:func:`treppen.train.selfplay.make_policy`), carried over."""
+    from treppen.train.imitation import describe_agreement, warm_start
+    from treppen.train.selfplay import make_policy
 
     policy = make_policy(config)
     print(describe_agreement(warm_start(policy, config, run_dir)))
@@ -217,7 +217,7 @@ def _learners(algo: Algorithm) -> LearnerGroup:
 
 def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
     """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
-    :meth:`agents.snapshot.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
+    :meth:`treppen.agents.snapshot.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
     action-feature net's ``state_dict`` with ``kind``."""
     arrays: dict[str, Any] = {}
     if config.policy == "action_features":
@@ -243,7 +243,7 @@ def export_policy(
     algo: Algorithm, config: TrainConfig, path: Path, steps: int, weights: dict[str, np.ndarray] | None = None
 ) -> Path:
     """Write the learner's policy (or that of the module ``weights``) as a NumPy snapshot ``.npz``
-    (atomically); it plays without Ray or torch (``agents.load``, :class:`agents.snapshot.NumpyPolicy`)."""
+    (atomically); it plays without Ray or torch (``agents.load``, :class:`treppen.agents.snapshot.NumpyPolicy`)."""
     arrays = policy_arrays(config, learner_weights(algo) if weights is None else weights)
     return write_arrays(path, arrays | {"steps": np.array(steps)})
 
@@ -403,7 +403,7 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
 
 
 class RLlibBest:
-    """Keep-best for the RLlib learner: the gate both backends use (:class:`train.keep_best.KeepBestGate`)
+    """Keep-best for the RLlib learner: the gate both backends use (:class:`treppen.train.keep_best.KeepBestGate`)
     on the learner's NumPy policy. The best is ``best_policy.npz`` (``agents.load`` plays it), the
     module ``best`` in the learner and every env runner (the ``best`` opponent), and
     ``checkpoints/best_module.npz`` (its weights, read back by ``--resume``).

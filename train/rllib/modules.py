@@ -5,16 +5,16 @@
   modules expect) and a ``render()`` PettingZoo accepts (the wrapper passes ``render_mode``).
 - :class:`MaskedPolicyModule`: the trained PPO module (new API stack): the SB3 backend's networks
   (an MLP policy with a separate value MLP, or the action-feature policy of
-  :mod:`train.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
+  :mod:`treppen.train.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
   distribution, in every forward pass (sampling, inference and the PPO loss).
 - :class:`AgentModule`: an untrained module that plays one of the project's agents (random,
   greedy or an ``opponent_agents`` spec) from the observation, for the self-play opponents.
 - :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
   other seat draws one of the opponent kinds of the SB3 backend's pool
-  (:data:`train.config.OPPONENT_KINDS`): random, greedy, a frozen snapshot of the learner, the
+  (:data:`treppen.train.config.OPPONENT_KINDS`): random, greedy, a frozen snapshot of the learner, the
   keep-best model or a named agent.
 
-Importing this module imports Ray; :mod:`agents` never does.
+Importing this module imports Ray; :mod:`treppen.agents` never does.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 import treppen_env
-from train.config import OPPONENT_KINDS
+from treppen.train.config import OPPONENT_KINDS
 from treppen_env.rules import make_rules
 
 LEARNER = "learner"
@@ -116,7 +116,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     - ``mlp``: ``self.pi``, an MLP (``net_arch`` hidden sizes, ``activation``) from observations
       (B, OBS_SIZE) float32 to logits (B, 898), and a separate value MLP ``self.vf``;
-    - ``action_features``: the SB3 learner's :class:`train.policy_net.ActionFeatureNet`
+    - ``action_features``: the SB3 learner's :class:`treppen.train.policy_net.ActionFeatureNet`
       (``self.net``; ``rules``, ``card_dim``, ``action_dim``, state embedding
       ``net_arch[-1]`` wide) and a linear value of its state embedding (``self.value``).
 
@@ -129,7 +129,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         hidden = list(config.get("net_arch", [256, 256]))
         self.kind = config.get("policy", "mlp")
         if self.kind == "action_features":
-            from train.policy_net import ActionFeatureNet
+            from treppen.train.policy_net import ActionFeatureNet
 
             self.net = ActionFeatureNet(
                 config.get("rules", "treppenromme"),
@@ -167,7 +167,7 @@ class AgentModule(RLModule):
     file must exist on every node). It outputs actions directly."""
 
     def setup(self) -> None:
-        from train.pool import make_agent
+        from treppen.train.pool import make_agent
 
         config = _model_config(self)
         rules = make_rules(config.get("rules", "treppenromme"))
@@ -199,7 +199,7 @@ class SeatMapping:
     """RLlib's ``policy_mapping_fn`` for self-play, drawn per episode from the episode id.
 
     The learner (module ``learner``) takes seat ``h % num_players`` with ``h`` a stable hash of the
-    episode id; every other seat draws an opponent kind of :data:`train.config.OPPONENT_KINDS` with
+    episode id; every other seat draws an opponent kind of :data:`treppen.train.config.OPPONENT_KINDS` with
     the given probabilities: ``random``, ``greedy`` and ``best`` are modules of those names,
     ``snapshot`` is ``snapshot_<k>`` (``k`` uniform over the ``snapshots`` slots) and ``agent`` is
     ``agent_<k>`` (``k`` uniform over the ``agents`` specs). Stable: an agent keeps its module for

@@ -1,6 +1,6 @@
 """The greedy heuristic as Numba kernels over plain arrays of what the mover may see.
 
-:class:`agents.greedy.GreedyAgent` describes the heuristic; this module is its one
+:class:`treppen.agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
 :func:`treppen_env.core.reader.observation_inputs` (or, without Python, by
 :func:`treppen_env.core.reader.read_observation` inside a kernel),
@@ -109,7 +109,7 @@ RULES_ROW_SIZE = R_CORNER + 4
 # ---------------------------------------------------------------------- settings layout
 S_STOCK_GAIN, S_TAKE_MARGIN, S_CARD_COST, S_OUT_CREDIT, S_MIN_WEIGHT = range(5)
 NUM_SETTINGS = 5
-#: The heuristic's settings and their defaults (:class:`agents.GreedyAgent`'s constructor), in
+#: The heuristic's settings and their defaults (:class:`treppen.agents.GreedyAgent`'s constructor), in
 #: the order of the kernels' settings row.
 DEFAULT_SETTINGS = {"stock_gain": 3.0, "take_margin": 2.0, "card_cost": 1.0, "out_credit": 5.0, "min_weight": 1.0}
 

@@ -5,7 +5,7 @@ uniformly random legal moves at every seat and returns each seat's deal points (
 greedy seats decide from what they may see: :func:`treppen_env.core.greedy.state_inputs` fills the heuristic's input
 layout from the state's arrays for the seat to move exactly as the heuristic's observation reader
 does from that seat's observation (the same cards, counts and table, melds in the same order), so
-a greedy seat in a playout makes the move :class:`agents.GreedyAgent` would make from its
+a greedy seat in a playout makes the move :class:`treppen.agents.GreedyAgent` would make from its
 observation.
 
 A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh

@@ -1,6 +1,6 @@
 """The greedy heuristic's reader of observations: the input layout of
 :mod:`treppen_env.core.greedy` filled from an observation vector (inside a kernel, for
-:class:`agents.GreedyAgent`, the heuristic features and the search's beliefs) or from a decoded
+:class:`treppen.agents.GreedyAgent`, the heuristic features and the search's beliefs) or from a decoded
 view (:func:`treppen_env.observation.decode`).
 
 It reads only the observation, which holds only what its player may see (docs/ARCHITECTURE.md
