@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from treppen.agents import zoo
 from treppen.agents.base import Agent, RandomAgent, legal_actions
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
@@ -56,10 +57,12 @@ def load(
     """Build an agent from ``spec``.
 
     :param spec: ``BASE[,key=value]...`` (see :mod:`treppen.agents.spec`): the base is a built-in name
-        (:data:`SPECS`), the name of an installed agent (entry point group ``treppen.agents``), a
-        third-party ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model or a NumPy
-        policy ``.npz`` (an RLlib run's export or a pool snapshot), or a run folder holding one of
-        :data:`MODEL_FILES`; the settings are constructor keywords,
+        (:data:`SPECS`), a trained agent of the model zoo (:mod:`treppen.agents.zoo`, e.g.
+        ``ppo-2p``; its weights' checksum is checked), the name of an installed agent (entry point
+        group ``treppen.agents``), a third-party ``package.module:ClassName``, a path to a
+        MaskablePPO ``.zip`` model or a NumPy policy ``.npz`` (an RLlib run's export or a pool
+        snapshot), or a run folder holding one of :data:`MODEL_FILES`; the settings are constructor
+        keywords,
         e.g. ``"greedy,epsilon=0.1"``; a setting of :data:`AGENT_SETTINGS` names an agent by its
         own spec (``"ismcts,prior=runs/a"``). An :class:`Agent` is returned as it is; a third-party
         object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
@@ -71,7 +74,9 @@ def load(
     :return: the agent.
     :raises ValueError: for an unknown spec (listing the valid ones), an unknown setting (listing
         the agent's settings), a bad setting value, a run folder without a model, or a third-party
-        spec that does not import or does not build an object with ``act``.
+        spec that does not import or does not build an object with ``act``; a
+        :class:`treppen.agents.zoo.ZooError` (a ``ValueError``) for zoo weights whose checksum is not
+        their card's.
     :raises FileNotFoundError: for a model path that does not exist.
     """
     if isinstance(spec, Agent):
@@ -80,6 +85,12 @@ def load(
     for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
         if isinstance(settings.get(key), str):
             settings[key] = load(settings[key])
+    zoo_cards = zoo.cards()
+    if base in zoo_cards:  # a shipped agent: its card's spec, the caller's settings on top
+        model = zoo_cards[base]
+        zoo.verify(model)
+        inner, card_settings = parse_spec(model.agent_spec())
+        return load(inner, seed, rules, **{**card_settings, **kwargs, **settings})
     if base.lower() in SPECS:
         factory: Any = SPECS[base.lower()]
         name = base.lower()
@@ -189,7 +200,8 @@ def _model_factory(path: Path) -> Any:
             raise FileNotFoundError(f"no model file at {str(path)!r}")
         return functools.partial(PolicyAgent, path)
     raise ValueError(
-        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, installed agents "
+        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, the zoo's agents {sorted(zoo.cards())}, "
+        f"installed agents "
         f"{sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to "
         f"a MaskablePPO .zip model or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; "
         "settings follow "

@@ -1,5 +1,5 @@
 """The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay``,
-``analyse`` and ``bench`` (docs/ARCHITECTURE.md "Command line").
+``analyse``, ``bench`` and ``zoo`` (docs/ARCHITECTURE.md "Command line").
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "replay": ("treppen.apps.replay", "print a recorded deal move by move"),
     "analyse": ("treppen.apps.analyse", "rank the moves of a recorded position by search"),
     "bench": ("treppen.apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
+    "zoo": ("treppen.apps.zoo", "list the shipped trained agents, or rebuild them from their cards"),
 }
 
 

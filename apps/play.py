@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from treppen import agents
+from treppen.agents import zoo
 from treppen.agents.human import seat_name
 from treppen.arena.match import play_match
 from treppen_env import records
@@ -33,7 +34,8 @@ moves (type the text or the move's number in the list shown):
 seats: you, then P+1 (next to play after you), P+2, ...
 
 examples:
-  treppen play                                    one deal against greedy
+  treppen play                                    one deal against the hard level (the search)
+  treppen play --opponents medium                 against the shipped policy (easy: greedy)
   treppen play --opponents runs/treppenromme_2p_0_20261130-120000   against a training run folder
   treppen play --opponents greedy random --game   a whole game at a 3-player table"""
 
@@ -44,10 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opponents",
         nargs="+",
-        default=["greedy"],
+        default=["hard"],
         metavar="SPEC",
-        help="one agent spec per opponent: random, greedy, a model .zip or a training run folder "
-        "(its final_model.zip) (default: greedy)",
+        help="one agent spec per opponent: a level (easy: greedy, medium: the shipped policy, hard: the "
+        "search; see treppen zoo list), random, greedy, a zoo agent, a model .zip or a training run folder "
+        "(default: hard)",
     )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     env = raw_env(num_players=num_players, rules=rules, episode="game" if args.game else "deal")
     players = [
         agents.load(spec, seed=None if args.seed is None else args.seed + seat, rules=rules)
-        for seat, spec in enumerate(_opponent_specs(args))
+        for seat, spec in enumerate(_opponent_specs(args, num_players))
     ]
     try:
         _play(env, players, args)
@@ -88,7 +91,7 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
     num_players = len(players)
     # the table's names everywhere: you, then P+1 (next to play after you), P+2, ...
     names = [seat_name((seat - args.seat) % num_players) for seat in range(num_players)]
-    specs = _opponent_specs(args)
+    specs = _opponent_specs(args, num_players)
     opponents = ", ".join(f"{names[seat]} = {spec}" for seat, spec in enumerate(specs) if seat != args.seat)
     print(f"You sit at seat {args.seat}; {opponents}. Type a move or its number; ? or help explains, quit leaves.")
     deals_played = [0]
@@ -112,10 +115,10 @@ def _play(env: raw_env, players: list[agents.Agent], args: argparse.Namespace) -
     play_match(env, players, seed=seed, on_step=show)
 
 
-def _opponent_specs(args: argparse.Namespace) -> list[str]:
-    """The spec of each seat, ``human`` at the person's seat."""
-    opponents = iter(args.opponents)
-    return ["human" if seat == args.seat else next(opponents) for seat in range(len(args.opponents) + 1)]
+def _opponent_specs(args: argparse.Namespace, num_players: int) -> list[str]:
+    """The spec of each seat, ``human`` at the person's seat; a level is its agent at this table."""
+    opponents = (zoo.table_spec(spec, num_players, args.rules) for spec in args.opponents)
+    return ["human" if seat == args.seat else next(opponents) for seat in range(num_players)]
 
 
 def _print_result(env: raw_env, names: list[str], game: bool) -> None:

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 
+from treppen.agents.zoo import LEVELS
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opponents",
         nargs="+",
-        default=["greedy"],
+        default=list(LEVELS),
         metavar="SPEC",
-        help="agents the page may seat: random, greedy, a model .zip, ... (default: greedy)",
+        help="agents the page may seat: the levels easy (greedy), medium (the shipped policy) and hard (the "
+        "search), random, greedy, a zoo agent, a model .zip, ... (default: easy medium hard)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")

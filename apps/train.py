@@ -12,8 +12,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import DEFAULT_CONFIG, config_path, load_config
 from treppen.train.launch import train
 
@@ -97,4 +99,7 @@ def run(args: argparse.Namespace) -> int:
         train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
     except KeyboardInterrupt:
         return 130
+    except TrainingStopped as stop:
+        print(f"treppen train: {stop}", file=sys.stderr)
+        return 3
     return 0

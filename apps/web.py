@@ -63,6 +63,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from treppen import agents
+from treppen.agents import zoo
 from treppen.apps.analyse import analyse_position, analyser
 from treppen.apps.web_errors import BadRequest
 from treppen.apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
@@ -306,7 +307,9 @@ def _choice(data: dict[str, Any], key: str, choices: Sequence[str], default: str
 class App:
     """The server's state: the agent specs it was started with, the sessions, the record folder.
 
-    :param opponents: agent specs the page may seat (``agents.load`` specs; not ``human``).
+    :param opponents: agent specs the page may seat (``agents.load`` specs, or the levels ``easy``,
+        ``medium`` and ``hard``, each resolved to its agent at the table, :func:`treppen.agents.zoo.table_spec`;
+        not ``human``). The page lists them with their strength (``config()["labels"]``).
     :param record_dir: where finished deals are appended as records (one file per session), or None.
     :param max_sessions: sessions kept at once.
     :param seed: seeds the deals and agents (None: fresh entropy), for tests.
@@ -326,7 +329,7 @@ class App:
         for spec in specs:
             if spec.strip().lower().split(",")[0] == "human":
                 raise ValueError("'human' cannot be a server opponent: the person plays in the page")
-            agents.load(spec)  # fail at start, not in a request
+            agents.load(zoo.table_spec(spec, 2, "treppenromme"))  # fail at start, not in a request
         self.specs = specs
         self.record_dir = None if record_dir is None else Path(record_dir)
         self.sessions = SessionStore(max_sessions)
@@ -335,6 +338,7 @@ class App:
     def config(self) -> dict[str, Any]:
         return {
             "agents": self.specs,
+            "labels": [zoo.level_label(s) if s in zoo.LEVELS else s for s in self.specs],
             "rules": sorted(PRESETS),
             "episodes": list(EPISODES),
             "min_players": MIN_PLAYERS,
@@ -362,7 +366,7 @@ class App:
             if entry == YOU:
                 specs.append(YOU)
             elif isinstance(entry, int) and not isinstance(entry, bool) and 0 <= entry < len(self.specs):
-                specs.append(self.specs[entry])
+                specs.append(zoo.table_spec(self.specs[entry], len(seats), rules))
             else:
                 allowed = f"'you' nor an agent 0..{len(self.specs) - 1}"
                 raise BadRequest(f"seat {i}: {str(entry)[:40]!r} is neither {allowed}")

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import measure
 
 from treppen.arena.plots import save_figure
-from treppen.arena.ratings import fit_ratings, interval_text
-from treppen.arena.tournament import run_tournament
+from treppen.arena.ratings import interval_text
+from treppen.arena.strength import rate_against
 from treppen_env.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,20 +43,14 @@ DEFAULT_OUT = ROOT / "runs" / "bench" / "search_curve"
 
 def point(agent: str, budget: int, rules: str, players: int, decks: int, workers: int, out: Path) -> dict:
     """One budget's tournament against greedy: the searcher's Elo, interval, score and LOS."""
-    name = f"{agent},playouts={budget}"
-    entrants = {name: name, "greedy": "greedy"} | {f"greedy#{k}": "greedy" for k in range(1, players - 1)}
-    records = run_tournament(
-        entrants, players=players, decks=decks, rules=rules, workers=workers, out=out, progress=True
-    )
-    ratings = fit_ratings(records, anchor="greedy")
-    i, g = ratings.agents.index(name), ratings.agents.index("greedy")
+    found = rate_against(f"{agent},playouts={budget}", "greedy", players, rules, decks, 0, workers, out, progress=True)
     return {
         "playouts": budget,
-        "elo": float(ratings.elo[i]),
-        "ci": [float(ratings.ci_low[i]), float(ratings.ci_high[i])],
-        "score_vs_greedy": float(ratings.score[i, g]),
-        "los_vs_greedy": float(ratings.los[i, g]),
-        "decks": ratings.n_groups,
+        "elo": found.elo,
+        "ci": [found.low, found.high],
+        "score_vs_greedy": found.score,
+        "los_vs_greedy": found.likelihood,
+        "decks": found.decks,
     }
 
 

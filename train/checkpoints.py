@@ -11,6 +11,11 @@ from treppen_env.files import atomic_write
 CHECKPOINT_PREFIX = "model_"
 
 
+class TrainingStopped(RuntimeError):
+    """A training run that cannot go on (e.g. every RLlib env runner lost for good); its message
+    says what was saved and names the resume command (``treppen train --resume RUN``)."""
+
+
 def checkpoint_path(folder: Path, steps: int, prefix: str = CHECKPOINT_PREFIX, suffix: str = ".zip") -> Path:
     """``<folder>/<prefix><steps>_steps<suffix>``: SB3's CheckpointCallback naming
     (``model_<steps>_steps.zip``); the RLlib backend's checkpoint folders use ``rllib_`` and no suffix."""

@@ -4,7 +4,7 @@ callbacks that fill ``evals.jsonl`` and ``elo.jsonl``, and the lines that end a 
 A run folder ``<runs_dir>/<name>/`` holds::
 
     config.yaml        the resolved config (``--resume`` reads it back)
-    metadata.json      versions, start time, command line, seed (and each resume)
+    metadata.json      env version, versions, start time, command line, seed (and each resume)
     tb/                TensorBoard logs
     checkpoints/       the backend's checkpoints, written atomically
     evals.jsonl        one line per evaluation vs random and greedy
@@ -30,6 +30,7 @@ from treppen.train.config import TrainConfig, resolve_name, save_config
 from treppen.train.pool import make_agent
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
+from treppen_env.version import ENV_VERSION
 
 EVAL_OPPONENTS = ("random", "greedy")
 
@@ -111,6 +112,7 @@ def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_lin
             return "unknown"
 
     entry = {
+        "env": ENV_VERSION,
         "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command_line": command_line,
         "seed": config.seed,

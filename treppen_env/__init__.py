@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SingleAgentEnv", "env", "raw_env"]
+from treppen_env.version import ENV_VERSION
+
+__all__ = ["ENV_VERSION", "SingleAgentEnv", "env", "raw_env"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,13 +1,15 @@
 """The ``Discrete(898)`` action space: block offsets, encoders, decoding and text (docs/ARCHITECTURE.md "Actions").
 
-| block         | indices  | meaning                                                            |
-|---------------|----------|--------------------------------------------------------------------|
-| draw stock    | 0        | take the top stock card (RULES §4.1)                               |
-| take          | 1-52     | index d: take the top d staircase cards (RULES §4.1-4.2)           |
-| meld set      | 53-117   | rank x 5: 3-card sets omitting S, H, D, C, then the 4-card set     |
-| meld run      | 118-689  | suit x low-end rank x length 3..13                                 |
-| lay off       | 690-845  | card x target (0 set, 1 low end of a run, 2 high end; RULES §4.3)  |
-| discard       | 846-897  | discard card c (RULES §4.4)                                        |
+=============  ========  ==================================================================
+block          indices   meaning
+=============  ========  ==================================================================
+draw stock     0         take the top stock card (RULES §4.1)
+take           1-52      index d: take the top d staircase cards (RULES §4.1-4.2)
+meld set       53-117    rank x 5: 3-card sets omitting S, H, D, C, then the 4-card set
+meld run       118-689   suit x low-end rank x length 3..13
+lay off        690-845   card x target (0 set, 1 low end of a run, 2 high end; RULES §4.3)
+discard        846-897   discard card c (RULES §4.4)
+=============  ========  ==================================================================
 
 Text forms: ``"draw"``, ``"take 3"``, ``"meld QH KH AH 2H"``, ``"layoff 7S set"``,
 ``"layoff 2H low"``, ``"layoff 2H high"``, ``"discard TD"``.

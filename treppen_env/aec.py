@@ -1,15 +1,16 @@
 """Treppenrommé as a PettingZoo AEC environment.
 
-| Import             | ``from treppen_env import env`` (or ``raw_env``)              |
-|--------------------|----------------------------------------------------------------|
-| Actions            | Discrete, masked                                               |
-| Parallel API       | No                                                             |
-| Manual Control     | ``treppen play`` (HumanAgent)                                  |
-| Agents             | ``agents= ['player_0', ..., 'player_{n-1}']``, n = 2..4        |
-| Action Shape       | Discrete(898)                                                  |
-| Action Values      | Discrete(898)                                                  |
-| Observation Shape  | dict: ``observation`` (OBS_SIZE,) float32, ``action_mask`` (898,) int8 |
-| Observation Values | ``observation`` in [-10, 10], ``action_mask`` in {0, 1}       |
+==================  =========================================================================
+Import              ``from treppen_env import env`` (or ``raw_env``)
+Actions             Discrete, masked
+Parallel API        No
+Manual Control      ``treppen play`` (HumanAgent)
+Agents              ``agents= ['player_0', ..., 'player_{n-1}']``, n = 2..4
+Action Shape        Discrete(898)
+Action Values       Discrete(898)
+Observation Shape   dict: ``observation`` (OBS_SIZE,) float32, ``action_mask`` (898,) int8
+Observation Values  ``observation`` in [-10, 10], ``action_mask`` in {0, 1}
+==================  =========================================================================
 
 Observation space: see :mod:`treppen_env.observation` (seats relative to the observer, only what
 that player may know). Legal actions mask: ``action_mask`` is exact (RULES §4, docs/ARCHITECTURE.md "Actions");
@@ -27,7 +28,8 @@ live agent; NumPy integers are actions) raises ``ValueError`` naming it and the 
 (``agents`` empty), ``step`` warns as PettingZoo's ``OrderEnforcingWrapper`` does and ``last``
 raises ``RuntimeError``; call ``reset()``.
 
-Version History: v0 (initial release). Later changes keep the name, since legal play and its
+Version History (:data:`treppen_env.ENV_VERSION`, the env's ``metadata["name"]``; game records, run
+folders and model cards store it): v0 (initial release). Later changes keep the name, since legal play and its
 rewards are unchanged: out-of-space actions (``True``, ``-1``) raise ``ValueError`` in every layer;
 ``env()``'s ``agent_iter()`` loop runs to its end after an illegal move; games stop at
 ``max_deals``; ``SingleAgentEnv`` keeps deals that end before the learner's first move.
@@ -51,6 +53,7 @@ from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
 from treppen_env.engine import GameState, IllegalActionError
 from treppen_env.render import render_text
 from treppen_env.rules import Rules, make_rules
+from treppen_env.version import ENV_VERSION
 
 EPISODES = ("deal", "game")
 REWARDS = ("zero_sum", "points")
@@ -70,7 +73,7 @@ class raw_env(AECEnv, EzPickle):
     :raises ValueError: for a bad player count, preset, option, render mode, episode or reward.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "name": "treppen_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "name": ENV_VERSION, "is_parallelizable": False}
 
     def __init__(
         self,

@@ -106,7 +106,7 @@ def sample_state(
         hands=hands,
         staircase=view.staircase,
         stock=pool[start:],
-        melds=[_table_meld(m) for m in view.melds],
+        melds=[table_meld(m) for m in view.melds],
         known=known,
         points=view.points,
         totals=view.totals,
@@ -118,7 +118,7 @@ def sample_state(
     )
 
 
-def _table_meld(meld: dict) -> TableMeld:
+def table_meld(meld: dict) -> TableMeld:
     """The engine's meld for one decoded table meld (cards from the low end to the high end)."""
     cards = meld["cards"]
     bits = cards_to_bits(cards)
@@ -129,4 +129,4 @@ def _table_meld(meld: dict) -> TableMeld:
 
 def _can_use(rules: Rules, view: PublicView, hand: int, card: int) -> bool:
     """Whether the player to move can meld or lay off its must-use ``card`` with ``hand`` (RULES §4.2)."""
-    return can_play_on(rules, [_table_meld(m) for m in view.melds], card, hand)
+    return can_play_on(rules, [table_meld(m) for m in view.melds], card, hand)

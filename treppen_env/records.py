@@ -4,6 +4,8 @@ A record is one JSON object per deal, one per line (``.jsonl``, or gzipped ``.js
 
 ==================  ===========================================================================
 ``format``          ``"treppen-record/1"``
+``env``             the env version that played it (:data:`treppen_env.ENV_VERSION`; absent in
+                    records written before it was stored)
 ``rules``           preset name (``"treppenromme"``, ``"rum500"``; RULES §8)
 ``rules_options``   the options that differ from the preset (dict, may be empty)
 ``num_players``     2..4
@@ -43,6 +45,7 @@ from treppen_env.cards import NUM_CARDS, card_to_str, parse_card, parse_deck
 from treppen_env.engine import OUTCOMES, GameState, Phase
 from treppen_env.files import atomic_write
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
+from treppen_env.version import ENV_VERSION
 
 FORMAT = "treppen-record/1"
 #: Keys every record holds.
@@ -153,6 +156,7 @@ class Recorder:
         agent_names = self.env.possible_agents
         record = {
             "format": FORMAT,
+            "env": ENV_VERSION,
             "rules": state.rules.name,
             "rules_options": state.rules.overrides(),
             "num_players": state.num_players,

@@ -122,7 +122,7 @@ function buildSeatChoices() {
       continue;
     }
     const select = el("select", { id: `seat-${seat}`, class: "seat-agent" });
-    state.config.agents.forEach((spec, i) => select.append(el("option", { value: i, text: spec })));
+    state.config.agents.forEach((spec, i) => select.append(el("option", { value: i, text: state.config.labels[i] || spec })));
     if (state.tab === "watch") select.value = String(seat % state.config.agents.length);
     if (kept[select.id] !== undefined) select.value = kept[select.id];
     box.append(el("label", { text: `P${seat} ` }, select));

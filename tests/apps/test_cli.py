@@ -40,7 +40,8 @@ def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_play_help_names_run_folders_and_the_move_syntax(capsys):
     text = _help(["play"], capsys)
-    assert "a training run folder (its final_model.zip)" in text
+    assert "a level (easy: greedy, medium: the shipped policy, hard: the search" in text
+    assert "a model .zip or a training run folder (default: hard)" in text
     for move in ("draw", "take 2", "meld 7S 7H 7D", "layoff 8H high", "discard KC", "? or help", "quit"):
         assert f" {move} " in text
 

@@ -65,6 +65,7 @@ def test_config_offers_only_the_server_agents(client):
     config = client.get("/api/config").json()
     assert config == {
         "agents": ["greedy", "random"],
+        "labels": ["greedy", "random"],
         "rules": ["rum500", "treppenromme"],
         "episodes": ["deal", "game"],
         "min_players": 2,

@@ -472,6 +472,51 @@ def test_two_nodes_on_localhost_train_resume_on_one_and_play_a_tournament(tmp_pa
     assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if report["temp"].encode() in _read(p)]
 
 
+@pytest.mark.xdist_group("two_nodes")  # clusters in a process of their own, one after the other
+def test_losing_a_node_loses_no_deal_and_training_goes_on_or_resumes(tmp_path_factory):
+    from tests.train.node_loss import DEALS, LOSE_AFTER, TOTAL
+    from treppen.arena.tournament import run_tournament
+
+    out = Path(tmp_path_factory.mktemp("node_loss"))
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.train.node_loss", str(out)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "node_loss.json").read_text())
+    # the tournament: the worker node removed after LOSE_AFTER deals; every deal once, as a local run's
+    played = report["tournament"]
+    assert played["returncode"] == 0 and LOSE_AFTER <= played["lost_at"] < DEALS, played["stderr"][-2000:]
+    local = run_tournament({"random": "random", "greedy": "greedy"}, decks=24, seed=5, out=out / "local")
+    assert len(local) == DEALS
+    assert sorted(played["lines"]) == sorted((out / "local" / "results.jsonl").read_text().splitlines())
+    assert len({json.loads(line)["deal"] for line in played["lines"]}) == DEALS
+    spread = re.search(rf"ray: {DEALS} deals on 2 nodes: \w+ (\d+), \w+ (\d+)", played["stderr"])
+    assert spread is not None and min(map(int, spread.groups())) > 0, played["stderr"][-2000:]  # both nodes played
+    # training with an env runner on each node: the lost node's runner is gone, the other samples on
+    on = report["train_on"]
+    assert on["first"]["returncode"] == 0, on["first"]["stderr"][-2000:]
+    assert on["final_policy"] and _steps(on["checkpoints"][-1]) >= TOTAL
+    # training whose only env runner was on the lost node: it stops, resumable, and --resume finishes
+    stopped = report["train_stopped"]
+    run_dir = out / "runs" / "train_stopped"
+    assert stopped["first"]["returncode"] == 3
+    assert f"continue with `treppen train --resume {run_dir}`" in stopped["first"]["stderr"]
+    (kept,) = stopped["checkpoints_after_loss"]
+    assert _steps(kept) < TOTAL and f"saved {run_dir / 'checkpoints' / kept}" in stopped["first"]["stderr"]
+    policy = agents.load(run_dir / "checkpoints" / f"policy_{_steps(kept)}_steps.npz")  # the policy at the stop
+    assert policy.act(fixed_observation()) in range(NUM_ACTIONS)
+    assert stopped["resumed"]["returncode"] == 0, stopped["resumed"]["stderr"][-2000:]
+    assert f"resuming from {run_dir / 'checkpoints' / kept} ({_steps(kept)} steps)" in stopped["resumed"]["stdout"]
+    assert stopped["final_policy"] and _steps(stopped["checkpoints"][-1]) >= TOTAL
+    assert len(json.loads((run_dir / "metadata.json").read_text())["resumes"]) == 1
+
+
+def _steps(checkpoint: str) -> int:
+    return int(checkpoint.split("_")[1])
+
+
 def _zombie(pid: int) -> bool:
     return _read(Path(f"/proc/{pid}/stat")).split(b") ")[-1][:1] == b"Z"
 

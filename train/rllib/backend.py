@@ -30,6 +30,7 @@ goes on. Needs ``pip install 'treppen[ray]'``.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import sys
@@ -42,7 +43,7 @@ import numpy as np
 
 from treppen import agents
 from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
-from treppen.train.checkpoints import checkpoint_path, checkpoints, latest_checkpoint
+from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint
 from treppen.train.config import OPPONENT_KINDS, TrainConfig
 from treppen.train.keep_best import KeepBestGate
 from treppen.train.rundir import describe_eval, open_run_dir, rating_callbacks
@@ -80,6 +81,17 @@ FINAL_POLICY = "final_policy.npz"
 BEST_POLICY = "best_policy.npz"
 BEST_MODULE = "best_module.npz"
 MAX_ENV_RUNNER_RESTARTS = 100
+#: Iterations without a sample and without a healthy env runner after which a run stops
+#: (:class:`TrainingStopped`): RLlib restarts a lost runner within an iteration or two when it can.
+STALLED_ITERATIONS = 3
+
+
+def _healthy_runners(algo: Algorithm) -> int:
+    """The env runners that are alive (remote ones; a run without remote runners counts 1)."""
+    group = algo.env_runner_group
+    if group is None or not group.num_remote_workers():
+        return 1
+    return group.num_healthy_remote_workers()
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -324,9 +336,10 @@ def stop_algorithm(algo: Algorithm) -> None:
 
 
 def iteration_steps(result: dict[str, Any]) -> int:
-    """The learner's decisions sampled in one training iteration."""
-    sampled = result.get("env_runners", {}).get("num_module_steps_sampled", {})
-    return int(sampled.get(LEARNER, 0))
+    """The learner's decisions sampled in one training iteration (0 when nothing was sampled: RLlib
+    then reports NaN)."""
+    sampled = result.get("env_runners", {}).get("num_module_steps_sampled", {}).get(LEARNER, 0)
+    return int(sampled) if math.isfinite(sampled) else 0
 
 
 def log_result(logger: Any, result: dict[str, Any]) -> None:
@@ -484,13 +497,24 @@ class RLlibRun:
         callback.run(self.steps)
 
     def learn(self, algo: Algorithm) -> None:
-        """Train until ``total_timesteps``; Ctrl-C saves a checkpoint first (``--resume`` continues)."""
+        """Train until ``total_timesteps``; Ctrl-C saves a checkpoint first (``--resume`` continues).
+
+        :raises TrainingStopped: when every env runner is lost and RLlib restarts none for
+            :data:`STALLED_ITERATIONS` iterations (a lost node with no room left for them, or the
+            restart limit spent): a checkpoint of the steps so far is saved (when the learner can
+            still save one; else the newest is kept) and the message names the resume command.
+        """
         config, checkpoints = self.config, self.run_dir / "checkpoints"
         start, start_steps = time.perf_counter(), self.steps
         bar = _progress(config, self.steps)
+        stalled = 0
         try:
             while self.steps < config.total_timesteps:
+                before = self.steps
                 self.iterate(algo, start, start_steps)
+                stalled = stalled + 1 if self.steps == before and not _healthy_runners(algo) else 0
+                if stalled >= STALLED_ITERATIONS:
+                    raise TrainingStopped(self._stopped(algo, "every env runner is lost and none was restarted"))
                 if bar is not None:
                     bar.update(self.steps - bar.n)
         except KeyboardInterrupt:
@@ -514,6 +538,20 @@ class RLlibRun:
         if self.best is not None and self.best.gate.latest.get("steps") != self.steps:
             self.best.run(algo, self.steps, self.logger)  # the final policy is gated too
         self.logger.dump(self.steps)
+
+    def _stopped(self, algo: Algorithm, reason: str) -> str:
+        """Save what can be saved after a failure RLlib cannot recover from; the message."""
+        checkpoints = self.run_dir / "checkpoints"
+        try:
+            saved = str(save_checkpoint(algo, self.config, checkpoints, self.steps))
+        except Exception as err:  # the learner is gone too: the newest periodic checkpoint stays
+            found = latest_checkpoint(checkpoints, CHECKPOINT_PREFIX, suffix="")
+            saved = f"nothing ({type(err).__name__}: {err}); the newest checkpoint is {found[1] if found else 'none'}"
+        return (
+            f"training stopped at {self.steps} of {self.config.total_timesteps} steps: {reason}; saved {saved}; "
+            f"continue with `treppen train --resume {self.run_dir}` once the cluster has room for "
+            f"{self.config.num_env_runners} env runners (or with num_env_runners=N for fewer)"
+        )
 
     def iterate(self, algo: Algorithm, start: float, start_steps: int) -> None:
         """One training iteration and the periodic work it makes due."""

@@ -27,7 +27,7 @@ slot                         size             meaning
 ``STOCK + k``                52               stock, bottom (k = 0) to top; ``STOCK_LEN`` used
 ``SLOT_OWNER + 52 t + c``    3 x 52           meld table index that card ``c`` is laid off onto
                                               at target ``t``, -1 for none (derived)
-``MELDS + MELD_COLS i + j``  ``MAX_MELDS`` x   table meld ``i``, column ``j``: ``M_OWNER`` (the
+``MELDS + MELD_COLS i + j``  ``MAX_MELDS`` x  table meld ``i``, column ``j``: ``M_OWNER`` (the
                              ``MELD_COLS``    seat that laid it first), ``M_KIND`` (``SET`` or
                                               ``RUN``), ``M_SUIT`` (-1 for a set), ``M_LOW``
                                               (a set's rank, a run's low-end rank),

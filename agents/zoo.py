@@ -1,0 +1,206 @@
+"""The model zoo: trained agents that ship inside the package, loaded by name (docs/ARCHITECTURE.md
+"Agents").
+
+Each agent lies in a folder ``zoo/<name>/`` of this package with its model card ``card.json`` and,
+for a learned policy, its NumPy weights (the :mod:`treppen.agents.snapshot` format, played without
+torch). The card is data that the code reads and ``treppen zoo list`` prints:
+
+====================  ======================================================================
+``name``              the agent's name, as :func:`treppen.agents.load` takes it (``ppo-2p``)
+``description``       one line
+``env``               the env version it was trained and rated on (:data:`treppen_env.ENV_VERSION`)
+``rules``             the rules preset (and ``rules_options``) and ``num_players`` of its game
+``spec``              the agent spec it plays: ``"{weights}"`` for the policy of its weights, or
+                      a spec that names them (a search guided by the net, ``rollout,...``)
+``weights``           the weights file in the folder (``policy.npz``), or null
+``sha256``            the weights file's SHA-256, checked on every load
+``build``             how ``treppen zoo build NAME`` rebuilds it: the training ``config`` (a
+                      shipped name), its ``overrides`` and ``seed``
+``commit``            the git commit it was built from; ``treppen_version``
+``cpu_minutes``       the training's cost: user + system CPU time of the whole run
+``elo``               its rating against greedy (greedy = 0): ``elo``, the 95% interval ``low``
+                      and ``high``, ``score`` and ``likelihood`` of superiority, on the named
+                      duplicate ``decks`` (their ``count`` and ``seed``), with the ``command``
+                      that reproduces it
+====================  ======================================================================
+
+:func:`load` checks the weights' checksum (a corrupted file is an error naming the file and both
+checksums) and warns when the card's env version is not this env's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from treppen_env.version import ENV_VERSION
+
+#: The card's file name in an agent's folder.
+CARD = "card.json"
+#: Difficulty levels of ``treppen play`` and ``treppen serve``, weakest first.
+LEVELS = ("easy", "medium", "hard")
+
+
+class ZooError(ValueError):
+    """A zoo agent that is unknown, or whose weights do not match its card."""
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """A zoo agent's card (see the module docstring for the fields).
+
+    :param folder: the agent's folder (its card and weights).
+    """
+
+    name: str
+    description: str
+    env: str
+    rules: str
+    num_players: int
+    spec: str
+    folder: Path
+    weights: str | None = None
+    sha256: str | None = None
+    rules_options: dict[str, Any] = field(default_factory=dict)
+    level: str | None = None
+    build: dict[str, Any] = field(default_factory=dict)
+    commit: str | None = None
+    treppen_version: str | None = None
+    cpu_minutes: float | None = None
+    elo: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, folder: Path) -> ModelCard:
+        """The card in ``folder``.
+
+        :raises ZooError: for a card that lacks a field or has one this class does not know.
+        """
+        data = json.loads((folder / CARD).read_text())
+        known = {f for f in cls.__dataclass_fields__ if f != "folder"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ZooError(f"model card {folder / CARD}: unknown fields {unknown}; the fields: {sorted(known)}")
+        try:
+            return cls(folder=folder, **data)
+        except TypeError as err:
+            raise ZooError(f"model card {folder / CARD}: {err}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The card's fields as JSON data (without the folder)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "folder"}
+
+    @property
+    def weights_path(self) -> Path | None:
+        """The weights file, or None for an agent without weights."""
+        return None if self.weights is None else self.folder / self.weights
+
+    def agent_spec(self) -> str:
+        """The agent spec this card plays, its weights' path filled in."""
+        path = self.weights_path
+        return self.spec.replace("{weights}", "" if path is None else str(path))
+
+    def elo_text(self) -> str:
+        """``+103 [+54, +153] vs greedy (100 decks)``, or ``not rated``."""
+        if "elo" not in self.elo:
+            return "not rated"
+        e = self.elo
+        return f"{e['elo']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] vs greedy ({e['decks']['count']} decks)"
+
+
+def zoo_folder() -> Path:
+    """The folder of the shipped agents (``zoo/`` of this package)."""
+    return Path(str(importlib.resources.files("treppen.agents") / "zoo"))
+
+
+def cards(folder: Path | None = None) -> dict[str, ModelCard]:
+    """Every zoo agent's card, by name (sorted)."""
+    root = zoo_folder() if folder is None else folder
+    found = [ModelCard.read(d) for d in sorted(root.iterdir()) if (d / CARD).is_file()] if root.is_dir() else []
+    return {card.name: card for card in found}
+
+
+def card(name: str) -> ModelCard:
+    """The card of the zoo agent ``name``.
+
+    :raises ZooError: for an unknown name, listing the zoo's.
+    """
+    known = cards()
+    if name not in known:
+        raise ZooError(f"no zoo agent {name!r}; the zoo has {sorted(known)}")
+    return known[name]
+
+
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file (hex)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def verify(model: ModelCard) -> None:
+    """Check the card's weights against its checksum and its env version against this env's.
+
+    :raises ZooError: when the weights file is missing or its SHA-256 is not the card's.
+    """
+    path = model.weights_path
+    if path is not None:
+        if not path.is_file():
+            raise ZooError(f"zoo agent {model.name!r}: its weights file {path} is missing")
+        found = sha256(path)
+        if found != model.sha256:
+            raise ZooError(
+                f"zoo agent {model.name!r}: the weights file {path} has SHA-256 {found}, its card says "
+                f"{model.sha256}: the file is damaged or was replaced (rebuild it: treppen zoo build {model.name})"
+            )
+    if model.env != ENV_VERSION:
+        warnings.warn(
+            f"zoo agent {model.name!r} was trained and rated on env {model.env}, this env is {ENV_VERSION}: "
+            "its observations may mean other things now; rebuild it (treppen zoo build) before trusting it",
+            stacklevel=3,
+        )
+
+
+def level_card(level: str, num_players: int, rules: str) -> ModelCard | None:
+    """The zoo agent of a difficulty level (:data:`LEVELS`: ``easy`` the greedy heuristic, ``medium``
+    the shipped policy, ``hard`` the strongest search) for a table: the card of that level for the
+    rules preset and the nearest player count (2 for 2 players, else 4, then any), or None when the
+    zoo has none (``easy`` is the greedy heuristic, which needs no card).
+
+    :raises ZooError: for an unknown level.
+    """
+    if level not in LEVELS:
+        raise ZooError(f"unknown level {level!r}; the levels: {list(LEVELS)}")
+    players = 2 if num_players == 2 else 4
+    matches = [c for c in cards().values() if c.level == level and c.rules == rules]
+    matches.sort(key=lambda c: (abs(c.num_players - players), c.name))
+    return matches[0] if matches else None
+
+
+#: A level's agent where the zoo has no card for it.
+LEVEL_FALLBACK = {"easy": "greedy", "medium": "greedy", "hard": "rollout"}
+
+
+def level_spec(level: str, num_players: int, rules: str) -> str:
+    """The agent spec of a difficulty level at a table: the zoo agent of :func:`level_card`, else
+    :data:`LEVEL_FALLBACK` (``greedy`` for ``easy``, the search ``rollout`` for ``hard``)."""
+    found = level_card(level, num_players, rules)
+    return LEVEL_FALLBACK[level] if found is None else found.name
+
+
+def table_spec(spec: str, num_players: int, rules: str) -> str:
+    """``spec`` for a table of ``num_players`` under the preset ``rules``: a difficulty level
+    (:data:`LEVELS`) becomes its agent there (:func:`level_spec`), any other spec stays as it is."""
+    return level_spec(spec, num_players, rules) if spec in LEVELS else spec
+
+
+def level_label(level: str, num_players: int = 2, rules: str = "treppenromme") -> str:
+    """A level's name with its agent and strength at a table, for menus:
+    ``hard: search-2p, +151 [+100, +210] vs greedy (100 decks)``."""
+    found = level_card(level, num_players, rules)
+    if found is None:
+        spec = LEVEL_FALLBACK[level]
+        return f"{level}: {spec}" + (", the reference (0 Elo)" if spec == "greedy" else "")
+    return f"{level}: {found.name}, {found.elo_text()}"

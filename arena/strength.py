@@ -1,0 +1,96 @@
+"""An agent's strength against a reference agent: a duplicate tournament and its Elo with an interval.
+
+:func:`rate_against` plays the agent against a reference (greedy by default) with the tournament
+code (:func:`treppen.arena.tournament.run_tournament`: every deck in every seat rotation; at a
+table of more than two the other seats are copies of the reference) and rates the deals
+(:func:`treppen.arena.ratings.fit_ratings`, the reference = 0 Elo, 95% bootstrap intervals over
+decks). The model zoo's cards, the strength benchmarks and expert iteration's generations are all
+rated by it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from treppen.agents.base import Agent
+from treppen.arena.ratings import fit_ratings, interval_text
+from treppen.arena.tournament import run_tournament
+from treppen_env.rules import Rules
+
+
+@dataclass(frozen=True)
+class Strength:
+    """An agent's rating against a reference.
+
+    :param elo: Elo against the reference (the reference = 0).
+    :param low: the lower end of the 95% bootstrap interval over decks (-inf when unbounded).
+    :param high: the upper end (+inf when unbounded).
+    :param score: the agent's mean score against the reference (more points 1, equal 0.5).
+    :param likelihood: the share of bootstrap fits in which the agent rates above the reference.
+    :param decks: duplicate decks played; ``seed`` the tournament's seed; ``deals`` the deals.
+    """
+
+    elo: float
+    low: float
+    high: float
+    score: float
+    likelihood: float
+    decks: int
+    seed: int
+    deals: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (for JSON files and model cards)."""
+        return asdict(self)
+
+    def text(self, reference: str = "greedy") -> str:
+        """``+103 [+54, +153] vs greedy, score 0.605, P 1.00 (100 decks)``."""
+        return (
+            f"{self.elo:+.0f} {interval_text(self.low, self.high)} vs {reference}, score {self.score:.3f}, "
+            f"P {self.likelihood:.2f} ({self.decks} decks)"
+        )
+
+
+def rate_against(
+    agent: str | Agent,
+    reference: str | Agent = "greedy",
+    players: int = 2,
+    rules: Rules | str = "treppenromme",
+    decks: int = 100,
+    seed: int = 0,
+    workers: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> Strength:
+    """Rate ``agent`` against ``reference`` on duplicate decks.
+
+    :param agent: an agent spec (:func:`treppen.agents.load`) or agent.
+    :param reference: the agent rated 0; it also fills the other seats of a table of 3 or 4.
+    :param players: seats per table, 2..4.
+    :param rules: the rules of every deal.
+    :param decks: duplicate decks; ``seed`` picks them (the same seed, the same decks).
+    :param workers: worker processes (see :func:`treppen.arena.tournament.run_tournament`).
+    :param out: the tournament's folder (``results.jsonl``; rerunning resumes), or None.
+    :param progress: show a progress bar.
+    :return: the agent's :class:`Strength` against the reference.
+    :raises ValueError: as :func:`treppen.arena.tournament.run_tournament`.
+    """
+    entrants: dict[str, str | Agent] = {"agent": agent, "reference": reference}
+    entrants |= {f"reference#{k}": reference for k in range(1, players - 1)}
+    records = run_tournament(
+        entrants, players=players, decks=decks, seed=seed, rules=rules, workers=workers, out=out, progress=progress
+    )
+    ratings = fit_ratings(records, anchor="reference", seed=seed)
+    i, r = ratings.agents.index("agent"), ratings.agents.index("reference")
+    return Strength(
+        elo=float(ratings.elo[i]),
+        low=float(ratings.ci_low[i]),
+        high=float(ratings.ci_high[i]),
+        score=float(ratings.score[i, r]),
+        likelihood=float(ratings.los[i, r]),
+        decks=ratings.n_groups,
+        seed=seed,
+        deals=ratings.n_deals,
+    )

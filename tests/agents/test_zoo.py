@@ -1,0 +1,126 @@
+"""The model zoo (treppen/agents/zoo.py): shipped agents load by name, their weights are checked
+against their cards, a card of another env version warns, and the levels of treppen play and
+treppen serve resolve per table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treppen import agents
+from treppen.agents import zoo
+from treppen.arena.match import play_match
+from treppen_env import ENV_VERSION, raw_env
+from treppen_env.actions import NUM_ACTIONS
+from treppen_env.observation import OBS_SIZE
+
+SHIPPED = zoo.cards()
+
+
+def make_zoo(root: Path, env: str = ENV_VERSION) -> Path:
+    """A zoo of one agent, ``tiny``: a one-layer NumPy policy with its card."""
+    folder = root / "tiny"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    weights = folder / "policy.npz"
+    np.savez(weights, w0=rng.normal(size=(NUM_ACTIONS, OBS_SIZE)), b0=np.zeros(NUM_ACTIONS), layers=np.array(1),
+             activation=np.array("tanh"), steps=np.array(0))  # fmt: skip
+    card = {
+        "name": "tiny", "description": "a test policy", "env": env, "rules": "treppenromme", "num_players": 2,
+        "spec": "{weights}", "weights": "policy.npz", "sha256": zoo.sha256(weights), "level": "medium",
+    }  # fmt: skip
+    (folder / zoo.CARD).write_text(json.dumps(card))
+    return root
+
+
+@pytest.fixture
+def tiny_zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = make_zoo(tmp_path / "zoo")
+    monkeypatch.setattr(zoo, "zoo_folder", lambda: root)
+    return root
+
+
+def test_the_zoo_ships_policies_for_both_presets_and_player_counts() -> None:
+    games = {(c.rules, c.num_players) for c in SHIPPED.values() if c.weights}
+    assert games == {("treppenromme", 2), ("treppenromme", 4), ("rum500", 2), ("rum500", 4)}
+    for card in SHIPPED.values():
+        assert card.env == ENV_VERSION and "elo" in card.elo and card.elo["decks"]["count"] == 100, card.name
+        assert card.weights is None or card.sha256 == zoo.sha256(card.weights_path), card.name
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in SHIPPED.items() if c.weights))
+def test_every_shipped_policy_plays_whole_legal_deals_of_its_game(name: str) -> None:
+    card = SHIPPED[name]
+    for seed in range(2):
+        seats = [agents.load(name, seed=seed) for _ in range(card.num_players)]
+        result = play_match(raw_env(num_players=card.num_players, rules=card.rules), seats, seed=seed)
+        assert result.outcome is not None and len(result.actions) > card.num_players  # play_match checks legality
+
+
+def test_a_corrupted_weights_file_names_the_file_and_both_checksums(tiny_zoo: Path) -> None:
+    assert isinstance(agents.load("tiny"), agents.Agent)
+    weights = tiny_zoo / "tiny" / "policy.npz"
+    expected = zoo.sha256(weights)
+    with weights.open("r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\0\1\2\3")
+    with pytest.raises(zoo.ZooError) as err:
+        agents.load("tiny")
+    assert str(weights) in str(err.value) and expected in str(err.value) and zoo.sha256(weights) in str(err.value)
+    weights.unlink()
+    with pytest.raises(zoo.ZooError, match="missing"):
+        agents.load("tiny")
+
+
+def test_a_card_of_another_env_version_warns_naming_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_zoo(tmp_path / "zoo", env="treppen_v7")
+    monkeypatch.setattr(zoo, "zoo_folder", lambda: root)
+    with pytest.warns(UserWarning, match=rf"env treppen_v7, this env is {ENV_VERSION}"):
+        agents.load("tiny")
+
+
+def test_a_card_with_an_unknown_field_is_refused(tiny_zoo: Path) -> None:
+    path = tiny_zoo / "tiny" / zoo.CARD
+    path.write_text(json.dumps({**json.loads(path.read_text()), "colour": "blue"}))
+    with pytest.raises(zoo.ZooError, match=r"unknown fields \['colour'\]"):
+        zoo.cards()
+
+
+def test_levels_resolve_per_table(tiny_zoo: Path) -> None:
+    assert zoo.table_spec("medium", 2, "treppenromme") == "tiny"
+    assert zoo.table_spec("medium", 4, "treppenromme") == "tiny"  # the nearest player count there is
+    assert zoo.table_spec("medium", 2, "rum500") == "greedy"  # none for those rules
+    assert zoo.table_spec("easy", 3, "treppenromme") == "greedy"
+    assert zoo.table_spec("hard", 2, "treppenromme") == "rollout"
+    assert zoo.table_spec("rollout,playouts=8", 3, "rum500") == "rollout,playouts=8"  # not a level
+    assert zoo.level_label("medium") == "medium: tiny, not rated"
+    with pytest.raises(zoo.ZooError, match="unknown level 'expert'"):
+        zoo.level_spec("expert", 2, "treppenromme")
+
+
+def test_unknown_zoo_names_are_listed(tiny_zoo: Path) -> None:
+    with pytest.raises(zoo.ZooError, match=r"no zoo agent 'ppo-9p'; the zoo has \['tiny'\]"):
+        zoo.card("ppo-9p")
+
+
+def test_a_zoo_agent_plays_without_torch() -> None:
+    name = next(n for n, c in SHIPPED.items() if c.weights)
+    program = (
+        "import sys\nfrom treppen import agents\nfrom treppen_env import raw_env\n"
+        f"agent = agents.load({name!r})\nenv = raw_env(num_players={SHIPPED[name].num_players})\n"
+        "env.reset(seed=0)\nagent.act(env.observe(env.agent_selection))\nprint('torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from treppen.apps.cli import main
+
+    assert main(["zoo", "list"]) == 0
+    assert capsys.readouterr().out.startswith("tiny: a test policy\n  game        treppenromme, 2 players")
