@@ -48,15 +48,21 @@ import numpy as np
 from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.cards import bits_to_cards, cards_to_bits
+from treppen_env.core import beliefs as Bel
 from treppen_env.core import greedy as G
 from treppen_env.core import playout as P
 from treppen_env.core import search as S
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
+from treppen_env.history import History
 from treppen_env.observation import decode
 from treppen_env.rules import Rules, make_rules
 
 PLAYOUTS = tuple(P.POLICIES)
+#: How the unseen cards are dealt (see :class:`SearchAgent`).
+BELIEFS = ("uniform", "greedy")
+#: The opponent model's default temperature, in points of the heuristic's scores.
+TEMPERATURE = 2.0
 MOVES = tuple(S.MOVES)
 OBJECTIVES = tuple(S.OBJECTIVES)
 #: How flat Monte Carlo shares its playouts among the moves.
@@ -140,6 +146,9 @@ class _Root:
         self.settings = G.settings_row()
         self.policies = P.seat_policies(agent.playout, state.num_players)
         self.work = P.scratch()
+        #: How determinizations are dealt (:mod:`treppen_env.core.beliefs`) and their scratch arrays.
+        self.beliefs = agent._beliefs_for(self.row, self.settings)
+        self.belief_work = Bel.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
         P.start(*self.arrays, self.tab, self.meld_bits, self.work)
@@ -163,8 +172,16 @@ class SearchAgent(Agent):
     :param playouts: simulations per decision (at least 1); ``None``: :data:`DEFAULT_PLAYOUTS`
         without ``seconds``, no cap with it.
     :param seconds: CPU seconds per decision (this thread's time), or ``None``.
-    :raises ValueError: for an unknown playout, moves or objective value, or a budget below 1
-        playout or 0 seconds.
+    :param beliefs: how the unseen cards are dealt in the simulations: ``"uniform"`` (every deal
+        consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
+        softmax over the greedy heuristic's scores makes the opponents' recent moves, which the
+        agent rebuilds from its own observations, :mod:`treppen_env.history`, by
+        sampling-importance-resampling, :mod:`treppen_env.core.beliefs`).
+    :param temperature: the opponent model's temperature, in points (:data:`TEMPERATURE`).
+    :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``).
+    :param epsilon: the opponent model's share of a uniformly random legal move.
+    :raises ValueError: for an unknown playout, moves, objective or beliefs value, a budget below 1
+        playout or 0 seconds, or a temperature, candidates or epsilon out of range.
     """
 
     name = "search"
@@ -178,9 +195,18 @@ class SearchAgent(Agent):
         objective: str = "win",
         playouts: int | None = None,
         seconds: float | None = None,
+        beliefs: str = "uniform",
+        temperature: float | None = None,
+        candidates: int = 8,
+        epsilon: float = 0.05,
     ):
         super().__init__(seed)
-        choices = (("playout", playout, PLAYOUTS), ("moves", moves, MOVES), ("objective", objective, OBJECTIVES))
+        choices = (
+            ("playout", playout, PLAYOUTS),
+            ("moves", moves, MOVES),
+            ("objective", objective, OBJECTIVES),
+            ("beliefs", beliefs, BELIEFS),
+        )
         for setting, value, allowed in choices:
             if value not in allowed:
                 raise ValueError(f"{setting}={value!r}; choose one of {list(allowed)}")
@@ -188,6 +214,18 @@ class SearchAgent(Agent):
             raise ValueError(f"playouts={playouts!r} must be a whole number of at least 1 (or none)")
         if seconds is not None and not (0 < seconds < math.inf):
             raise ValueError(f"seconds={seconds!r} must be positive and finite (or none for no time limit)")
+        temperature = TEMPERATURE if temperature is None else temperature
+        if not 0 < temperature < math.inf:
+            raise ValueError(f"temperature={temperature!r} must be positive and finite (points)")
+        if not isinstance(candidates, int) or not 2 <= candidates <= Bel.MAX_CANDIDATES:
+            raise ValueError(f"candidates={candidates!r} must be a whole number 2..{Bel.MAX_CANDIDATES}")
+        if not 0 < epsilon <= 1:
+            raise ValueError(f"epsilon={epsilon!r} must be in (0, 1]")
+        self.beliefs = beliefs
+        self.temperature = float(temperature)
+        self.candidates = candidates
+        self.epsilon = float(epsilon)
+        self.history = History(make_rules(rules))
         self.rules = make_rules(rules)
         self.playout = playout
         self.moves = moves
@@ -200,15 +238,23 @@ class SearchAgent(Agent):
         self._last_turn = -1.0
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new deal: forget the cards taken from the staircase; reseed when ``seed`` is given."""
+        """Start a new deal: forget the cards taken from the staircase and the opponents' moves;
+        reseed when ``seed`` is given."""
         super().reset(seed)
         self._taken = 0
         self._last_turn = -1.0
+        self.history.reset()
 
     def __repr__(self) -> str:
+        beliefs = (
+            ""
+            if self.beliefs == "uniform"
+            else (f", beliefs={self.beliefs!r}, temperature={self.temperature}, candidates={self.candidates}")
+        )
         return (
             f"{type(self).__name__}(rules={self.rules.name!r}, playout={self.playout!r}, moves={self.moves!r}, "
-            f"objective={self.objective!r}, playouts={self.playouts}, seconds={self.seconds}{self._extra_repr()})"
+            f"objective={self.objective!r}, playouts={self.playouts}, seconds={self.seconds}{beliefs}"
+            f"{self._extra_repr()})"
         )
 
     def _extra_repr(self) -> str:
@@ -229,7 +275,9 @@ class SearchAgent(Agent):
         self._last_turn = turn
         own_known = self._taken & cards_to_bits(view.hand)
         self.simulations = 0
+        self.history.observe(observation, own_known)
         action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known))
+        self.history.acted(action)
         if DRAW < action < MELD_BASE:
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
         return action
@@ -279,7 +327,7 @@ class SearchAgent(Agent):
                 actions.append(int(legal[0]))
                 values.append(math.nan)
                 continue
-            choices, stats = self._search(observation, 0)
+            choices, stats = self._search(observation, 0, history=False)
             action = self._pick(choices, stats)
             row = stats[int(np.flatnonzero(choices == action)[0])]
             actions.append(action)
@@ -293,6 +341,26 @@ class SearchAgent(Agent):
             return -math.inf
         return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, S.OBJECTIVES[self.objective]))
 
+    def _beliefs_for(self, row: np.ndarray, settings: np.ndarray) -> Any:
+        """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
+        agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
+        weighted = self.beliefs == "greedy" and self._use_history
+        beliefs = Bel.new_beliefs(self.candidates if weighted else 1, self.temperature, self.epsilon, row, settings)
+        decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
+        for j, d in enumerate(decisions):
+            u64, i8, i64 = d.state.arrays()
+            beliefs.u64[j], beliefs.i8[j], beliefs.i64[j] = u64, i8, i64
+            beliefs.seat[j], beliefs.action[j], beliefs.steps[j] = d.seat, d.action, len(d.undo)
+            for k, step in enumerate(d.undo):
+                beliefs.add[j, k], beliefs.remove[j, k] = step.add, step.remove
+                beliefs.draws[j, k], beliefs.unknown[j, k] = step.draws, step.unknown
+        beliefs.size[0] = len(decisions)
+        beliefs.stock_pool[0] = self.history.stock_pool
+        return beliefs
+
+    #: Whether the current search may use :attr:`history` (not for :meth:`label`'s unrelated positions).
+    _use_history = True
+
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         state = sample_state(observation, self.rules, self.rng, bits_to_cards(own_known))
         if not np.array_equal(state.legal_mask(), np.asarray(observation["action_mask"]) != 0):
@@ -302,10 +370,15 @@ class SearchAgent(Agent):
             )
         return _Root(state, self)
 
-    def _search(self, observation: dict[str, Any], own_known: int) -> tuple[np.ndarray, np.ndarray]:
+    def _search(
+        self, observation: dict[str, Any], own_known: int, history: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
-        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`)."""
+        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`); with ``history``
+        the determinizations follow the beliefs (:meth:`_beliefs_for`)."""
+        self._use_history = history
         root = self._root(observation, own_known)
+        self.belief_stats = root.beliefs.stats
         self.simulations = 0
         if root.choices.size == 1:
             return root.choices, np.zeros((1, S.NUM_STATS))
@@ -399,8 +472,14 @@ class RolloutAgent(SearchAgent):
         seconds: float | None = None,
         allocation: str = "uniform",
         bias: float = 0.0,
+        beliefs: str = "uniform",
+        temperature: float | None = None,
+        candidates: int = 8,
+        epsilon: float = 0.05,
     ):
-        super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        super().__init__(
+            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon
+        )
         if not math.isfinite(bias):
             raise ValueError(f"bias={bias!r} must be a finite number")
         if allocation not in ALLOCATIONS:
@@ -424,7 +503,7 @@ class RolloutAgent(SearchAgent):
             S.flat_monte_carlo(
                 root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, rounds.active,
                 rounds.active.size, S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng,
-                det_rng, rounds.done, n, stats, root.work,
+                det_rng, rounds.done, n, stats, root.beliefs, (root.work, root.belief_work),
             )  # fmt: skip
             rounds.done += n
             count -= n
@@ -476,8 +555,14 @@ class ISMCTSAgent(SearchAgent):
         others: str = "search",
         prior: Any = None,
         c_prior: float = 1.0,
+        beliefs: str = "uniform",
+        temperature: float | None = None,
+        candidates: int = 8,
+        epsilon: float = 0.05,
     ):
-        super().__init__(seed, rules, playout, moves, objective, playouts, seconds)
+        super().__init__(
+            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon
+        )
         if others not in OTHERS:
             raise ValueError(f"others={others!r}; choose one of {list(OTHERS)}")
         if not 0 <= c < math.inf:
@@ -526,7 +611,7 @@ class ISMCTSAgent(SearchAgent):
             root.policies, root.row,
             root.settings, S.OBJECTIVES[self.objective], self.c, self.widening,
             root.prior, 0.0 if self.prior is None else self.c_prior, root.rng, count,
-            nodes, values, size, path, cand, root.work,
+            nodes, values, size, path, cand, root.beliefs, (root.work, root.belief_work),
         )  # fmt: skip
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:

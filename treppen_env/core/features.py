@@ -70,16 +70,8 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
     pick = G.greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
     if pick < 0:
         return
-    d = G.decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
-    scores = np.full(NUM_ACTIONS, -np.inf)
-    if pick < MELD_BASE:
-        depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
-        for k in range(depth + 1):
-            scores[k] = wf[G.F_SCORES][k]
-            if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = G._popcount(wu[G.U_USES][k]) / k
-    else:
-        _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
+    scores = np.empty(NUM_ACTIONS)
+    action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -95,6 +87,31 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
         else:
             out[a, H_GAP] = -GAP_CLIP
     out[pick, H_PICK] = 1.0
+
+
+@kernel
+def action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out):
+    """The heuristic's score of every action (see the module docstring), in points, into
+    ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
+    the booked points, weights, dangers and a take's used share go to ``out`` as in
+    :func:`action_features` (the other columns untouched). The greedy action has the best score up
+    to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.core.beliefs`)."""
+    scores[:] = -np.inf
+    draw = True
+    for a in range(MELD_BASE, NUM_ACTIONS):
+        if mask[a]:
+            draw = False
+            break
+    d = G.decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
+    if draw:
+        depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
+        for k in range(depth + 1):
+            if mask[k]:
+                scores[k] = wf[G.F_SCORES][k]
+            if k > 0 and scores[k] > -np.inf:
+                out[k, H_USED] = G._popcount(wu[G.U_USES][k]) / k
+    else:
+        _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
 
 
 @kernel

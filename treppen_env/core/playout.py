@@ -141,13 +141,16 @@ def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
 
 
 @kernel
-def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
+def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
     """Deal the cards ``observer`` cannot see afresh (the state's arrays changed in place): each
     other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
     unseen cards, the stock the others in random order. When another seat is to move with a
     must-use card (RULES §4.2), deals it could not play it from are dealt again, at most ``tries``
     times in all.
 
+    :param stock_pool: cards known to lie in the stock or in hands drawn from it since a reshuffle
+        (uint64 bitset; 0 for none): the stock is dealt from them only (RULES §6.4; the staircase
+        that became the stock was public), when enough of them are unseen.
     :return: whether a deal was found (the arrays hold the last one tried either way).
     """
     n = i64[NUM_PLAYERS]
@@ -158,17 +161,24 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
             secret = u64[HAND + s] & ~u64[KNOWN + s]
             need[s] = K.count(secret)
             hidden |= secret
-    pool = np.empty(K.count(hidden) + i64[STOCK_LEN], dtype=np.int8)
+    stock_len = i64[STOCK_LEN]
+    pool = np.empty(K.count(hidden) + stock_len, dtype=np.int8)
     j = 0
     for c in range(NUM_CARDS):
         if K.has(hidden, c):
             pool[j] = c
             j += 1
-    pool[j:] = i8[STOCK : STOCK + i64[STOCK_LEN]]
+    pool[j:] = i8[STOCK : STOCK + stock_len]
+    reshuffled = _reshuffled_first(pool, stock_pool, stock_len)
     mover, must_use = i64[CURRENT], i64[MUST_USE]
     for _ in range(tries):
-        shuffle(pool, rng)
-        j = 0
+        if reshuffled:  # the stock from the reshuffled cards, the hands from the rest (RULES §6.4)
+            shuffle(pool[:reshuffled], rng)
+            shuffle(pool[stock_len:], rng)
+            j = stock_len
+        else:
+            shuffle(pool, rng)
+            j = 0
         for s in range(n):
             if s != observer:
                 hand = u64[KNOWN + s]
@@ -176,10 +186,22 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries) -> bool:
                     hand |= K.bit(pool[j + k])
                 u64[HAND + s] = hand
                 j += need[s]
-        i8[STOCK : STOCK + i64[STOCK_LEN]] = pool[j:]
+        i8[STOCK : STOCK + stock_len] = pool[:stock_len] if reshuffled else pool[j:]
         if must_use < 0 or mover == observer or K.can_play(u64, tab, meld_bits, must_use, u64[HAND + mover]):
             return True
     return False
+
+
+@kernel
+def _reshuffled_first(pool, stock_pool, stock_len) -> int:
+    """Move the cards of ``stock_pool`` to the front of ``pool`` (int8 cards); their number, or 0
+    when there is no pool or it holds fewer cards than the stock (then the stock is dealt freely)."""
+    front = 0
+    for k in range(pool.size):
+        if K.has(stock_pool, pool[k]):
+            pool[front], pool[k] = pool[k], pool[front]
+            front += 1
+    return front if stock_pool != _ZERO and front >= stock_len else 0
 
 
 @kernel

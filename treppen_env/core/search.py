@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from treppen_env.core import beliefs as B
 from treppen_env.core import kernels as K
 from treppen_env.core import playout as P
 from treppen_env.core.cache import kernel
@@ -167,21 +168,21 @@ def _copy(src, dst) -> None:
 
 
 @kernel
-def determinize(root, det, tab, meld_bits, observer, rng, work) -> None:
+def determinize(root, det, tab, meld_bits, observer, rng, beliefs, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh (:func:`treppen_env.core.playout.redeal`), its legal mask in ``work``."""
-    _copy(root, det)
-    P.redeal(det[0], det[1], det[2], tab, meld_bits, observer, rng, 100)
-    P.start(det[0], det[1], det[2], tab, meld_bits, work)
+    afresh, uniformly or weighted by the ``beliefs`` (:func:`treppen_env.core.beliefs.determinize`),
+    its legal mask in ``work`` (``(playout scratch, beliefs scratch)``)."""
+    B.determinize(root, det, tab, meld_bits, observer, rng, beliefs, work[1])
+    P.start(det[0], det[1], det[2], tab, meld_bits, work[0])
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @kernel
 def flat_monte_carlo(
     root, det, sim, tab, meld_bits, observer, choices, active, num_active, moves, policies, row,
-    settings, rng, det_rng, done, count, stats, work,
+    settings, rng, det_rng, done, count, stats, beliefs, work,
 ) -> None:  # fmt: skip
-    """Simulations ``done .. done + count - 1`` of flat Monte Carlo over the root's active moves.
+    """Simulations ``done`` to ``done + count - 1`` of flat Monte Carlo over the root's active moves.
 
     Simulation ``t`` plays move ``j = active[t % num_active]`` of ``choices`` (int64) on
     determinization ``t // num_active`` (a new one in ``det`` whenever ``t % num_active == 0``)
@@ -193,21 +194,24 @@ def flat_monte_carlo(
     :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
         determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
     :param rng: the search's generator (uint64 (1,)), ``det_rng`` the determinization's.
+    :param beliefs: how determinizations are dealt (:mod:`treppen_env.core.beliefs`); ``work``:
+        the playout scratch and the beliefs scratch.
     """
     sim_rng = np.empty(1, dtype=np.uint64)
+    scratch = work[0]
     for t in range(done, done + count):
         k = t % num_active
         j = active[k]
         if k == 0:
-            determinize(root, det, tab, meld_bits, observer, rng, work)
+            determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
             det_rng[0] = K.next_random(rng)
         _copy(det, sim)
         sim_rng[0] = det_rng[0]
-        P.start(sim[0], sim[1], sim[2], tab, meld_bits, work)
-        P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, work)
+        P.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
+        P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
         if moves == PLAN:
-            greedy_lays(sim[0], sim[1], sim[2], tab, meld_bits, row, settings, sim_rng, work)
-        P.play_to_end(sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, work)
+            greedy_lays(sim[0], sim[1], sim[2], tab, meld_bits, row, settings, sim_rng, scratch)
+        P.play_to_end(sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, scratch)
         win, margin = outcome(sim[2], observer)
         add_result(stats[j], win, margin)
 
@@ -347,7 +351,7 @@ def _unsearched(
 @kernel
 def ismcts(
     root, det, tab, meld_bits, observer, moves, search_others, policies, row, settings, objective, c,
-    widening, prior, c_prior, rng, count, nodes, values, size, path, cand, work,
+    widening, prior, c_prior, rng, count, nodes, values, size, path, cand, beliefs, work,
 ) -> None:  # fmt: skip
     """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
     2012) on the tree ``nodes, values, size`` of :func:`new_tree`.
@@ -358,23 +362,27 @@ def ismcts(
     the nodes where that seat moved (:func:`_backup`). Without ``search_others`` only the
     observer's moves are searched and the other seats play their playout policy in the tree too
     (the search models them as that policy). ``path`` (int64) and ``cand`` (int64
-    (NUM_ACTIONS,)) are scratch.
+    (NUM_ACTIONS,)) are scratch; ``beliefs`` deal the determinizations and ``work`` holds the
+    playout scratch and the beliefs scratch (:func:`determinize`).
 
     :param c: the exploration constant, in the objective's units.
     :param prior: float64 (NUM_ACTIONS,): a policy's probabilities of the root's moves; with
         ``c_prior > 0`` the root's move is chosen by PUCT over them (:func:`_select_prior`)
         instead of trying every move once, then UCB1.
     """
+    scratch = work[0]
     for _ in range(count):
-        determinize(root, det, tab, meld_bits, observer, rng, work)
+        determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
         u64, i8, i64 = det
         node, depth = 0, 0
         while i64[PHASE] != DEAL_OVER:
             lays = depth > 0 and moves == PLAN
-            _unsearched(u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, work)
+            _unsearched(
+                u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, scratch
+            )
             if i64[PHASE] == DEAL_OVER:
                 break
-            n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, cand)
+            n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, scratch, cand)
             if depth == 0 and c_prior > 0.0:  # the root: the same moves in every determinization
                 node, expand = _select_prior(nodes, values, size, node, cand, n, c_prior, prior, i64[CURRENT])
             else:
@@ -383,13 +391,13 @@ def ismcts(
                 break
             path[depth] = node
             depth += 1
-            P.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, work)
+            P.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, scratch)
             if expand:
                 if moves == PLAN:
-                    greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
+                    greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, scratch)
                 break
         if i64[PHASE] != DEAL_OVER:
-            P.play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+            P.play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, scratch)
         _backup(nodes, values, path, depth, i64, observer, objective)
 
 

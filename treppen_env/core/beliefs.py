@@ -1,0 +1,260 @@
+"""Beliefs from the opponents' moves: deals of the unseen cards weighted by how likely an opponent
+model makes what the opponents were seen to do (Buro et al. 2009; Rebstock et al. 2019).
+
+The decisions come from :class:`treppen_env.history.History`: for each, the position the opponent
+decided in (its public part exact), the action it chose, and how its hand then follows from its
+hand now: steps back through the turn parts since, newest first, each adding the cards it played,
+removing those it took from the staircase and, for a stock draw, one card it could have drawn
+(:func:`hand_then`). A candidate deal of the unseen cards gives
+every opponent a hand now, so a hand at each of its decisions; the opponent model gives the
+probability of the action it chose there (:func:`decision_log_likelihood`). The product is the
+deal's weight.
+
+The opponent model is a softmax over the greedy heuristic's own score of every legal action
+(:func:`treppen_env.core.features.action_scores`, in points) at temperature ``T``, mixed with
+``epsilon`` of the uniform choice over the legal actions (so no deal is ruled out for a move the
+heuristic would not make, while a move illegal with the deal's hand rules it out):
+
+    P(a) = (1 - epsilon) * exp(s_a / T) / sum_b exp(s_b / T) + epsilon / #legal
+
+over the legal actions ``b`` the heuristic scores (an unscored legal action gets only the
+``epsilon`` share).
+
+:func:`determinize` is sampling-importance-resampling: it deals ``candidates`` candidate deals
+afresh (:func:`treppen_env.core.playout.redeal`), weighs them, and keeps one with probability
+proportional to its weight; the effective sample size of the weights, ``(sum w)^2 / sum w^2``
+divided by the candidates, is added up in ``stats``. Nothing here reads a hidden card: the root
+state holds the observer's sampled view, and every candidate is a fresh deal of what it cannot see.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from treppen_env.core import features as F
+from treppen_env.core import greedy as G
+from treppen_env.core import kernels as K
+from treppen_env.core import playout as P
+from treppen_env.core.cache import kernel
+from treppen_env.core.layout import (
+    HAND,
+    I8_SIZE,
+    I64_SIZE,
+    KNOWN,
+    MAX_MELDS,
+    MAX_SEATS,
+    NUM_CARDS,
+    STOCK,
+    STOCK_LEN,
+    U64_SIZE,
+)
+
+#: A search's beliefs (the arrays of :func:`new_beliefs`):
+#:
+#: - ``u64``, ``i8``, ``i64``: the decision positions, one row each (the state layout);
+#: - ``seat``, ``action`` (int64 (MAX_DECISIONS,)): each decision's opponent and chosen action;
+#: - ``steps`` (int64 (MAX_DECISIONS,)) and ``add``, ``remove``, ``unknown`` (uint64),
+#:   ``draws`` (int64), each (MAX_DECISIONS, MAX_STEPS): its steps back to its hand then, newest
+#:   first (:class:`treppen_env.history.Undo`, :func:`hand_then`);
+#: - ``size``: int64 (1,), the decisions in use; ``candidates``: candidate deals per kept one
+#:   (1: no weighting, uniform deals); ``temperature`` and ``epsilon`` of the opponent model;
+#: - ``stock_pool``: uint64 (1,), cards the stock is dealt from after a reshuffle (0: any);
+#: - ``row`` and ``settings``: the heuristic's rules row and settings;
+#: - ``stats``: float64 (3,), the sum of the effective sample sizes (as shares of the candidates),
+#:   the weighted determinizations and the candidates ruled out (weight 0).
+Beliefs = namedtuple(
+    "Beliefs",
+    (
+        "u64", "i8", "i64", "seat", "action", "steps", "add", "remove", "draws", "unknown", "size", "candidates",
+        "temperature", "epsilon", "stock_pool", "row", "settings", "stats",
+    ),
+)  # fmt: skip
+#: Columns of ``Beliefs.stats``.
+ST_ESS, ST_WEIGHED, ST_RULED_OUT = range(3)
+#: The most decisions a search weighs (2 per opponent turn remembered).
+MAX_DECISIONS = 8
+#: The most candidate deals per kept one.
+MAX_CANDIDATES = 64
+#: The most steps back from an opponent's hand now to its hand at a decision.
+MAX_STEPS = 4
+
+_ONE = np.uint64(1)
+
+
+@kernel
+def new_beliefs(candidates, temperature, epsilon, row, settings):
+    """Empty beliefs (no decisions yet: uniform deals) with ``candidates`` candidate deals per kept
+    one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's rules
+    row and settings (float64)."""
+    return Beliefs(
+        np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
+        np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
+        np.zeros((MAX_DECISIONS, I64_SIZE), dtype=np.int64),
+        np.zeros(MAX_DECISIONS, dtype=np.int64),
+        np.zeros(MAX_DECISIONS, dtype=np.int64),
+        np.zeros(MAX_DECISIONS, dtype=np.int64),
+        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.int64),
+        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+        np.zeros(1, dtype=np.int64),
+        candidates,
+        temperature,
+        epsilon,
+        np.zeros(1, dtype=np.uint64),
+        row,
+        settings,
+        np.zeros(3),
+    )
+
+
+@kernel
+def hand_then(b, j, hand_now, rng):
+    """The hand decision ``j``'s opponent held then, from a hand now (uint64 bitsets): step by step
+    back, newest first, the cards it played added, those it took from the staircase removed
+    (RULES §4.1), and for a stock draw one random card of those not publicly its own before."""
+    hand = hand_now
+    for k in range(b.steps[j]):
+        hand = (hand | b.add[j, k]) & ~b.remove[j, k]
+        for _ in range(b.draws[j, k]):
+            pool = hand & b.unknown[j, k]
+            if pool == np.uint64(0):
+                break
+            skip = K.random_below(rng, K.count(pool))
+            while skip:
+                pool &= pool - _ONE
+                skip -= 1
+            hand &= ~K.bit(K.lowest(pool))
+    return hand
+
+
+@kernel
+def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
+    """The opponent model's log-probability (see the module docstring) of decision ``j``'s action,
+    had its opponent held ``hand`` then; -inf when the action is illegal with that hand."""
+    u64, mask, scores, out, inputs, (wu, wf, wi, slots) = scratch
+    u64[:] = b.u64[j]
+    seat = b.seat[j]
+    u64[HAND + seat] = hand
+    i8, i64 = b.i8[j], b.i64[j]
+    K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    action = b.action[j]
+    if not mask[action]:
+        return -np.inf
+    cards, stairs, scalars, melds, bits = inputs
+    G.state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, bits)
+    F.action_scores(cards, stairs, scalars, melds, bits, mask, b.row, b.settings, wu, wf, wi, slots, scores, out)
+    legal, best = 0, -np.inf
+    for a in range(mask.size):
+        if mask[a]:
+            legal += 1
+            best = max(best, scores[a])
+    share = b.epsilon / legal
+    if best == -np.inf:  # nothing scored: the uniform choice
+        return np.log(1.0 / legal)
+    total = 0.0
+    for a in range(mask.size):
+        if mask[a] and scores[a] > -np.inf:
+            total += np.exp((scores[a] - best) / b.temperature)
+    p = share
+    if scores[action] > -np.inf:
+        p += (1.0 - b.epsilon) * np.exp((scores[action] - best) / b.temperature) / total
+    return np.log(p)
+
+
+@kernel
+def log_weight(b, u64, tab, meld_bits, rng, scratch) -> float:
+    """The log-weight of a candidate deal (``u64``: its card bitsets): the sum over the decisions of
+    their log-likelihoods with the hands the deal implies (:func:`hand_then`)."""
+    total = 0.0
+    for j in range(b.size[0]):
+        hand = hand_then(b, j, u64[HAND + b.seat[j]], rng)
+        total += decision_log_likelihood(b, j, hand, tab, meld_bits, scratch)
+        if total == -np.inf:
+            break
+    return total
+
+
+@kernel
+def scratch():
+    """The arrays :func:`decision_log_likelihood` works in: a state's u64 row, a legal mask, the
+    action scores, a feature table, the heuristic's inputs and its workspace, then the candidates'
+    hands (uint64 (MAX_CANDIDATES, MAX_SEATS)), stocks (int8 (MAX_CANDIDATES, 52)) and weights."""
+    inputs = (
+        np.zeros(G.NUM_CARD_SETS, dtype=np.uint64),
+        np.zeros(NUM_CARDS, dtype=np.int8),
+        np.zeros(G.NUM_SCALARS, dtype=np.int64),
+        np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8),
+        np.zeros(MAX_MELDS, dtype=np.uint64),
+    )
+    decide = (
+        np.zeros(U64_SIZE, dtype=np.uint64),
+        np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),
+        np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
+        np.zeros((K.A_DISCARD_BASE + NUM_CARDS, F.NUM_FEATURES), dtype=np.float32),
+        inputs,
+        G.workspace(),
+    )
+    cands = (
+        np.zeros((MAX_CANDIDATES, MAX_SEATS), dtype=np.uint64),
+        np.zeros((MAX_CANDIDATES, NUM_CARDS), dtype=np.int8),
+        np.zeros(MAX_CANDIDATES),
+    )
+    return decide, cands
+
+
+@kernel
+def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
+    """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
+    afresh: uniformly (:func:`treppen_env.core.playout.redeal`) without decisions to weigh, else
+    the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
+    see the module docstring). ``work`` is :func:`scratch`."""
+    u64, i8, i64 = det
+    count = b.candidates if b.size[0] > 0 else 1
+    decide, (hands, stocks, logw) = work
+    best = -np.inf
+    for c in range(count):
+        u64[:] = root[0]
+        i8[:] = root[1]
+        i64[:] = root[2]
+        P.redeal(u64, i8, i64, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
+        if count == 1:
+            return
+        hands[c] = u64[HAND : HAND + MAX_SEATS]
+        stocks[c, : i64[STOCK_LEN]] = i8[STOCK : STOCK + i64[STOCK_LEN]]
+        logw[c] = log_weight(b, u64, tab, meld_bits, rng, decide)
+        best = max(best, logw[c])
+    weights = np.exp(logw[:count] - best) if best > -np.inf else np.ones(count)
+    total = weights.sum()
+    b.stats[ST_ESS] += total * total / (weights * weights).sum() / count
+    b.stats[ST_WEIGHED] += 1.0
+    b.stats[ST_RULED_OUT] += (weights == 0.0).sum()
+    pick = (K.next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    chosen = count - 1
+    for c in range(count):
+        pick -= weights[c]
+        if pick < 0.0:
+            chosen = c
+            break
+    u64[HAND : HAND + MAX_SEATS] = hands[chosen]
+    i8[STOCK : STOCK + i64[STOCK_LEN]] = stocks[chosen, : i64[STOCK_LEN]]
+
+
+@kernel
+def card_counts(root, det, tab, meld_bits, observer, rng, b, work, samples, counts) -> None:
+    """Deal ``samples`` determinizations (:func:`determinize`) and count in ``counts`` (float64
+    (MAX_SEATS, 52)) how often each seat holds each card it is not publicly known to hold: the
+    beliefs' probability that it holds the card, times ``samples``."""
+    u64 = det[0]
+    for _ in range(samples):
+        determinize(root, det, tab, meld_bits, observer, rng, b, work)
+        for s in range(MAX_SEATS):
+            if s == observer:
+                continue
+            hidden = u64[HAND + s] & ~u64[KNOWN + s]
+            while hidden:
+                c = K.lowest(hidden)
+                hidden &= ~K.bit(c)
+                counts[s, c] += 1.0
