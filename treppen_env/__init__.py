@@ -1,7 +1,8 @@
 """Treppenrommé (staircase rummy) and 500 Rum: rules engine and PettingZoo environment.
 
 ``treppen_env.env()`` is the wrapped AEC environment, ``treppen_env.raw_env`` the bare class and
-``treppen_env.SingleAgentEnv`` the Gymnasium view for one learner. They are imported lazily, so
+``treppen_env.SingleAgentEnv`` the Gymnasium view for one learner and ``treppen_env.vector_env``
+the batched env (many deals stepped by one kernel call). They are imported lazily, so
 the rules engine (``treppen_env.engine`` and the modules it uses) loads without PettingZoo or
 Gymnasium.
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 from treppen_env.version import ENV_VERSION
 
-__all__ = ["ENV_VERSION", "SingleAgentEnv", "env", "raw_env"]
+__all__ = ["ENV_VERSION", "SingleAgentEnv", "env", "raw_env", "vector_env"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from treppen_env import aec
 
         return getattr(aec, name)
+    if name == "vector_env":
+        from treppen_env.vector import vector_env
+
+        return vector_env
     if name == "SingleAgentEnv":
         from treppen_env.single_agent import SingleAgentEnv
 

@@ -256,26 +256,9 @@ class GameState:
         if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
             raise ValueError(f"dealer={dealer!r} is not a seat 0..{n - 1}")
         cards = self.rng.permutation(NUM_CARDS).tolist() if deck is None else parse_deck(deck)
-        per_hand = self.rules.cards_dealt(n)
-        u64, i8, i64 = self._u64, self._i8, self._i64  # reset in place: arrays() stay the state's
-        totals = i64[L.TOTALS : L.TOTALS + L.MAX_SEATS].copy()  # what outlives a deal
-        deals, version = i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION]
-        for array, fresh in zip((u64, i8, i64), L.new_arrays(n), strict=True):
-            array[:] = fresh
-        i64[L.TOTALS : L.TOTALS + L.MAX_SEATS] = totals
-        i64[L.DEALS_PLAYED], i64[L.TABLE_VERSION] = deals, version
-        dealer = int(dealer)
-        for i, card in enumerate(cards[: n * per_hand]):
-            u64[L.HAND + (dealer + 1 + i) % n] |= np.uint64(1 << card)
-        stock = cards[n * per_hand + 1 :]
-        i8[L.STAIRS] = cards[n * per_hand]
-        i8[L.STOCK : L.STOCK + len(stock)] = stock[::-1]
-        i64[L.STAIRS_LEN] = 1
-        i64[L.STOCK_LEN] = len(stock)
-        i64[L.DEALER] = dealer
-        i64[L.CURRENT] = dealer if self.rules.dealer_plays_first else (dealer + 1) % n
-        i64[L.PHASE] = L.DRAW
-        i64[L.DEALT] = 1
+        order = np.array(cards, dtype=np.int8)  # reset in place: arrays() stay the state's
+        per_hand, first = self.rules.cards_dealt(n), self.rules.dealer_plays_first
+        K.deal(self._u64, self._i8, self._i64, order, int(dealer), per_hand, first)
         self._touch()
         self._check()
 

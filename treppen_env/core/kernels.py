@@ -22,6 +22,7 @@ from treppen_env.core.layout import (
     DEAL_POINTS,
     DEALER,
     DEALS_PLAYED,
+    DEALT,
     DRAW,
     HAND,
     KNOWN,
@@ -491,6 +492,41 @@ def apply_discard(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndar
         return False
     next_turn(u64, i64, tab)
     return False
+
+
+@kernel
+def deal(u64, i8, i64, cards, dealer, per_hand, dealer_first) -> None:
+    """RULES §2.1-2.4: a new deal from ``cards`` (int8 (52,), the deck top first), in place: each
+    seat's hand, starting left of ``dealer``, one card at a time; the next card starts the
+    staircase; the rest is the stock (top first). The game totals and the deals played carry
+    over; the player to move is the dealer (``dealer_first``) or the seat on its left."""
+    n = i64[NUM_PLAYERS]
+    totals = i64[TOTALS : TOTALS + 4].copy()
+    deals, version = i64[DEALS_PLAYED], i64[TABLE_VERSION]
+    u64[:] = _ZERO
+    i8[:] = 0
+    i8[SLOT_OWNER : SLOT_OWNER + NUM_TARGETS * NUM_CARDS] = -1
+    i64[:] = 0
+    i64[NUM_PLAYERS] = n
+    i64[MUST_USE] = -1
+    i64[BANNED] = -1
+    i64[WENT_OUT] = -1
+    i64[TOTALS : TOTALS + 4] = totals
+    i64[DEALS_PLAYED] = deals
+    i64[TABLE_VERSION] = version
+    dealt = n * per_hand
+    for k in range(dealt):
+        u64[HAND + (dealer + 1 + k) % n] |= bit(cards[k])
+    i8[STAIRS] = cards[dealt]
+    stock_len = NUM_CARDS - dealt - 1
+    for k in range(stock_len):
+        i8[STOCK + k] = cards[NUM_CARDS - 1 - k]
+    i64[STAIRS_LEN] = 1
+    i64[STOCK_LEN] = stock_len
+    i64[DEALER] = dealer
+    i64[CURRENT] = dealer if dealer_first else (dealer + 1) % n
+    i64[PHASE] = DRAW
+    i64[DEALT] = 1
 
 
 @kernel

@@ -1,0 +1,290 @@
+"""A batched environment: many deals stepped by one kernel call, for trainers that want speed.
+
+``treppen_env.vector_env(num_envs, ...)`` returns a :class:`TreppenVectorEnv`, a Gymnasium
+``VectorEnv`` over ``num_envs`` deals held as rows of the simulation core's arrays
+(:mod:`treppen_env.core.vector` steps them):
+
+- ``opponents="greedy"``, ``"random"`` (or one of those per other seat): one learning seat per row
+  (``seat``, default 0); the other seats are played inside the kernel, so every row of a step is
+  the learner's decision;
+- ``opponents=None`` (self-play): every row is the seat to move, named by
+  ``infos["current_player"]``; at a deal's end ``infos["rewards"]`` holds every seat's reward, as
+  Pgx reports ``current_player`` and ``rewards``.
+
+Observations are float32 (N, 969) and legal masks int8 (N, 898), in ``infos["action_mask"]`` and
+through :meth:`TreppenVectorEnv.action_masks` (for sb3-contrib's MaskablePPO); rewards float32
+(N,), terminations and truncations bool (N,). They are written into buffers allocated once, which
+the env returns as they are (the caller may keep them until the next step); ``copy=True`` returns
+copies.
+
+Seeds: ``reset(seed=s)`` gives row ``i`` the deal of ``env().reset(seed=s + i)`` (dealer 0), each
+row dealing its later deals and reshuffles from its own generator, as that env would, so every row
+can be checked against the AEC env. Auto-reset follows Gymnasium 1.x's default,
+``AutoresetMode.NEXT_STEP``: the step that ends a deal returns its final observation, reward,
+``terminated`` (or ``truncated`` at ``max_turns``, RULES §6.5) and the deal's infos
+(``deal_points`` (N, players), ``outcome``, ``went_out``, ``rewards``, each with its ``_key``
+mask); the row's next step ignores its action and returns the first observation of a new deal.
+``autoreset_mode="same_step"`` instead deals at once and returns the new deal's first observation,
+the final one in ``infos["final_obs"]`` (the SB3 adapter :mod:`treppen_env.sb3_vec` uses it).
+
+An illegal action raises ``ValueError`` naming the rows, the actions and their text before any row
+is stepped, so no row is corrupted (a ``VectorEnv`` has no seat to penalise, unlike ``env()``).
+The rules engine is :mod:`treppen_env.engine`'s; only ``episode="deal"`` episodes are batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from treppen_env import observation as O
+from treppen_env.actions import NUM_ACTIONS, action_to_str
+from treppen_env.cards import NUM_CARDS
+from treppen_env.core import greedy as G
+from treppen_env.core import kernels as K
+from treppen_env.core import layout as L
+from treppen_env.core import playout as P
+from treppen_env.core import vector as V
+from treppen_env.core.tables import rules_table
+from treppen_env.engine import OUTCOMES
+from treppen_env.melds import MELD_BITS
+from treppen_env.rules import Rules, make_rules
+
+#: Opponent kinds a row can seat inside the kernel.
+OPPONENTS = {"greedy": V.GREEDY, "random": V.RANDOM}
+REWARDS = {"zero_sum": V.ZERO_SUM, "points": V.POINTS}
+AUTORESET = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+
+class TreppenVectorEnv(VectorEnv):
+    """``num_envs`` deals stepped at once (see the module docstring).
+
+    :param num_envs: rows (deals), at least 1.
+    :param num_players: 2 to 4 (RULES §1.2).
+    :param rules: a preset name or a :class:`~treppen_env.rules.Rules` (RULES §8).
+    :param opponents: ``None`` (self-play), ``"greedy"``, ``"random"``, or a list with one of those
+        per other seat (in seat order, the learner's left first).
+    :param seat: the learner's seat with opponents (0 deals the first deal).
+    :param reward: ``"zero_sum"`` or ``"points"`` (docs/ARCHITECTURE.md "Rewards").
+    :param copy: return copies of the observation and mask buffers.
+    :param autoreset_mode: ``"next_step"`` (Gymnasium's default) or ``"same_step"``.
+    :param options: rules options overriding the preset.
+    :raises ValueError: for a bad row count, player count, opponent, seat, reward or mode, or an
+        unknown rules option.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        rules: str | Rules = "treppenromme",
+        opponents: str | Sequence[str] | None = None,
+        seat: int = 0,
+        reward: str = "zero_sum",
+        copy: bool = False,
+        autoreset_mode: str = "next_step",
+        **options: Any,
+    ):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} must be a whole number of at least 1")
+        self.rules = make_rules(rules, **options)
+        self.rules.check_players(num_players)
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r}; choose one of {list(REWARDS)}")
+        if autoreset_mode not in AUTORESET:
+            raise ValueError(f"autoreset_mode={autoreset_mode!r}; choose one of {list(AUTORESET)}")
+        self.num_envs, self.num_players, self.copy = num_envs, num_players, copy
+        self.metadata = {"autoreset_mode": AUTORESET[autoreset_mode]}
+        self._reward = REWARDS[reward]
+        self.kinds, self.seat = self._seat_kinds(opponents, seat)
+        self.single_observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
+        self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        n = num_envs
+        self._u64 = np.zeros((n, L.U64_SIZE), dtype=np.uint64)
+        self._i8 = np.zeros((n, L.I8_SIZE), dtype=np.int8)
+        self._i64 = np.zeros((n, L.I64_SIZE), dtype=np.int64)
+        for i in range(n):
+            self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(num_players)
+        self._tab = rules_table(self.rules)
+        self._row = G.rules_row(self.rules).copy()  # writeable: the kernels' types
+        self._settings = G.settings_row()
+        self._obs = np.zeros((n, O.OBS_SIZE), dtype=np.float32)
+        self._padded = np.zeros((n, 8 * K.MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
+        self._masks = self._padded[:, :NUM_ACTIONS]
+        self._to_move = np.full(n, -1, dtype=np.int64)
+        self._actor = np.full(n, -1, dtype=np.int64)
+        self._over = np.zeros(n, dtype=np.int8)
+        self._pending = np.zeros(n, dtype=np.int8)
+        self._seat_rewards = np.zeros((n, L.MAX_SEATS), dtype=np.float32)
+        self._observer = np.full(n, -1 if self.seat is None else self.seat, dtype=np.int64)
+        self._kernel_rngs = np.zeros(n, dtype=np.uint64)
+        self._rngs = [np.random.default_rng() for _ in range(n)]
+        self._autoreset = np.zeros(n, dtype=bool)
+        self._work = P.scratch()
+        self._all = np.arange(n, dtype=np.int64)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Deal every row afresh; with ``seed``, row ``i``'s generator is seeded with ``seed + i``.
+
+        :return: the observations (N, 969) and the infos (``action_mask``, and in self-play
+            ``current_player``).
+        """
+        if seed is not None:
+            self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
+            self._kernel_rngs[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
+        self._deal(self._all)
+        self._autoreset[:] = False
+        return self._out(self._obs), self._infos(np.zeros(self.num_envs, dtype=bool))
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Play one action per row (see the module docstring).
+
+        :param actions: int (N,): a legal action of each row's mask (ignored in a row that
+            resets this step).
+        :return: observations, rewards, terminations, truncations, infos.
+        :raises ValueError: for actions of another shape, or an illegal action in any row (no row
+            is stepped then).
+        """
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be integers of shape ({self.num_envs},); got {acts.dtype} {acts.shape}")
+        acts = acts.astype(np.int64)
+        resetting = self._autoreset
+        bad = V.illegal_rows(self._masks, acts, resetting)
+        if bad.size:
+            shown = ", ".join(f"row {i}: {_text(acts[i])}" for i in bad[:5])
+            raise ValueError(f"illegal actions in {bad.size} rows ({shown}); no row was stepped")
+        live = ~resetting
+        acts[resetting] = -1
+        self._run(self._all if not resetting.any() else np.flatnonzero(live), acts)
+        if resetting.any():
+            self._deal(np.flatnonzero(resetting))
+        done = live & (self._over != 0)
+        rewards = self._learner_rewards(done)
+        truncations = done & (self._i64[:, L.OUTCOME] == L.MAX_TURNS_OUTCOME)
+        terminations = done & ~truncations
+        infos = self._infos(done)
+        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
+            infos["final_obs"] = self._obs.copy()
+            infos["_final_obs"] = done
+            self._deal(np.flatnonzero(done).astype(np.int64))
+        else:
+            self._autoreset = done
+        return self._out(self._obs), rewards, terminations, truncations, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The legal masks of the rows' seats to move, bool (N, 898) (sb3-contrib's MaskablePPO)."""
+        return self._masks.view(np.bool_)
+
+    def sample_actions(self) -> np.ndarray:
+        """A uniformly random legal action of every row (int64 (N,); 0 in a row whose deal is over),
+        drawn inside a kernel by the rows' own generators: what ``action_space.sample(mask)`` gives,
+        without a Python loop over the rows."""
+        return V.sample_legal(self._padded, self._kernel_rngs)
+
+    def close(self, **kwargs: Any) -> None:
+        """Nothing to release: the deals are arrays of this process."""
+
+    # ------------------------------------------------------------------ rows
+    def _seat_kinds(self, opponents: str | Sequence[str] | None, seat: int) -> tuple[np.ndarray, int | None]:
+        n = self.num_players
+        kinds = np.full((self.num_envs, L.MAX_SEATS), V.EXTERNAL, dtype=np.int64)
+        if opponents is None:
+            return kinds, None
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"seat={seat!r} is not a seat 0..{n - 1}")
+        names = [opponents] * (n - 1) if isinstance(opponents, str) else list(opponents)
+        unknown = sorted({o for o in names if o not in OPPONENTS})
+        if len(names) != n - 1 or unknown:
+            raise ValueError(
+                f"opponents={opponents!r}: give None, or one of {sorted(OPPONENTS)} (or one per other seat, {n - 1})"
+            )
+        for k, name in enumerate(names):
+            kinds[:, (seat + 1 + k) % n] = OPPONENTS[name]
+        return kinds, seat
+
+    def _deal(self, rows: np.ndarray) -> None:
+        """New deals in ``rows`` (dealer 0, each from its row's generator), then the kernel seats'
+        moves up to the first external seat."""
+        per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
+        for i in rows:
+            cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)
+            self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(self.num_players)  # an episode is one deal
+            K.deal(self._u64[i], self._i8[i], self._i64[i], cards, 0, per_hand, first)
+        self._actor[rows] = -1
+        self._run(rows, np.full(self.num_envs, -1, dtype=np.int64))
+
+    def _run(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """The kernel step of ``rows``, reshuffles (RULES §6.4) dealt by the rows' generators."""
+        while rows.size:
+            V.step_rows(
+                self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self._observer,
+                self._kernel_rngs, self._row, self._settings, O._OFFSETS, O._CONSTS, self._reward, self._obs,
+                self._padded, self._to_move, self._actor, self._over, self._pending, self._seat_rewards, self._work,
+            )  # fmt: skip
+            rows = rows[self._pending[rows] != 0]
+            for i in rows:
+                self._reshuffle(int(i))
+            actions = np.full(self.num_envs, -1, dtype=np.int64)
+
+    def _reshuffle(self, i: int) -> None:
+        u64, i8, i64 = self._u64[i], self._i8[i], self._i64[i]
+        rest = i8[L.STAIRS : L.STAIRS + i64[L.STAIRS_LEN] - 1]
+        stock = self._rngs[i].permutation(rest).astype(np.int8)
+        K.reshuffle(u64, i8, i64, self._tab, MELD_BITS, self._masks[i], stock)
+
+    def _learner_rewards(self, done: np.ndarray) -> np.ndarray:
+        """Each row's reward: the learner's (with opponents) or the acting seat's, at a deal's end."""
+        seats = self._observer if self.seat is not None else self._actor
+        return np.where(done, self._seat_rewards[self._all, seats], np.float32(0.0))
+
+    def _infos(self, done: np.ndarray) -> dict[str, Any]:
+        infos: dict[str, Any] = {"action_mask": self._out(self._masks)}
+        if self.seat is None:
+            infos["current_player"] = self._to_move.copy()
+        if done.any():
+            n = self.num_players
+            points = self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + n].copy()
+            codes = self._i64[:, L.OUTCOME]
+            outcome = np.array([OUTCOMES[o - 1] if d else None for o, d in zip(codes, done, strict=True)])
+            went_out = np.where(done, self._i64[:, L.WENT_OUT], -1)
+            rewards = self._seat_rewards[:, :n].copy()
+            for key, value in (
+                ("deal_points", points),
+                ("outcome", outcome),
+                ("went_out", went_out),
+                ("rewards", rewards),
+            ):
+                infos[key] = value
+                infos[f"_{key}"] = done.copy()
+        return infos
+
+    def _out(self, buffer: np.ndarray) -> np.ndarray:
+        return buffer.copy() if self.copy else buffer
+
+
+def _text(action: int) -> str:
+    try:
+        return f"{action_to_str(int(action))} ({action})"
+    except ValueError:
+        return f"{action} (not an action 0..{NUM_ACTIONS - 1})"
+
+
+def vector_env(
+    num_envs: int,
+    num_players: int = 2,
+    rules: str | Rules = "treppenromme",
+    opponents: str | Sequence[str] | None = None,
+    **kwargs: Any,
+) -> TreppenVectorEnv:
+    """``num_envs`` deals stepped by one kernel call: a Gymnasium ``VectorEnv`` (see
+    :class:`TreppenVectorEnv` for the keywords: ``seat``, ``reward``, ``copy``,
+    ``autoreset_mode`` and rules options)."""
+    return TreppenVectorEnv(num_envs, num_players, rules, opponents, **kwargs)
