@@ -4,8 +4,8 @@ The kernels are cached on disk (``cache=True``); without this step each pytest w
 process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
 of each preset through the env with greedy and random seats (mask, step, observation, the
 greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
-both search agents' kernels (one IS-MCTS kernel, with or without a prior) and the heuristic
-action features.
+both search agents' kernels (one IS-MCTS kernel, with or without a prior), the heuristic
+action features, the batched env's step and a search with beliefs.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+import treppen_env
 from treppen.agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
@@ -36,4 +37,9 @@ for preset in ("treppenromme", "rum500"):
     playout.play_out(state, "greedy", count=2, observer=0)
     state.clone().redeal(0, seed=1)
     state.random_playout(seed=1)
+    vec = treppen_env.vector_env(4, 3, preset, opponents=["greedy", "random"])
+    vec.reset(seed=0)
+    vec.step(vec.sample_actions())
+    believer = RolloutAgent(rules=preset, playouts=8, beliefs="greedy")
+    play_match(raw_env(num_players=2, rules=preset), [believer, GreedyAgent(rules=preset)], seed=0)
 print(f"kernels compiled (or loaded from the cache) in {time.process_time() - start:.1f} CPU s")

@@ -40,7 +40,7 @@ POLICIES = ("mlp", "action_features")
 FEATURE_SETS = ("cards", "heuristic")
 #: Value targets of the imitation warm start (:func:`treppen.train.imitation.collect`).
 VALUE_TARGETS = ("results", "search")
-VEC_ENVS = ("subproc", "dummy")
+VEC_ENVS = ("subproc", "dummy", "kernel")
 BACKENDS = ("sb3", "rllib")
 
 
@@ -75,7 +75,9 @@ class TrainConfig:
     vec_env: str = "subproc"
     """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
     learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
-    trip, as on 2 cores, see benchmarks/bench_train.py). One env always runs in-process (sb3 only)."""
+    trip, as on 2 cores, see benchmarks/bench_train.py); ``kernel``: the envs as rows of the batched
+    env, stepped by one kernel call, random and greedy opponents inside it
+    (:class:`treppen.train.kernel_vec.KernelVecEnv`). One env always runs in-process (sb3 only)."""
     seed: int = 0
     """seeds Python, NumPy, torch, the envs and the opponent pool"""
     torch_threads: int = 1

@@ -43,6 +43,7 @@ from treppen.train.checkpoints import checkpoint_path, checkpoint_steps, latest_
 from treppen.train.config import OPPONENT_KINDS, TrainConfig, resolve_name
 from treppen.train.imitation import describe_agreement, warm_start
 from treppen.train.keep_best import KeepBestCallback
+from treppen.train.kernel_vec import KernelVecEnv
 from treppen.train.policy_net import ActionFeaturePolicy
 from treppen.train.pool import SelfPlayEnv
 from treppen.train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
@@ -318,7 +319,7 @@ def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monito
 
 def make_vec_env(config: TrainConfig, rules: Rules, seed: int) -> VecEnv:
     """``n_envs`` SelfPlayEnvs: in subprocesses (``SubprocVecEnv``) or in-process (``DummyVecEnv``,
-    always for one env).
+    always for one env), or the rows of one batched env (``vec_env: kernel``, :class:`KernelVecEnv`).
 
     :param config: the run's config.
     :param rules: the run's rules, built once from ``config.rules`` and ``config.rules_options``.
@@ -326,6 +327,12 @@ def make_vec_env(config: TrainConfig, rules: Rules, seed: int) -> VecEnv:
 
     ``action_masks`` is a method of the env class itself, which subprocess envs need (sb3-contrib #49).
     """
+    if config.vec_env == "kernel":
+        probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
+        return KernelVecEnv(
+            config.n_envs, config.num_players, rules, probs, config.snapshot_deterministic, seed * 1000,
+            config.opponent_agents,
+        )  # fmt: skip
     fns: list[Callable[[], gym.Env]] = [
         functools.partial(_make_env, config, rules, rank, seed) for rank in range(config.n_envs)
     ]

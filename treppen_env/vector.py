@@ -100,6 +100,8 @@ class TreppenVectorEnv(VectorEnv):
         self.num_envs, self.num_players, self.copy = num_envs, num_players, copy
         self.metadata = {"autoreset_mode": AUTORESET[autoreset_mode]}
         self._reward = REWARDS[reward]
+        #: Each row's seat kinds (int64 (N, 4): ``EXTERNAL``, ``GREEDY`` or ``RANDOM`` of
+        #: :mod:`treppen_env.core.vector`) and the seat whose final observation a row shows.
         self.kinds, self.seat = self._seat_kinds(opponents, seat)
         self.single_observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
         self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
@@ -117,12 +119,12 @@ class TreppenVectorEnv(VectorEnv):
         self._obs = np.zeros((n, O.OBS_SIZE), dtype=np.float32)
         self._padded = np.zeros((n, 8 * K.MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
         self._masks = self._padded[:, :NUM_ACTIONS]
-        self._to_move = np.full(n, -1, dtype=np.int64)
+        self.to_move = np.full(n, -1, dtype=np.int64)
         self._actor = np.full(n, -1, dtype=np.int64)
-        self._over = np.zeros(n, dtype=np.int8)
+        self.over = np.zeros(n, dtype=np.int8)
         self._pending = np.zeros(n, dtype=np.int8)
-        self._seat_rewards = np.zeros((n, L.MAX_SEATS), dtype=np.float32)
-        self._observer = np.full(n, -1 if self.seat is None else self.seat, dtype=np.int64)
+        self.seat_rewards = np.zeros((n, L.MAX_SEATS), dtype=np.float32)
+        self.observer = np.full(n, -1 if self.seat is None else self.seat, dtype=np.int64)
         self._kernel_rngs = np.zeros(n, dtype=np.uint64)
         self._rngs = [np.random.default_rng() for _ in range(n)]
         self._autoreset = np.zeros(n, dtype=bool)
@@ -137,9 +139,8 @@ class TreppenVectorEnv(VectorEnv):
             ``current_player``).
         """
         if seed is not None:
-            self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
-            self._kernel_rngs[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
-        self._deal(self._all)
+            self.seed_rows(seed)
+        self.deal_rows(self._all)
         self._autoreset[:] = False
         return self._out(self._obs), self._infos(np.zeros(self.num_envs, dtype=bool))
 
@@ -163,10 +164,10 @@ class TreppenVectorEnv(VectorEnv):
             raise ValueError(f"illegal actions in {bad.size} rows ({shown}); no row was stepped")
         live = ~resetting
         acts[resetting] = -1
-        self._run(self._all if not resetting.any() else np.flatnonzero(live), acts)
+        self.play_rows(self._all if not resetting.any() else np.flatnonzero(live), acts)
         if resetting.any():
-            self._deal(np.flatnonzero(resetting))
-        done = live & (self._over != 0)
+            self.deal_rows(np.flatnonzero(resetting))
+        done = live & (self.over != 0)
         rewards = self._learner_rewards(done)
         truncations = done & (self._i64[:, L.OUTCOME] == L.MAX_TURNS_OUTCOME)
         terminations = done & ~truncations
@@ -174,10 +175,19 @@ class TreppenVectorEnv(VectorEnv):
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
             infos["final_obs"] = self._obs.copy()
             infos["_final_obs"] = done
-            self._deal(np.flatnonzero(done).astype(np.int64))
+            self.deal_rows(np.flatnonzero(done).astype(np.int64))  # the new deals' masks and players to move
+            infos["action_mask"] = self._out(self._masks)
+            if self.seat is None:
+                infos["current_player"] = self.to_move.copy()
         else:
             self._autoreset = done
         return self._out(self._obs), rewards, terminations, truncations, infos
+
+    def seed_rows(self, seed: int) -> None:
+        """Seed row ``i``'s generator with ``seed + i`` (its deals and reshuffles, as
+        ``env().reset(seed=seed + i)``) and the kernel's random seats."""
+        self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
+        self._kernel_rngs[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
 
     def action_masks(self) -> np.ndarray:
         """The legal masks of the rows' seats to move, bool (N, 898) (sb3-contrib's MaskablePPO)."""
@@ -210,24 +220,28 @@ class TreppenVectorEnv(VectorEnv):
             kinds[:, (seat + 1 + k) % n] = OPPONENTS[name]
         return kinds, seat
 
-    def _deal(self, rows: np.ndarray) -> None:
-        """New deals in ``rows`` (dealer 0, each from its row's generator), then the kernel seats'
-        moves up to the first external seat."""
+    def deal_rows(self, rows: np.ndarray) -> None:
+        """New deals in ``rows`` (int64 row indices; dealer 0, each from its row's generator), then
+        the kernel seats' moves up to the first external seat (for adapters that seat opponents
+        of their own through :attr:`kinds` and :attr:`observer`, e.g. ``treppen.train.kernel_vec``)."""
         per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
         for i in rows:
             cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)
             self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(self.num_players)  # an episode is one deal
             K.deal(self._u64[i], self._i8[i], self._i64[i], cards, 0, per_hand, first)
         self._actor[rows] = -1
-        self._run(rows, np.full(self.num_envs, -1, dtype=np.int64))
+        self.play_rows(rows, np.full(self.num_envs, -1, dtype=np.int64))
 
-    def _run(self, rows: np.ndarray, actions: np.ndarray) -> None:
-        """The kernel step of ``rows``, reshuffles (RULES §6.4) dealt by the rows' generators."""
+    def play_rows(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Step ``rows`` (int64) with ``actions`` (int64 (N,), legal, -1 for none;
+        :func:`treppen_env.core.vector.step_rows`), reshuffles (RULES §6.4) dealt by the rows'
+        generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
+        describe each row."""
         while rows.size:
             V.step_rows(
-                self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self._observer,
+                self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self.observer,
                 self._kernel_rngs, self._row, self._settings, O._OFFSETS, O._CONSTS, self._reward, self._obs,
-                self._padded, self._to_move, self._actor, self._over, self._pending, self._seat_rewards, self._work,
+                self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards, self._work,
             )  # fmt: skip
             rows = rows[self._pending[rows] != 0]
             for i in rows:
@@ -242,20 +256,20 @@ class TreppenVectorEnv(VectorEnv):
 
     def _learner_rewards(self, done: np.ndarray) -> np.ndarray:
         """Each row's reward: the learner's (with opponents) or the acting seat's, at a deal's end."""
-        seats = self._observer if self.seat is not None else self._actor
-        return np.where(done, self._seat_rewards[self._all, seats], np.float32(0.0))
+        seats = self.observer if self.seat is not None else self._actor
+        return np.where(done, self.seat_rewards[self._all, seats], np.float32(0.0))
 
     def _infos(self, done: np.ndarray) -> dict[str, Any]:
         infos: dict[str, Any] = {"action_mask": self._out(self._masks)}
         if self.seat is None:
-            infos["current_player"] = self._to_move.copy()
+            infos["current_player"] = self.to_move.copy()
         if done.any():
             n = self.num_players
             points = self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + n].copy()
             codes = self._i64[:, L.OUTCOME]
             outcome = np.array([OUTCOMES[o - 1] if d else None for o, d in zip(codes, done, strict=True)])
             went_out = np.where(done, self._i64[:, L.WENT_OUT], -1)
-            rewards = self._seat_rewards[:, :n].copy()
+            rewards = self.seat_rewards[:, :n].copy()
             for key, value in (
                 ("deal_points", points),
                 ("outcome", outcome),

@@ -9,6 +9,7 @@ import pytest
 
 import treppen_env
 from treppen.agents import GreedyAgent
+from treppen_env.core.layout import STOCK_LEN
 from treppen_env.vector import TreppenVectorEnv
 
 SETTINGS = [("treppenromme", 2), ("treppenromme", 3), ("treppenromme", 4), ("rum500", 2), ("rum500", 4)]
@@ -126,7 +127,9 @@ def test_an_illegal_action_raises_and_moves_no_row() -> None:
     before = (obs.copy(), vec._u64.copy(), vec._i64.copy())
     actions = np.array([np.flatnonzero(m)[0] for m in infos["action_mask"]])
     actions[1] = 897  # a discard in the draw phase
-    with pytest.raises(ValueError, match=r"illegal actions in 1 rows \(row 1: discard KC \(897\)\); no row was stepped"):
+    with pytest.raises(
+        ValueError, match=r"illegal actions in 1 rows \(row 1: discard KC \(897\)\); no row was stepped"
+    ):
         vec.step(actions)
     for was, now in zip(before, (obs, vec._u64, vec._i64), strict=True):
         np.testing.assert_array_equal(was, now)
@@ -150,15 +153,43 @@ def test_bad_settings_are_refused(kwargs: dict, message: str) -> None:
 
 
 def test_reshuffles_use_the_rows_generators() -> None:
-    vec = treppen_env.vector_env(3, 2, "treppenromme", stock_exhausted="reshuffle", max_turns=120)
-    obs, infos = vec.reset(seed=5)
-    envs = aec_rows(5, 3, 2, "treppenromme", stock_exhausted="reshuffle", max_turns=120)
-    greedy = GreedyAgent()
-    for _ in range(150):
-        actions = np.array([greedy.act(env.observe(env.agent_selection)) for env in envs])
-        obs, rewards, term, trunc, infos = vec.step(actions)
+    vec = treppen_env.vector_env(3, 2, "treppenromme", stock_exhausted="reshuffle")
+    obs, _ = vec.reset(seed=5)
+    envs = aec_rows(5, 3, 2, "treppenromme", stock_exhausted="reshuffle")
+    rng = np.random.default_rng(3)
+    reshuffles = 0
+    live = [True] * 3
+    while any(live):
+        actions = np.zeros(3, dtype=np.int64)
         for i, env in enumerate(envs):
+            if live[i]:
+                actions[i] = rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))
+            else:  # the row deals on; keep it legal
+                actions[i] = vec.sample_actions()[i]
+        stock = vec._i64[:, STOCK_LEN].copy()
+        obs, _, term, trunc, _ = vec.step(actions)
+        for i, env in enumerate(envs):
+            if not live[i]:
+                continue
             env.step(int(actions[i]))
             if term[i] or trunc[i]:
-                return
+                live[i] = False
+                continue
+            reshuffles += int(vec._i64[i, STOCK_LEN] > stock[i])
             np.testing.assert_array_equal(obs[i], env.observe(env.agent_selection)["observation"])
+    assert reshuffles >= 3  # random play exhausts the stock: the staircase became it, as in env()
+
+
+def test_same_step_auto_reset_returns_the_next_deal_at_once() -> None:
+    vec = treppen_env.vector_env(4, 2, opponents="random", autoreset_mode="same_step")
+    vec.reset(seed=3)
+    ended = 0
+    for _ in range(400):
+        _obs, rewards, term, trunc, infos = vec.step(vec.sample_actions())
+        assert infos["action_mask"].any(axis=1).all()  # every row has a live deal
+        done = term | trunc
+        if done.any():
+            ended += int(done.sum())
+            assert infos["_final_obs"].tolist() == done.tolist() and infos["_deal_points"].tolist() == done.tolist()
+            assert (rewards[~done] == 0).all()
+    assert ended >= 4
