@@ -47,7 +47,7 @@ import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
-from treppen_env.cards import bits_to_cards, cards_to_bits
+from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.core import beliefs as Bel
 from treppen_env.core import greedy as G
 from treppen_env.core import playout as P
@@ -111,6 +111,17 @@ def _standard_error(total_sq: float, mean: float, n: float) -> float:
     if n < 2:
         return math.nan
     return math.sqrt(max(total_sq / n - mean * mean, 0.0) / (n - 1))
+
+
+class Analysis(list):  # type: ignore[type-arg]
+    """A search's move estimates (:class:`MoveEstimate`, best first) and, as ``beliefs``, the
+    probability that each opponent holds each card (:meth:`SearchAgent.card_beliefs`)."""
+
+    beliefs: np.ndarray
+
+
+#: Deals the beliefs about the opponents' cards are counted over (:meth:`SearchAgent.card_beliefs`).
+BELIEF_SAMPLES = 400
 
 
 def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[MoveEstimate]:
@@ -282,10 +293,11 @@ class SearchAgent(Agent):
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
         return action
 
-    def analyse(self, observation: dict[str, Any], known: Iterable[int] | None = None) -> list[MoveEstimate]:
+    def analyse(self, observation: dict[str, Any], known: Iterable[int] | None = None) -> Analysis:
         """Search ``observation`` and return every searched move's estimates, the move this agent
         would play first, then by the objective's mean, best first (a single move comes back
-        with 0 playouts).
+        with 0 playouts), with the beliefs about the opponents' cards (:meth:`card_beliefs`) as
+        the list's ``beliefs``.
 
         :param known: the cards of the observer's hand that the other players know it holds (it
             took them from the staircase, RULES §4.1; they are not in its own observation), e.g.
@@ -301,7 +313,32 @@ class SearchAgent(Agent):
             range(len(choices)),
             key=lambda i: (choices[i] != best, -self._value(stats[i]), i),
         )
-        return _estimates(choices[order], stats[order], int(choices[0]))
+        found = Analysis(_estimates(choices[order], stats[order], int(choices[0])))
+        found.beliefs = self.card_beliefs(observation, known)
+        return found
+
+    def card_beliefs(
+        self, observation: dict[str, Any], known: Iterable[int] | None = None, samples: int = BELIEF_SAMPLES
+    ) -> np.ndarray:
+        """Per opponent, the probability that it holds each card it is not publicly known to hold,
+        as the search's determinizations deal them (uniform, or weighted by the opponents' moves
+        with ``beliefs="greedy"``; :mod:`treppen_env.core.beliefs`), from ``samples`` deals.
+
+        :param known: as in :meth:`analyse`.
+        :return: float64 (num_players, 52): row ``k`` the relative seat ``k`` (row 0, the
+            observer, all zeros); cards seen elsewhere are 0, cards publicly held too.
+        :raises ValueError: as :meth:`act`.
+        """
+        legal_actions(observation)
+        own_known = (self._taken if known is None else cards_to_bits(known)) & cards_to_bits(decode(observation).hand)
+        self._use_history = True
+        root = self._root(observation, own_known)
+        counts = np.zeros((Bel.MAX_SEATS, NUM_CARDS))
+        Bel.card_counts(
+            root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, samples,
+            counts,
+        )  # fmt: skip
+        return counts[: decode(observation).num_players] / samples
 
     def label(self, observations: Iterable[dict[str, Any]]) -> np.ndarray:
         """The searched action of every observation, each searched on its own (no cards count
