@@ -50,12 +50,13 @@ from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.core import beliefs as Bel
 from treppen_env.core import greedy as G
+from treppen_env.core import net as Net
 from treppen_env.core import playout as P
 from treppen_env.core import search as S
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
-from treppen_env.observation import decode
+from treppen_env.observation import KERNEL_CONSTS, KERNEL_OFFSETS, decode
 from treppen_env.rules import Rules, make_rules
 
 PLAYOUTS = tuple(P.POLICIES)
@@ -155,8 +156,10 @@ class _Root:
         self.tab, self.meld_bits = state.tables
         self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
         self.settings = G.settings_row()
-        self.policies = P.seat_policies(agent.playout, state.num_players)
-        self.work = P.scratch()
+        self.policies = P.seat_policies(
+            [agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players
+        )
+        self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.core.beliefs`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.row, self.settings)
         self.belief_work = Bel.scratch()
@@ -191,6 +194,13 @@ class SearchAgent(Agent):
     :param temperature: the opponent model's temperature, in points (:data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``).
     :param epsilon: the opponent model's share of a uniformly random legal move.
+    :param net: the kernels' network (a file of :meth:`treppen.train.kernel_net.KernelNet.save`)
+        for ``"net"`` playouts and values, or ``None``.
+    :param own_playout: the playout policy of this agent's own seat (default: ``playout``).
+    :param value_turns: with ``net``, value a simulation by the network's value head after that
+        many turns (0: play every simulation to its end; flat Monte Carlo only).
+    :param value_weight: the value head's share of a simulation's result, the playout's the rest
+        (1: the simulation stops at ``value_turns``).
     :raises ValueError: for an unknown playout, moves, objective or beliefs value, a budget below 1
         playout or 0 seconds, or a temperature, candidates or epsilon out of range.
     """
@@ -210,6 +220,10 @@ class SearchAgent(Agent):
         temperature: float | None = None,
         candidates: int = 8,
         epsilon: float = 0.05,
+        net: str | None = None,
+        own_playout: str | None = None,
+        value_turns: int = 0,
+        value_weight: float = 1.0,
     ):
         super().__init__(seed)
         choices = (
@@ -232,6 +246,19 @@ class SearchAgent(Agent):
             raise ValueError(f"candidates={candidates!r} must be a whole number 2..{Bel.MAX_CANDIDATES}")
         if not 0 < epsilon <= 1:
             raise ValueError(f"epsilon={epsilon!r} must be in (0, 1]")
+        own_playout = playout if own_playout is None else own_playout
+        if own_playout not in PLAYOUTS:
+            raise ValueError(f"own_playout={own_playout!r}; choose one of {list(PLAYOUTS)}")
+        if net is None and ("net" in (playout, own_playout) or value_turns):
+            raise ValueError("net playouts and values need a network: give net=<file of KernelNet.save>")
+        if not isinstance(value_turns, int) or value_turns < 0 or not 0 <= value_weight <= 1:
+            raise ValueError(
+                f"value_turns={value_turns!r} must be 0 or more and value_weight={value_weight!r} in [0, 1]"
+            )
+        self.net = None if net is None else str(net)
+        self._net = None if net is None else Net.load(net)
+        self.own_playout = own_playout
+        self.value_turns, self.value_weight = value_turns, float(value_weight)
         self.beliefs = beliefs
         self.temperature = float(temperature)
         self.candidates = candidates
@@ -378,6 +405,13 @@ class SearchAgent(Agent):
             return -math.inf
         return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, S.OBJECTIVES[self.objective]))
 
+    def _scratch(self) -> Any:
+        """The playout scratch of a decision, with this agent's network when it has one."""
+        if self._net is None:
+            return P.scratch()
+        w, shape = self._net
+        return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, self.value_turns, self.value_weight)
+
     def _beliefs_for(self, row: np.ndarray, settings: np.ndarray) -> Any:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
@@ -513,10 +547,15 @@ class RolloutAgent(SearchAgent):
         temperature: float | None = None,
         candidates: int = 8,
         epsilon: float = 0.05,
+        net: str | None = None,
+        own_playout: str | None = None,
+        value_turns: int = 0,
+        value_weight: float = 1.0,
     ):
         super().__init__(
-            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon
-        )
+            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon,
+            net, own_playout, value_turns, value_weight,
+        )  # fmt: skip
         if not math.isfinite(bias):
             raise ValueError(f"bias={bias!r} must be a finite number")
         if allocation not in ALLOCATIONS:
@@ -596,10 +635,13 @@ class ISMCTSAgent(SearchAgent):
         temperature: float | None = None,
         candidates: int = 8,
         epsilon: float = 0.05,
+        net: str | None = None,
+        own_playout: str | None = None,
     ):
         super().__init__(
-            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon
-        )
+            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon,
+            net, own_playout,
+        )  # fmt: skip
         if others not in OTHERS:
             raise ValueError(f"others={others!r}; choose one of {list(OTHERS)}")
         if not 0 <= c < math.inf:

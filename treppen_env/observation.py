@@ -101,13 +101,14 @@ class TableView(NamedTuple):
     features: np.ndarray
 
 
-#: Start of each piece the kernel writes, in the order of ``kernels.OBS_PIECES``.
-_OFFSETS = np.array([SLICES[name].start for name in K.OBS_PIECES], dtype=np.int64)
+#: Start of each piece :func:`treppen_env.core.kernels.write_observation` writes, in the order of
+#: ``kernels.OBS_PIECES``; kernels that write observations take it and :data:`KERNEL_CONSTS`.
+KERNEL_OFFSETS = np.array([SLICES[name].start for name in K.OBS_PIECES], dtype=np.int64)
 #: The kernel's constants: staircase depths 0..52 (float32 values), then the scales.
-_CONSTS = np.array([*_DEPTHS, HAND_SCALE, POINTS_SCALE, TOTALS_SCALE, TOTALS_CLIP], dtype=np.float64)
+KERNEL_CONSTS = np.array([*_DEPTHS, HAND_SCALE, POINTS_SCALE, TOTALS_SCALE, TOTALS_CLIP], dtype=np.float64)
 _OWNER_SIZE = NUM_CARDS * MAX_SEATS
 _TABLE_SIZE = _OWNER_SIZE + NUM_CARDS * len(TABLE_COLUMNS)
-assert _CONSTS.size == K.C_TOTALS_CLIP + 1 and K.OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == K.TABLE_COLS
+assert KERNEL_CONSTS.size == K.C_TOTALS_CLIP + 1 and K.OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == K.TABLE_COLS
 
 
 def encode(state: GameState, seat: int) -> np.ndarray:
@@ -119,7 +120,7 @@ def encode(state: GameState, seat: int) -> np.ndarray:
     """
     obs = np.empty(OBS_SIZE, dtype=np.float32)
     u64, i8, i64 = state.arrays()
-    K.write_observation(u64, i8, i64, state.tables[0], seat, _OFFSETS, _CONSTS, obs)
+    K.write_observation(u64, i8, i64, state.tables[0], seat, KERNEL_OFFSETS, KERNEL_CONSTS, obs)
     return obs
 
 

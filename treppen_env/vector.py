@@ -240,8 +240,9 @@ class TreppenVectorEnv(VectorEnv):
         while rows.size:
             V.step_rows(
                 self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self.observer,
-                self._kernel_rngs, self._row, self._settings, O._OFFSETS, O._CONSTS, self._reward, self._obs,
-                self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards, self._work,
+                self._kernel_rngs, self._row, self._settings, O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward,
+                self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards,
+                self._work,
             )  # fmt: skip
             rows = rows[self._pending[rows] != 0]
             for i in rows:

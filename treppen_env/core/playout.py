@@ -33,6 +33,7 @@ import numpy as np
 
 from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
+from treppen_env.core import net as N
 from treppen_env.core.cache import kernel
 from treppen_env.core.layout import (
     CURRENT,
@@ -49,11 +50,12 @@ from treppen_env.core.layout import (
     STAIRS_LEN,
     STOCK,
     STOCK_LEN,
+    TURN,
 )
 
 #: Policies of a seat in a playout.
-GREEDY, RANDOM = 0, 1
-POLICIES = {"greedy": GREEDY, "random": RANDOM}
+GREEDY, RANDOM, NET = 0, 1, 2
+POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
 
 _ZERO = np.uint64(0)
 
@@ -79,7 +81,19 @@ def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
 def scratch():
     """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
     (int8 (8 MASK_WORDS,); :func:`treppen_env.core.kernels.random_legal` reads it as uint64 words),
-    the greedy seat's inputs (:mod:`treppen_env.core.greedy`) and the greedy decision's workspace."""
+    the greedy seat's inputs (:mod:`treppen_env.core.greedy`), the greedy decision's workspace, and
+    no network (:func:`with_net` gives one)."""
+    no_net = np.zeros(0, dtype=np.float32)
+    return with_net(no_net, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 0, 0.0)
+
+
+@kernel
+def with_net(w, shape, offsets, consts, value_turns, value_weight):
+    """:func:`scratch` with the kernels' network (:mod:`treppen_env.core.net`: flat weights ``w``,
+    ``shape``) for :data:`NET` seats, which read observations written with the observation layout's
+    ``offsets`` and ``consts`` (:func:`treppen_env.core.kernels.write_observation`); with
+    ``value_turns > 0`` a search's playout is valued by the network's value head after that many
+    turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
     padded = np.zeros(K.MASK_WORDS * 8, dtype=np.int8)
     inputs = (
         np.zeros(G.NUM_CARD_SETS, dtype=np.uint64),
@@ -88,14 +102,32 @@ def scratch():
         np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8),
         np.zeros(MAX_MELDS, dtype=np.uint64),
     )
-    return padded, inputs, G.workspace()
+    hidden = max(shape[1], 1)
+    net = (
+        w, shape, offsets, consts, np.zeros(max(shape[0], 1), dtype=np.float32),
+        np.zeros(hidden, dtype=np.float32), np.zeros(hidden, dtype=np.float32), np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
+        value_turns, value_weight,
+    )  # fmt: skip
+    return padded, inputs, G.workspace(), net
+
+
+@kernel
+def net_choice(u64, i8, i64, tab, rng, work) -> int:
+    """The network's move for the seat to move, sampled from its policy over the legal mask in
+    ``work`` (the seat's observation written first: it sees only what that seat may see)."""
+    w, shape, offsets, consts, obs, h, scratch_h, logits, _, _ = work[3]
+    seat = i64[CURRENT]
+    K.write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
+    N.hidden_units(w, shape, obs, h, scratch_h)
+    N.policy_logits(w, shape, h, work[0][: K.A_DISCARD_BASE + NUM_CARDS], logits)
+    return N.sample_action(logits, rng)
 
 
 @kernel
 def greedy_choice(u64, i8, i64, row, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
-    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work
+    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work[0], work[1], work[2]
     mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
     G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
     return G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
@@ -130,11 +162,57 @@ def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
 
 
 @kernel
+def finish(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work, observer):
+    """Play a search's simulation on to its end (:func:`play_to_end`) and return ``observer``'s
+    ``(win, margin)`` (:func:`outcome`'s units); with a value network
+    (:func:`with_net`), after ``value_turns`` turns its value head's score of the observer's side
+    is mixed in, ``value_weight`` of it (1: the playout stops there, its margin counted 0)."""
+    w, shape, offsets, consts, obs, h, scratch_h, _, value_turns, value_weight = work[3]
+    if value_turns <= 0:
+        play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        return outcome(i64, observer)
+    start(u64, i8, i64, tab, meld_bits, work)
+    stop = i64[TURN] + value_turns
+    while i64[PHASE] != DEAL_OVER and i64[TURN] < stop:
+        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+    if i64[PHASE] == DEAL_OVER:
+        return outcome(i64, observer)
+    K.write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
+    N.hidden_units(w, shape, obs, h, scratch_h)
+    estimate = 0.5 * (N.value(w, shape, h, u64, observer, i64[NUM_PLAYERS]) + 1.0)
+    if value_weight >= 1.0:
+        return estimate, 0.0
+    play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+    win, margin = outcome(i64, observer)
+    return value_weight * estimate + (1.0 - value_weight) * win, margin
+
+
+@kernel
+def outcome(i64, seat):
+    """``(win, margin)`` of ``seat`` in a finished deal: its mean score against the other seats
+    (more points 1, equal 0.5; the ratings' score) and its points minus the mean of the others',
+    / 100 (RULES §6.2)."""
+    n = i64[NUM_PLAYERS]
+    mine = i64[DEAL_POINTS + seat]
+    total = 0
+    score = 0.0
+    for s in range(n):
+        theirs = i64[DEAL_POINTS + s]
+        total += theirs
+        if s != seat:
+            score += 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
+    return score / (n - 1), (mine - (total - mine) / (n - 1)) / 100.0
+
+
+@kernel
 def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> None:
-    """Play one move of the seat to move by its policy (:data:`GREEDY` or :data:`RANDOM`); the
-    legal mask in ``work`` must be the state's."""
-    if policies[i64[CURRENT]] == GREEDY:
+    """Play one move of the seat to move by its policy (:data:`GREEDY`, :data:`RANDOM` or
+    :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the state's."""
+    policy = policies[i64[CURRENT]]
+    if policy == GREEDY:
         action = greedy_choice(u64, i8, i64, row, settings, work)
+    elif policy == NET:
+        action = net_choice(u64, i8, i64, tab, rng, work)
     else:
         action = K.random_legal(work[0].view(np.uint64), rng)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)

@@ -12,10 +12,12 @@ Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
   (RULES §4.4); melds and lay-offs are played as the heuristic plans them (:func:`greedy_lays`);
 - :data:`ALL`: every legal action.
 
-A simulation's result for a seat (:func:`outcome`) is its score against the other seats, as the
-ratings count it (``arena.ratings``: more points 1, equal points 0.5, averaged over the other
-seats; for 2 players the deal's win, draw or loss), and its point margin, its deal points minus
-the mean of the others' (RULES §6.2), in hundreds of points. The search maximises the
+A simulation's result for a seat (:func:`treppen_env.core.playout.outcome`) is its score against
+the other seats, as the ratings count it (``arena.ratings``: more points 1, equal points 0.5,
+averaged over the other seats; for 2 players the deal's win, draw or loss), and its point margin,
+its deal points minus the mean of the others' (RULES §6.2), in hundreds of points. With a value
+network, a flat Monte Carlo simulation may stop after some turns and count the network's
+estimate of the win score instead (:func:`treppen_env.core.playout.finish`). The search maximises the
 :data:`WIN`, :data:`MARGIN` or :data:`MIX` (their mean) objective (:func:`objective_value`).
 
 The kernels run a given number of simulations and keep all their state in arrays the caller
@@ -38,11 +40,9 @@ from treppen_env.core.cache import kernel
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
-    DEAL_POINTS,
     HAND,
     MELD,
     NUM_CARDS,
-    NUM_PLAYERS,
     PHASE,
     STAIRS,
     STAIRS_LEN,
@@ -125,22 +125,6 @@ def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) ->
 
 # ------------------------------------------------------------------------------ results
 @kernel
-def outcome(i64, seat):
-    """``(win, margin)`` of ``seat`` in a finished deal: its mean score against the other seats
-    (more points 1, equal 0.5) and its points minus the mean of the others', / 100 (RULES §6.2)."""
-    n = i64[NUM_PLAYERS]
-    mine = i64[DEAL_POINTS + seat]
-    total = 0
-    score = 0.0
-    for s in range(n):
-        theirs = i64[DEAL_POINTS + s]
-        total += theirs
-        if s != seat:
-            score += 1.0 if mine > theirs else (0.5 if mine == theirs else 0.0)
-    return score / (n - 1), (mine - (total - mine) / (n - 1)) / 100.0
-
-
-@kernel
 def objective_value(win, margin, objective) -> float:
     """The value a search maximises: the win score, the margin, or their mean (:data:`MIX`)."""
     if objective == WIN:
@@ -211,8 +195,9 @@ def flat_monte_carlo(
         P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
         if moves == PLAN:
             greedy_lays(sim[0], sim[1], sim[2], tab, meld_bits, row, settings, sim_rng, scratch)
-        P.play_to_end(sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, scratch)
-        win, margin = outcome(sim[2], observer)
+        win, margin = P.finish(
+            sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, scratch, observer
+        )
         add_result(stats[j], win, margin)
 
 
@@ -325,12 +310,12 @@ def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) ->
 def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
     """Add the finished deal's result to the root (the observer's) and to every node of the path
     (its player's)."""
-    win, margin = outcome(i64, observer)
+    win, margin = P.outcome(i64, observer)
     add_result(values[0], win, margin)
     values[0, N_VALUE] += objective_value(win, margin, objective)
     for k in range(depth):
         node = path[k]
-        win, margin = outcome(i64, nodes[node, N_PLAYER])
+        win, margin = P.outcome(i64, nodes[node, N_PLAYER])
         add_result(values[node], win, margin)
         values[node, N_VALUE] += objective_value(win, margin, objective)
 

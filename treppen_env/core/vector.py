@@ -76,11 +76,11 @@ def step_rows(
     :param over: int8 (N,): 1 when the deal is over; ``rewards``: float32 (N, 4) every seat's reward then.
     :param pending: int8 (N,): 1 when the row waits for a reshuffle (nothing else written).
     """
-    _, inputs, workspace = work
+    _, inputs, workspace, net = work
     rng = np.empty(1, dtype=np.uint64)
     for i in rows:
         u64, i8, i64 = U[i], I8[i], I64[i]
-        row_work = (masks[i], inputs, workspace)  # the kernel seats decide on the row's own mask
+        row_work = (masks[i], inputs, workspace, net)  # the kernel seats decide on the row's own mask
         mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
         pending[i] = 0
         a = actions[i]
