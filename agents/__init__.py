@@ -18,6 +18,7 @@ from treppen.agents import zoo
 from treppen.agents.base import Agent, RandomAgent, legal_actions
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
+from treppen.agents.net import NetAgent, is_kernel_net
 from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
@@ -31,6 +32,7 @@ __all__ = [
     "GreedyAgent",
     "HumanAgent",
     "ISMCTSAgent",
+    "NetAgent",
     "PolicyAgent",
     "RandomAgent",
     "RolloutAgent",
@@ -194,6 +196,8 @@ def _model_factory(path: Path) -> Any:
     if path.suffix == ".npz":
         if not path.is_file():
             raise FileNotFoundError(f"no NumPy policy file at {str(path)!r}")
+        if is_kernel_net(path):
+            return functools.partial(NetAgent, path)
         return functools.partial(numpy_policy_agent, path)
     if path.suffix == ".zip" or path.is_file():
         if not path.is_file():

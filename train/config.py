@@ -6,9 +6,11 @@ nested one). ``load_config(path, overrides)`` reads it, applies overrides such a
 and checks every value; problems raise :class:`ValueError` naming the key, the value and a fix.
 The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed.
 
-One format serves both backends (``backend: sb3`` or ``backend: rllib``): the same recipe
-(policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either. The
-backend-specific keys:
+One format serves both RL backends (``backend: sb3`` or ``backend: rllib``): the same recipe
+(policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either;
+``backend: expert`` is expert iteration (:mod:`treppen.train.expert`: the ``expert_*`` keys, the
+``imitation_epochs``, ``imitation_batch_size`` and ``imitation_learning_rate`` of its net, the
+game and the seed). The backend-specific keys:
 
 - rllib only: ``ray_address``, ``num_env_runners`` (``n_envs`` is then the envs of each runner);
 - sb3 only: ``vec_env``, ``target_kl`` (RLlib's PPO has no early stop by KL: ignored there),
@@ -41,7 +43,7 @@ FEATURE_SETS = ("cards", "heuristic")
 #: Value targets of the imitation warm start (:func:`treppen.train.imitation.collect`).
 VALUE_TARGETS = ("results", "search")
 VEC_ENVS = ("subproc", "dummy", "kernel")
-BACKENDS = ("sb3", "rllib")
+BACKENDS = ("sb3", "rllib", "expert")
 
 
 @dataclass
@@ -125,6 +127,22 @@ class TrainConfig:
     """``action_features`` only: what the action head sees beside the state, ``cards`` (the
     cards each action moves) or ``heuristic`` (also what the greedy heuristic computes about each
     legal action: :mod:`treppen_env.core.features`)"""
+
+    # --- expert iteration (backend: expert, train/expert.py)
+    expert_generations: int = 3
+    """``expert`` only: generations, each labelled by the search guided by the one before's net"""
+    expert_deals: int = 40
+    """``expert`` only: deals the search plays (against greedy) per generation to label positions"""
+    expert_search: str = "rollout,playouts=300"
+    """``expert`` only: the labelling search's spec; a generation's net joins it as ``net=`` and
+    ``expert_guide``"""
+    expert_guide: str = "own_playout=net"
+    """``expert`` only: how the net guides the search, spec settings (``own_playout=net``: the
+    agent's own later turns played by the net; ``value_turns=K``: leaf values)"""
+    expert_hidden: int = 32
+    """``expert`` only: hidden units of the kernels' net (:class:`treppen.train.kernel_net.KernelNet`)"""
+    expert_decks: int = 20
+    """``expert`` only: duplicate decks of each generation's ratings (against greedy and the one before)"""
 
     # --- imitation warm start (train/imitation.py)
     imitation_decisions: int = 0
@@ -443,6 +461,10 @@ def validate(config: TrainConfig) -> None:
         f"net_arch={c.net_arch!r} must be a non-empty list of positive layer sizes, e.g. [256, 256]",
     )
     _require(c.backend in BACKENDS, f"backend={c.backend!r}; choose one of {list(BACKENDS)}")
+    _require(
+        min(c.expert_generations, c.expert_deals, c.expert_hidden, c.expert_decks) >= 1,
+        "expert_generations, expert_deals, expert_hidden and expert_decks must be at least 1",
+    )
     _require(c.num_env_runners >= 0, f"config key num_env_runners={c.num_env_runners} must be 0 or more")
     _require(
         c.ray_address is None or c.backend == "rllib",

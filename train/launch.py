@@ -1,5 +1,6 @@
-"""Start a training run on the backend its config names: ``backend: sb3`` (:mod:`treppen.train.selfplay`)
-or ``backend: rllib`` (:mod:`treppen.train.rllib.backend`, imported only then: it needs the ``ray`` extra)."""
+"""Start a training run on the backend its config names: ``backend: sb3`` (:mod:`treppen.train.selfplay`),
+``backend: rllib`` (:mod:`treppen.train.rllib.backend`, imported only then: it needs the ``ray`` extra)
+or ``backend: expert`` (expert iteration, :mod:`treppen.train.expert`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
+    if config.backend == "expert":
+        from treppen.train.expert import train_expert
+
+        return train_expert(config, resume, command_line)
     if config.backend == "rllib":
         from treppen.train.rllib.backend import train_rllib
 

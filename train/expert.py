@@ -1,0 +1,176 @@
+"""Expert iteration (``backend: expert``; ``configs/expert_iteration.yaml``): a search labels positions,
+a small net learns from the labels, and the next generation searches with that net.
+
+Generation ``g`` (``gen_<g>/`` in the run folder), each stage written atomically, so ``--resume``
+continues a generation that was cut off at its next stage:
+
+1. ``labels.npz``: the search (``expert_search``; from generation 1 on guided by generation
+   ``g - 1``'s net through ``expert_guide``, e.g. its own later turns played by the net) plays
+   ``expert_deals`` deals against greedy, the search at every seat in turn; each of its decisions
+   gives the observation, mask, the chosen move (the policy's label), the other seats' hands and,
+   at the deal's end, the mover's score against the others as ``2 * score - 1`` (the value's
+   label; a determinized world is fully known, so the value reads the hands);
+2. ``net.npz``: :class:`~treppen.train.kernel_net.KernelNet` (``expert_hidden`` units; from the
+   generation before's weights) fitted to all generations' labels so far
+   (:func:`treppen.train.kernel_net.fit`);
+3. a row of ``generations.jsonl``: the generation's search and its net's policy alone
+   (:class:`treppen.agents.net.NetAgent`) rated against greedy, and its search against the
+   generation before's, head to head, on ``expert_decks`` duplicate decks
+   (:func:`treppen.arena.strength.rate_against`), with 95% intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from treppen import agents
+from treppen.arena.strength import rate_against
+from treppen.train.config import TrainConfig
+from treppen.train.kernel_net import KernelNet, fit
+from treppen.train.rundir import open_run_dir
+from treppen_env.aec import raw_env
+from treppen_env.core import net as N
+from treppen_env.files import append_jsonl, atomic_write
+from treppen_env.observation import OBS_SIZE
+
+LABELS, NET, ROWS = "labels.npz", "net.npz", "generations.jsonl"
+
+
+def search_spec(config: TrainConfig, net: Path | None) -> str:
+    """The generation's search: ``expert_search``, guided by ``net`` when there is one."""
+    return config.expert_search if net is None else f"{config.expert_search},net={net},{config.expert_guide}"
+
+
+def label_deals(config: TrainConfig, spec: str, seed: int) -> dict[str, np.ndarray]:
+    """The search's decisions in ``expert_deals`` deals against greedy (see the module docstring)."""
+    rules = config.make_rules()
+    columns: dict[str, list[Any]] = {k: [] for k in ("obs", "masks", "actions", "hands", "outcomes")}
+    for deal in range(config.expert_deals):
+        env = raw_env(num_players=config.num_players, rules=rules)
+        env.reset(seed=seed + deal)
+        searcher_seat = deal % config.num_players
+        players = [
+            agents.load(spec, seed=seed + deal, rules=rules)
+            if s == searcher_seat
+            else agents.load("greedy", rules=rules)
+            for s in range(config.num_players)
+        ]
+        start = len(columns["actions"])
+        while not env.game.deal_over:
+            seat = env.game.current
+            obs = env.observe(env.agent_selection)
+            action = players[seat].act(obs)
+            if seat == searcher_seat:
+                columns["obs"].append(obs["observation"])
+                columns["masks"].append(obs["action_mask"] != 0)
+                columns["actions"].append(action)
+                columns["hands"].append(_other_hands(list(env.game.hands), seat))
+            env.step(action)
+        points = env.game.deal_points or [0] * config.num_players
+        mine = points[searcher_seat]
+        score = np.mean(
+            [1.0 if mine > p else 0.5 if mine == p else 0.0 for s, p in enumerate(points) if s != searcher_seat]
+        )
+        columns["outcomes"] += [2.0 * score - 1.0] * (len(columns["actions"]) - start)
+    return {
+        "obs": np.asarray(columns["obs"], dtype=np.float32).reshape(-1, OBS_SIZE),
+        "masks": np.asarray(columns["masks"], dtype=bool).reshape(-1, N.NUM_ACTIONS),
+        "actions": np.asarray(columns["actions"], dtype=np.int64),
+        "hands": np.asarray(columns["hands"], dtype=np.float32).reshape(-1, N.VALUE_EXTRA),
+        "outcomes": np.asarray(columns["outcomes"], dtype=np.float32),
+    }
+
+
+def _other_hands(hands: list[int], seat: int) -> np.ndarray:
+    """The other seats' hands as 52 bits each, relative seats 1..3 (padded)."""
+    n = len(hands)
+    out = np.zeros(N.VALUE_EXTRA, dtype=np.float32)
+    for k in range(1, n):
+        hand = hands[(seat + k) % n]
+        out[(k - 1) * 52 : k * 52] = [(hand >> c) & 1 for c in range(52)]
+    return out
+
+
+def train_expert(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+    """Run expert iteration as ``config`` says (see the module docstring); returns the run folder."""
+    run_dir = open_run_dir(config, resume, command_line or [])
+    rows_path = run_dir / ROWS
+    rated = (
+        {json.loads(line)["generation"] for line in rows_path.read_text().splitlines()}
+        if rows_path.is_file()
+        else set()
+    )
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.torch_threads)
+    previous: Path | None = None
+    for g in range(config.expert_generations):
+        folder = run_dir / f"gen_{g}"
+        folder.mkdir(exist_ok=True)
+        spec = search_spec(config, previous)
+        start = time.process_time()
+        if not (folder / LABELS).is_file():
+            data = label_deals(config, spec, config.seed * 100_003 + g * 10_007)
+            _save_labels(folder / LABELS, data)
+            print(f"generation {g}: {len(data['actions'])} decisions labelled by {spec}", flush=True)
+        if not (folder / NET).is_file():
+            net = KernelNet(config.expert_hidden)
+            if previous is not None:
+                _load_weights(net, run_dir / f"gen_{g - 1}" / "net.pt")
+            data = _all_labels(run_dir, g)
+            stats = fit(
+                net, data["obs"], data["masks"], data["actions"], data["hands"], data["outcomes"],
+                config.imitation_epochs, config.imitation_batch_size, config.imitation_learning_rate, config.seed + g,
+            )  # fmt: skip
+            torch.save(net.state_dict(), folder / "net.pt")
+            net.save(folder / NET)
+            print(f"generation {g}: net fitted ({stats})", flush=True)
+        guided = search_spec(config, folder / NET)
+        if g not in rated:
+            row = _rate(config, run_dir, g, guided, previous)
+            row["cpu_s"] = round(time.process_time() - start, 1)
+            append_jsonl(rows_path, row)
+            print(f"generation {g}: {json.dumps(row)}", flush=True)
+        previous = folder / NET
+    print(f"expert iteration: {rows_path}")
+    return run_dir
+
+
+def _save_labels(path: Path, data: dict[str, np.ndarray]) -> None:
+    def write(tmp: str) -> None:
+        np.savez(tmp, obs=data["obs"], masks=data["masks"], actions=data["actions"], hands=data["hands"],
+                 outcomes=data["outcomes"])  # fmt: skip
+
+    atomic_write(path, write, suffix=".npz")
+
+
+def _load_weights(net: KernelNet, path: Path) -> None:
+    if path.is_file():
+        net.load_state_dict(torch.load(path, weights_only=True))
+
+
+def _all_labels(run_dir: Path, g: int) -> dict[str, np.ndarray]:
+    """Every generation's labels up to ``g``, stacked."""
+    parts = []
+    for k in range(g + 1):
+        with np.load(run_dir / f"gen_{k}" / LABELS) as data:
+            parts.append({name: data[name] for name in data.files})
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def _rate(config: TrainConfig, run_dir: Path, g: int, guided: str, previous: Path | None) -> dict[str, Any]:
+    """The generation's ratings (see the module docstring)."""
+    rules, players, decks = config.make_rules(), config.num_players, config.expert_decks
+    out = run_dir / f"gen_{g}" / "ratings"
+    row: dict[str, Any] = {"generation": g, "search": guided}
+    row["search_vs_greedy"] = rate_against(guided, "greedy", players, rules, decks, 2026, 1, out / "search").to_dict()
+    policy = str(run_dir / f"gen_{g}" / NET)
+    row["policy_vs_greedy"] = rate_against(policy, "greedy", players, rules, decks, 2026, 1, out / "policy").to_dict()
+    before = search_spec(config, previous)
+    row["search_vs_previous"] = rate_against(guided, before, players, rules, decks, 2026, 1, out / "previous").to_dict()
+    return row
