@@ -59,7 +59,8 @@ from treppen_env.core.layout import (
 #:   ``draws`` (int64), each (MAX_DECISIONS, MAX_STEPS): its steps back to its hand then, newest
 #:   first (:class:`treppen_env.history.Undo`, :func:`hand_then`);
 #: - ``size``: int64 (1,), the decisions in use; ``candidates``: candidate deals per kept one
-#:   (1: no weighting, uniform deals); ``temperature`` and ``epsilon`` of the opponent model;
+#:   (1: no weighting, uniform deals; 0: no deals, the root as it is); ``temperature`` and
+#:   ``epsilon`` of the opponent model;
 #: - ``stock_pool``: uint64 (1,), cards the stock is dealt from after a reshuffle (0: any);
 #: - ``row`` and ``settings``: the heuristic's rules row and settings;
 #: - ``stats``: float64 (3,), the sum of the effective sample sizes (as shares of the candidates),
@@ -210,7 +211,8 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh: uniformly (:func:`treppen_env.core.playout.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
-    see the module docstring). ``work`` is :func:`scratch`."""
+    see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
+    search, for diagnostics). ``work`` is :func:`scratch`."""
     u64, i8, i64 = det
     count = b.candidates if b.size[0] > 0 else 1
     decide, (hands, stocks, logw) = work
@@ -219,6 +221,8 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
         u64[:] = root[0]
         i8[:] = root[1]
         i64[:] = root[2]
+        if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
+            return
         P.redeal(u64, i8, i64, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
         if count == 1:
             return
