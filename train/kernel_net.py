@@ -116,9 +116,9 @@ def fit(
             (policy_loss + value_loss).backward()
             optimizer.step()
             totals += [
-                float(policy_loss) * len(idx),
-                float(value_loss) * len(idx),
+                policy_loss.item() * len(idx),
+                value_loss.item() * len(idx),
                 float((logits.argmax(1) == a).sum()),
             ]
-        stats = dict(zip(("policy_loss", "value_loss", "agreement"), totals / n, strict=True))
+        stats = {k: round(float(v), 4) for k, v in zip(("policy_loss", "value_loss", "agreement"), totals / n, strict=True)}
     return stats
