@@ -120,5 +120,6 @@ def fit(
                 value_loss.item() * len(idx),
                 float((logits.argmax(1) == a).sum()),
             ]
-        stats = {k: round(float(v), 4) for k, v in zip(("policy_loss", "value_loss", "agreement"), totals / n, strict=True)}
+        names = ("policy_loss", "value_loss", "agreement")
+        stats = {k: round(float(v), 4) for k, v in zip(names, totals / n, strict=True)}
     return stats
