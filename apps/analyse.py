@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from treppen import agents
-from treppen.agents.search import MoveEstimate, SearchAgent
+from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
 from treppen.apps.replay import describe, read_deal
 from treppen_env import records
 from treppen_env.actions import action_to_str
-from treppen_env.cards import bits_to_cards
+from treppen_env.cards import bits_to_cards, card_to_str
+from treppen_env.history import History
 from treppen_env.render import render_text
 from treppen_env.rules import Rules
 
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     where = f"{args.file}, record {args.deal}"
     env = position(record, args.step, where)
     agent = analyser(args.agent, args.seed, env.rules)
+    agent.history = history_before(record, args.step)
     estimates = analyse_position(env, agent)
     seat = env.game.current
     moves = len(record["actions"])
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_text(env.game, observer=seat))
     print(f"\n{agent!r}, seed {args.seed}:")
     print(format_table(estimates, played=record["actions"][args.step - 1]))
+    print(format_beliefs(estimates.beliefs, agent.beliefs))
     return 0
 
 
@@ -99,6 +102,31 @@ def position(record: dict[str, Any], step: int, where: str = "record") -> Any:
     raise AssertionError("the replay ended before the step")  # pragma: no cover (validated above)
 
 
+def history_before(record: dict[str, Any], step: int) -> History:
+    """What the player to move before move ``step`` (1 = the first) saw the other players do in the
+    deal so far: its own observations and moves replayed into a :class:`~treppen_env.history.History`
+    (for a search's beliefs, ``beliefs="greedy"``)."""
+    seat = position(record, step).game.current
+    replayed = records.replay(record)
+    env = next(replayed).env
+    history = History(env.rules)
+    for action in record["actions"][: step - 1]:
+        if env.game.current == seat:
+            history.observe(env.observe(env.agent_selection), env.game.known[seat])
+            history.acted(action)
+        next(replayed)
+    return history
+
+
+def format_beliefs(beliefs: Any, model: str) -> str:
+    """The most likely cards of each opponent's hand (relative seats, ``P+1`` the next to play)."""
+    lines = [f"beliefs ({model}): the cards each opponent most likely holds"]
+    for seat in range(1, beliefs.shape[0]):
+        order = [c for c in beliefs[seat].argsort(kind="stable")[::-1][:8] if beliefs[seat, c] > 0]
+        lines.append(f"  P+{seat}: " + "  ".join(f"{card_to_str(int(c))} {beliefs[seat, c]:.0%}" for c in order))
+    return "\n".join(lines)
+
+
 def analyser(spec: str, seed: int | None, rules: Rules) -> SearchAgent:
     """The search agent of ``spec``, seeded, playing by the table's ``rules``.
 
@@ -113,10 +141,11 @@ def analyser(spec: str, seed: int | None, rules: Rules) -> SearchAgent:
     return agent
 
 
-def analyse_position(env: Any, agent: SearchAgent) -> list[MoveEstimate]:
+def analyse_position(env: Any, agent: SearchAgent) -> Analysis:
     """``agent``'s estimates of the moves of the player to move in ``env`` (a ``raw_env`` inside a
     deal), searched from that player's observation and the cards of its hand the others know it
-    holds (taken from the staircase, RULES §4.1), best first (:meth:`SearchAgent.analyse`)."""
+    holds (taken from the staircase, RULES §4.1), best first, with its beliefs about the
+    opponents' cards (:meth:`SearchAgent.analyse`)."""
     known = env.game.known[env.game.current]
     return agent.analyse(env.observe(env.agent_selection), known=bits_to_cards(known))
 

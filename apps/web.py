@@ -37,6 +37,7 @@ and :class:`BadRequest` in :mod:`treppen.apps.web_errors`.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 import secrets
@@ -67,10 +68,20 @@ from treppen.agents import zoo
 from treppen.apps.analyse import analyse_position, analyser
 from treppen.apps.web_errors import BadRequest
 from treppen.apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
-from treppen.apps.web_views import cards, deal_summary, final_table, hint_view, legal_moves, move_text, table_view
+from treppen.apps.web_views import (
+    beliefs_view,
+    cards,
+    deal_summary,
+    final_table,
+    hint_view,
+    legal_moves,
+    move_text,
+    table_view,
+)
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.engine import GameState
+from treppen_env.history import History
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 STATIC = Path(__file__).with_name("static")
@@ -104,6 +115,8 @@ class Session:
     summary: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_used: float = field(default_factory=time.monotonic)
+    #: What the person saw the opponents do this deal (their rebuilt decisions), for the hint's beliefs.
+    history: History | None = None
 
     @property
     def over(self) -> bool:
@@ -140,9 +153,15 @@ class Session:
         it had booked, and sets :attr:`summary`."""
         state: GameState = self.env.game
         seat = state.current
+        if seat == self.you and self.history is not None:  # the person's decision: what they saw
+            self.history.observe(self.env.observe(self.env.agent_selection), state.known[seat])
+            self.history.acted(action)
+        deals = state.deals_played
         before = state.points[seat]
         text = move_text(action, cards(state.staircase))
         self.env.step(action)
+        if self.history is not None and state.deals_played != deals:
+            self.history.reset()
         record = self.recorder.step(action)
         self.version += 1
         if record is None:
@@ -383,6 +402,7 @@ class App:
         recorder = records.Recorder(env, recorded_specs, extra={"source": "serve"}, on_record=self._save(sid))
         you = specs.index(YOU) if YOU in specs else None
         session = Session(sid, mode, specs, env, players, recorder, you)
+        session.history = History(env.rules) if you is not None else None
         self.sessions.add(session)
         return session
 
@@ -453,8 +473,16 @@ class App:
             _check_current(session, version)
             if session.mode != "play" or session.env.game.current != session.you:
                 raise BadRequest("a hint is for your own turn in play mode", 409)
-            estimates = analyse_position(session.env, analyser(HINT_SPEC, self.next_seed(), session.env.rules))
-            return {"version": version, "agent": HINT_SPEC, "estimates": hint_view(estimates, session.env.game)}
+            searcher = analyser(HINT_SPEC, self.next_seed(), session.env.rules)
+            if session.history is not None:  # the beliefs: what the person saw the others do
+                searcher.history = copy.deepcopy(session.history)
+            estimates = analyse_position(session.env, searcher)
+            return {
+                "version": version,
+                "agent": HINT_SPEC,
+                "estimates": hint_view(estimates, session.env.game),
+                "beliefs": beliefs_view(estimates.beliefs),
+            }
 
     @staticmethod
     def view(session: Session) -> dict[str, Any]:

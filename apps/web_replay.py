@@ -15,9 +15,9 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from treppen.apps.analyse import analyse_position, analyser, position
+from treppen.apps.analyse import analyse_position, analyser, history_before, position
 from treppen.apps.web_errors import BadRequest
-from treppen.apps.web_views import cards, hint_view, move_text, outcome_text, table_view
+from treppen.apps.web_views import beliefs_view, cards, hint_view, move_text, outcome_text, table_view
 from treppen_env import records
 
 MAX_RECORD_BYTES = 32 * 1024 * 1024
@@ -25,7 +25,7 @@ MAX_REPLAY_STEPS = 5000
 MAX_RECORD_LINE = 1024 * 1024  # one deal's record is a few KB; a longer line is not a record
 MAX_LISTED = 1000  # deals listed in a replay answer (any deal of the file can be asked for)
 #: The agent behind the Hint button (about 0.05 CPU seconds a position); the table's rules reach it.
-HINT_SPEC = "rollout,playouts=500"
+HINT_SPEC = "rollout,playouts=500,beliefs=greedy"
 
 
 def _record_lines(content: bytes) -> Iterator[bytes]:
@@ -135,7 +135,17 @@ def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, An
         env = position(record, step, f"deal {deal}")
     except ValueError as err:  # a RecordError too
         raise BadRequest(str(err)[:500]) from None
-    estimates = hint_view(analyse_position(env, analyser(HINT_SPEC, seed, env.rules)), env.game)
+    searcher = analyser(HINT_SPEC, seed, env.rules)
+    searcher.history = history_before(record, step)  # what the player to move saw the others do
+    found = analyse_position(env, searcher)
     action = record["actions"][step - 1]
     played = {"action": action, "move": move_text(action, cards(env.game.staircase))}
-    return {"deal": deal, "step": step, "agent": HINT_SPEC, "played": played, "estimates": estimates}
+    estimates, beliefs = hint_view(found, env.game), beliefs_view(found.beliefs)
+    return {
+        "deal": deal,
+        "step": step,
+        "agent": HINT_SPEC,
+        "played": played,
+        "estimates": estimates,
+        "beliefs": beliefs,
+    }

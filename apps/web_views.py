@@ -127,6 +127,19 @@ def hint_view(estimates: Sequence[MoveEstimate], state: GameState) -> list[dict[
     return [{**e.to_dict(), "text": move_text(e.action, staircase)} for e in estimates]
 
 
+def beliefs_view(beliefs: np.ndarray, top: int = 8) -> list[dict[str, Any]]:
+    """The hint's beliefs as JSON: per opponent (relative seat 1, 2, ...; the player to move is 0)
+    the ``top`` cards it most likely holds, each ``{"card": "QH", "p": 0.42}``, most likely first
+    (:meth:`treppen.agents.search.SearchAgent.card_beliefs`)."""
+    out = []
+    for seat in range(1, beliefs.shape[0]):
+        order = np.argsort(-beliefs[seat], kind="stable")[:top]
+        likely = [c for c in order if beliefs[seat, c] > 0]
+        held = [{"card": card_to_str(int(c)), "p": round(float(beliefs[seat, c]), 3)} for c in likely]
+        out.append({"seat": seat, "cards": held})
+    return out
+
+
 def final_table(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """The last position of a finished deal's ``record`` (every hand shown), replayed: a game deals
     the next deal at once, so the env no longer holds it."""

@@ -536,6 +536,9 @@ function showHint(data, key) {
   if (data.estimates.length === 1) note = "Only one move is worth searching here.";
   if (data.played && !data.estimates.some((e) => e.action === played)) note += ` Played: ${data.played.move} (not searched).`;
   $("hint-note").textContent = note;
+  // beliefs: per opponent the cards it most likely holds, from what it was seen to do
+  const seats = (data.beliefs || []).map((b) => el("li", { text: `P+${b.seat}: ` + b.cards.map((c) => `${c.card} ${percent(c.p)}`).join(", ") }));
+  $("hint-beliefs").replaceChildren(...seats);
   $("hint-panel").hidden = false;
   state.hint = key;
 }

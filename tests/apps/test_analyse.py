@@ -70,7 +70,11 @@ def test_the_table_ranks_every_searched_move_of_the_position_before_the_step(gam
     assert lines[0] == f"record 2 of 3 in {path}: treppenromme, P0 random-0, P1 random-1; deal 2 of a game"
     moves = len(record["actions"])
     assert lines[1] == f"before move {step} of {moves}: P{seat} (random-{seat}) to move, as P{seat} sees it"
-    assert f"\n{agent!r}, seed 4:\nrank  move " in out and out.endswith(f"\n{NOTE}\n")
+    assert f"\n{agent!r}, seed 4:\nrank  move " in out
+    tail = out.split(f"\n{NOTE}\n")[1].splitlines()  # then what the opponent likely holds
+    assert tail[0] == "beliefs (uniform): the cards each opponent most likely holds" and len(tail) == 2
+    held = tail[1].removeprefix("  P+1: ").split("  ")
+    assert len(held) == 8 and all(item.endswith("%") for item in held)
 
 
 def test_the_records_rules_reach_the_agent(tmp_path, capsys):

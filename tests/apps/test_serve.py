@@ -491,7 +491,13 @@ def test_a_hint_ranks_the_persons_moves(client, small_hints):
     r = client.post(f"/api/sessions/{sid}/hint", json={"version": view["version"]})
     assert r.status_code == 200, r.json()
     hint = r.json()
-    assert list(hint) == ["version", "agent", "estimates"] and small_hints == ["treppenromme"]
+    assert list(hint) == ["version", "agent", "estimates", "beliefs"] and small_hints == ["treppenromme"]
+    (beliefs,) = hint["beliefs"]  # the one opponent: the cards it most likely holds
+    assert beliefs["seat"] == 1 and 0 < len(beliefs["cards"]) <= 8
+    probs = [c["p"] for c in beliefs["cards"]]
+    assert probs == sorted(probs, reverse=True) and all(0 < p <= 1 for p in probs)
+    own = next(p["hand"] for p in view["table"]["players"] if p["seat"] == view["you"])
+    assert not {c["card"] for c in beliefs["cards"]} & set(own)  # never the person's own cards
     assert hint["version"] == view["version"] and hint["agent"] == f"rollout,playouts={HINT_BUDGET}"
     estimates = hint["estimates"]
     assert all(list(e) == ESTIMATE_KEYS for e in estimates) and sum(e["playouts"] for e in estimates) == HINT_BUDGET
@@ -528,7 +534,8 @@ def test_a_hint_for_a_replayed_position(client, small_hints):
     r = client.post("/api/replay/hint?deal=2&step=1", content=gzip.compress(text), headers=RECORD)
     assert r.status_code == 200, r.json()
     hint = r.json()
-    assert list(hint) == ["deal", "step", "agent", "played", "estimates"] and small_hints == [record["rules"]]
+    assert list(hint) == ["deal", "step", "agent", "played", "estimates", "beliefs"]
+    assert small_hints == [record["rules"]] and [b["seat"] for b in hint["beliefs"]] == [1]
     assert (hint["deal"], hint["step"], hint["agent"]) == (2, 1, f"rollout,playouts={HINT_BUDGET}")
     first = record["actions"][0]
     assert hint["played"]["action"] == first and hint["played"]["move"].startswith(action_to_str(first))
