@@ -74,7 +74,8 @@ def sync_vector_round(rows: int = 16) -> Round:
 
     def step() -> int:
         masks = envs.call("action_masks")
-        envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        # a finished env's next step only resets it (next-step auto-reset): any action then
+        envs.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks]))
         return rows
 
     step()
