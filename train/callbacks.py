@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,12 +112,12 @@ class EvalCallback(PeriodicCallback):
     evaluation to ``evals.jsonl``.
 
     :param every: steps between evaluations (0: only when :meth:`run` is called directly).
-    :param opponents: name -> ``seed -> agent``.
+    :param opponents: the opponents' names (``random``, ``greedy``: :func:`treppen.train.evaluate.evaluate`).
     :param path: the JSON lines file.
     :param eval_kwargs: arguments of :func:`treppen.train.evaluate.evaluate` (players, rules, deals).
     """
 
-    def __init__(self, every: int, opponents: dict[str, Callable[[int], Any]], path: Path, **eval_kwargs: Any):
+    def __init__(self, every: int, opponents: Sequence[str], path: Path, **eval_kwargs: Any):
         super().__init__(every)
         self.opponents = opponents
         self.path = path
@@ -127,8 +127,8 @@ class EvalCallback(PeriodicCallback):
     def run(self, steps: int) -> None:
         start = time.perf_counter()
         record: dict[str, Any] = {"steps": steps, "time": time.time()}
-        for name, make in self.opponents.items():
-            result = evaluate(self.model, make, **self.eval_kwargs)
+        for name in self.opponents:
+            result = evaluate(self.model, name, **self.eval_kwargs)
             self.logger.record(f"eval/winrate_vs_{name}", result["winrate"])
             self.logger.record(f"eval/points_vs_{name}", result["points"])
             self.logger.record(f"eval/deal_points_vs_{name}", result["deal_points"])

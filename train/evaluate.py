@@ -1,21 +1,21 @@
-"""Evaluation of a MaskablePPO model against a fixed opponent on fixed deals.
+"""Evaluation of a MaskablePPO model against random or greedy opponents on fixed deals.
 
 Deals are seeded (deal ``i`` uses seed ``seed + i // num_players``) and the learner takes seat
 ``i % num_players``, so with ``deals`` a multiple of the player count every deal is played from
-every seat ("duplicate-ish": the luck of the cards cancels between seats). The model acts
-deterministically through ``predict(..., action_masks=...)`` (docs/ARCHITECTURE.md "Training notes"); several
-deals run side by side so the policy sees batches.
+every seat ("duplicate-ish": the luck of the cards cancels between seats). The opponents play
+inside the batched env's kernel (:func:`treppen_env.vector_env`, one env per learner seat, every
+deal of that seat a row), and the model acts deterministically through
+``predict(..., action_masks=...)`` on all live rows at once (docs/ARCHITECTURE.md "Training notes").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from treppen_env.rules import Rules
-from treppen_env.single_agent import SingleAgentEnv
+from treppen_env.vector import OPPONENTS, TreppenVectorEnv
 
 EVAL_SEED = 10_000_019
 
@@ -26,64 +26,74 @@ def deal_result(info: dict[str, Any], learner: str) -> tuple[float, float]:
     Win share: 1 if the learner booked the most deal points, split evenly on a tie at the top,
     else 0. Point margin: the learner's deal points minus the mean of the others' (points).
     """
-    points = info["deal_points"]
-    mine = points[learner]
-    others = [p for agent, p in points.items() if agent != learner]
-    best = max(points.values())
-    win = 1.0 / sum(p == best for p in points.values()) if mine == best else 0.0
-    return win, mine - float(np.mean(others))
+    names = list(info["deal_points"])
+    points = np.array([[info["deal_points"][n] for n in names]])
+    win, margin = deal_results(points, names.index(learner))
+    return float(win[0]), float(margin[0])
+
+
+def deal_results(points: np.ndarray, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """Win shares and point margins of ``seat`` over finished deals (:func:`deal_result` per row).
+
+    :param points: deal points, (D, players) integers.
+    :return: float64 (D,) win shares and (D,) margins (points).
+    """
+    points = np.asarray(points, dtype=np.float64)
+    mine = points[:, seat]
+    best = points.max(axis=1)
+    win = np.where(mine == best, 1.0 / (points == best[:, None]).sum(axis=1), 0.0)
+    others = (points.sum(axis=1) - mine) / (points.shape[1] - 1)
+    return win, mine - others
 
 
 def evaluate(
     model: Any,
-    make_opponent: Callable[[int], Any],
+    opponent: str,
     num_players: int = 2,
     rules: Rules | str = "treppenromme",
     deals: int = 200,
     seed: int = EVAL_SEED,
-    batch: int = 16,
 ) -> dict[str, float]:
-    """Play ``deals`` deals of ``model`` against opponents from ``make_opponent``.
+    """Play ``deals`` deals of ``model`` against ``opponent`` at every other seat.
 
     :param model: anything with SB3's ``predict(obs, action_masks=..., deterministic=True)``.
-    :param make_opponent: ``seed -> agent`` building the opponent of one env.
+    :param opponent: ``"random"`` or ``"greedy"``, played inside the kernel.
     :param num_players: players per deal; the learner's seat rotates.
     :param rules: the rules (a :class:`~treppen_env.rules.Rules` object, or a preset name).
     :param deals: deals to play.
     :param seed: base seed of the deals.
-    :param batch: deals played side by side.
     :return: ``winrate``, ``points`` (mean margin per deal, points), ``deal_points`` (the learner's
-        mean deal points), ``deals`` and ``illegal_actions``.
+        mean deal points), ``deals`` and ``illegal_actions`` (deals the model ended with an
+        action its mask forbids; they are not counted).
+    :raises ValueError: for another opponent.
     """
-    envs = [SingleAgentEnv(make_opponent(seed + k), num_players, rules) for k in range(min(batch, deals))]
-    queue = list(range(deals))[::-1]
-    obs: list[np.ndarray | None] = [None] * len(envs)
-
-    def start(k: int) -> None:
-        if queue:
-            i = queue.pop()
-            obs[k], _ = envs[k].reset(seed=seed + i // num_players, options={"seat": i % num_players})
-        else:
-            obs[k] = None
-
-    for k in range(len(envs)):
-        start(k)
+    if opponent not in OPPONENTS:
+        raise ValueError(f"opponent={opponent!r}; choose one of {sorted(OPPONENTS)}")
     wins, margins, own, illegal = [], [], [], 0
-    while any(o is not None for o in obs):
-        active = [k for k, o in enumerate(obs) if o is not None]
-        masks = np.stack([envs[k].action_masks() for k in active])
-        actions, _ = model.predict(np.stack([o for o in obs if o is not None]), action_masks=masks, deterministic=True)
-        for k, action in zip(active, actions, strict=True):
-            obs[k], _, terminated, truncated, info = envs[k].step(int(action))
-            if terminated or truncated:
-                if info.get("illegal_action"):
-                    illegal += 1
-                else:
-                    win, margin = deal_result(info, envs[k].learner)
-                    wins.append(win)
-                    margins.append(margin)
-                    own.append(info["deal_points"][envs[k].learner])
-                start(k)
+    for seat in range(num_players):
+        rows = len(range(seat, deals, num_players))
+        if rows == 0:
+            continue
+        env = TreppenVectorEnv(rows, num_players, rules, opponents=opponent, seat=seat)
+        obs, _ = env.reset(seed=seed)
+        live = np.flatnonzero(env.over == 0)
+        counted = np.ones(rows, dtype=bool)
+        while live.size:
+            masks = env.action_masks()[live]
+            chosen, _ = model.predict(obs[live], action_masks=masks, deterministic=True)
+            chosen = np.asarray(chosen, dtype=np.int64)
+            legal = masks[np.arange(live.size), chosen]
+            counted[live[~legal]] = False
+            live, chosen = live[legal], chosen[legal]
+            actions = np.full(rows, -1, dtype=np.int64)
+            actions[live] = chosen
+            env.play_rows(live, actions)
+            live = live[env.over[live] == 0]
+        win, margin = deal_results(env.deal_points[counted], seat)
+        wins += win.tolist()
+        margins += margin.tolist()
+        own += env.deal_points[counted, seat].tolist()
+        illegal += int((~counted).sum())
     return {
         "winrate": float(np.mean(wins)) if wins else 0.0,
         "points": float(np.mean(margins)) if margins else 0.0,

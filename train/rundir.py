@@ -13,7 +13,6 @@ A run folder ``<runs_dir>/<name>/`` holds::
 
 from __future__ import annotations
 
-import functools
 import json
 import platform
 import sys
@@ -27,7 +26,6 @@ import numpy as np
 from treppen.arena.ratings import Ratings, interval_text
 from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.config import TrainConfig, resolve_name, save_config
-from treppen.train.pool import make_agent
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION
@@ -146,7 +144,7 @@ def rating_callbacks(config: TrainConfig, rules: Rules, run_dir: Path) -> tuple[
     """
     evals = EvalCallback(
         config.eval_every,
-        {name: functools.partial(make_agent, name, rules=rules) for name in EVAL_OPPONENTS},
+        EVAL_OPPONENTS,
         run_dir / "evals.jsonl",
         num_players=config.num_players,
         rules=rules,

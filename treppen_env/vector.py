@@ -193,6 +193,11 @@ class TreppenVectorEnv(VectorEnv):
         """The legal masks of the rows' seats to move, bool (N, 898) (sb3-contrib's MaskablePPO)."""
         return self._masks.view(np.bool_)
 
+    @property
+    def deal_points(self) -> np.ndarray:
+        """Every row's deal points (int64 (N, players), RULES §7; final once :attr:`over`), a view."""
+        return self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + self.num_players]
+
     def sample_actions(self) -> np.ndarray:
         """A uniformly random legal action of every row (int64 (N,); 0 in a row whose deal is over),
         drawn inside a kernel by the rows' own generators: what ``action_space.sample(mask)`` gives,
@@ -266,7 +271,7 @@ class TreppenVectorEnv(VectorEnv):
             infos["current_player"] = self.to_move.copy()
         if done.any():
             n = self.num_players
-            points = self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + n].copy()
+            points = self.deal_points.copy()
             codes = self._i64[:, L.OUTCOME]
             outcome = np.array([OUTCOMES[o - 1] if d else None for o, d in zip(codes, done, strict=True)])
             went_out = np.where(done, self._i64[:, L.WENT_OUT], -1)

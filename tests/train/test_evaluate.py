@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
 import torch
 
-from treppen.agents.base import RandomAgent
+from treppen.agents import GreedyAgent
 from treppen.train import selfplay
 from treppen.train.callbacks import EloCallback
 from treppen.train.evaluate import deal_result, evaluate
 from treppen_env.rules import make_rules
+from treppen_env.single_agent import SingleAgentEnv
 
 
 def test_masked_distribution_keeps_argument_validation(recwarn):
@@ -26,11 +29,33 @@ def test_masked_distribution_keeps_argument_validation(recwarn):
 def test_evaluate_is_repeatable(mlp_model):
     model, _ = mlp_model()
     short = make_rules(max_turns=40)  # an untrained argmax policy may dither until the turn limit
-    runs = [evaluate(model, lambda s: RandomAgent(seed=s), rules=short, deals=6, batch=4) for _ in range(2)]
+    runs = [evaluate(model, "random", rules=short, deals=6) for _ in range(2)]
     assert runs[0] == runs[1] and runs[0]["deals"] == 6 and runs[0]["illegal_actions"] == 0
     assert set(runs[0]) == {"winrate", "points", "deal_points", "deals", "illegal_actions"}
     assert deal_result({"deal_points": {"player_0": 10, "player_1": 10}}, "player_0") == (0.5, 0.0)
     assert deal_result({"deal_points": {"player_0": 30, "player_1": 0, "player_2": 10}}, "player_0") == (1.0, 25.0)
+
+
+def test_evaluate_plays_the_deals_the_greedy_agent_would(mlp_model):
+    """The kernel's greedy seats play as GreedyAgent in SingleAgentEnv on the same seeded deals:
+    deal i seeded seed + i // players, the learner at seat i % players."""
+    model, _ = mlp_model()
+    short = make_rules(max_turns=30)
+    result = evaluate(model, "greedy", rules=short, deals=4, seed=7)
+    points = []
+    for i in range(4):
+        env = SingleAgentEnv(GreedyAgent(), 2, short, seat=i % 2)
+        obs, _ = env.reset(seed=7 + i // 2)
+        done, info = False, {}
+        while not done:
+            action, _ = model.predict(obs[None], action_masks=env.action_masks()[None], deterministic=True)
+            obs, _, terminated, truncated, info = env.step(int(action[0]))
+            done = terminated or truncated
+        points.append(info["deal_points"][env.learner])
+    assert result["deals"] == 4 and result["illegal_actions"] == 0
+    assert result["deal_points"] == pytest.approx(np.mean(points))
+    with pytest.raises(ValueError, match="opponent='heuristic'; choose one of"):
+        evaluate(model, "heuristic")
 
 
 def test_elo_rating_plays_the_runs_rules(tmp_path, mlp_model):
