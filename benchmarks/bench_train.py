@@ -5,9 +5,9 @@ Runs, in one process and one after the other:
 1. the real trainer setup: the default config (``configs/selfplay.yaml``), its vector env of
    :class:`treppen.train.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
    first ``snapshot_every`` steps) and its MaskablePPO learner, for a fixed budget of steps;
-2. the same MaskablePPO hyperparameters, vector env kind and ``n_envs`` on a trivial env with the
-   same observation size and ``Discrete(898)`` masked actions, whose step costs next to nothing:
-   the most this machine's SB3 could reach.
+2. the same MaskablePPO hyperparameters, policy and ``n_envs`` on a trivial env that replays
+   recorded real observations and masks, whose step costs next to nothing: the most this machine's
+   SB3 could reach with this policy (a ``kernel`` run's ceiling uses in-process envs).
 
 It prints both rates and their ratio (target >= 0.7) and writes
 ``benchmarks/results/bench_train.json`` atomically. Usage::
@@ -27,12 +27,15 @@ import platform
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+import treppen_env
 from treppen.train.callbacks import StatsCallback
 from treppen.train.config import TrainConfig, load_config
 from treppen.train.pool import save_snapshot
@@ -46,33 +49,47 @@ RESULTS = ROOT / "benchmarks" / "results" / "bench_train.json"
 TARGET_RATIO = 0.7
 
 
+def recorded_positions(count: int = 240, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` real observations (float32 (count, 969)) and masks (bool (count, 898)) of
+    random-legal play in ``env()``: inputs the action-feature policy can read."""
+    env = treppen_env.env()
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    env.reset(seed=seed)
+    while len(obs) < count:
+        if any(env.terminations.values()) or any(env.truncations.values()):
+            env.reset(seed=int(rng.integers(1 << 30)))
+        seen = env.observe(env.agent_selection)
+        obs.append(seen["observation"])
+        masks.append(seen["action_mask"].astype(bool))
+        env.step(int(rng.choice(np.flatnonzero(seen["action_mask"]))))
+    return np.stack(obs), np.stack(masks)
+
+
 class TrivialMaskedEnv(gym.Env):
-    """Same spaces as SingleAgentEnv, no game: fixed observations, a fixed mask of ~30 legal
-    actions, episodes of ``length`` steps with a random final reward."""
+    """Same spaces as SingleAgentEnv, no game: it replays recorded positions (the mask of the
+    current one) in episodes of ``length`` steps with a random final reward."""
 
     def __init__(self, length: int = 60, seed: int = 0):
-        rng = np.random.default_rng(seed)
         self.observation_space = gym.spaces.Box(-10.0, 10.0, (OBS_SIZE,), np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
-        self.obs = (rng.random(OBS_SIZE) < 0.1).astype(np.float32)
-        self.mask = rng.random(NUM_ACTIONS) < 30 / NUM_ACTIONS
-        self.mask[0] = True
+        self.obs, self.masks = recorded_positions(seed=seed)
         self.length = length
         self.t = 0
-        self.rng = rng
+        self.rng = np.random.default_rng(seed)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self.t = 0
-        return self.obs, {}
+        return self.obs[0], {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         self.t += 1
         done = self.t >= self.length
-        return self.obs, float(self.rng.normal()) if done else 0.0, done, False, {}
+        return self.obs[self.t % len(self.obs)], float(self.rng.normal()) if done else 0.0, done, False, {}
 
     def action_masks(self) -> np.ndarray:
-        return self.mask
+        return self.masks[self.t % len(self.masks)]
 
 
 def _trivial_env(rank: int) -> gym.Env:
@@ -89,17 +106,62 @@ def steps_per_second(model, steps: int, callback=None) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def bench_trainer(config: TrainConfig, steps: int) -> float:
-    """Steps/s of the trainer's env + learner, with one snapshot in the opponent pool."""
+class PhaseTimes(BaseCallback):
+    """Wall seconds of the rollouts (of which ``env``: the vector env's ``step_wait``, the
+    opponents' moves included) and of the whole ``learn`` call; the rest is the PPO update."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rollout = self.env = 0.0
+        self._start = 0.0
+
+    def _init_callback(self) -> None:
+        vec_env = self.training_env
+        step_wait = vec_env.step_wait
+
+        def timed() -> Any:
+            start = time.perf_counter()
+            try:
+                return step_wait()
+            finally:
+                self.env += time.perf_counter() - start
+
+        vec_env.step_wait = timed
+
+    def _on_rollout_start(self) -> None:
+        self._start = time.perf_counter()
+
+    def _on_rollout_end(self) -> None:
+        self.rollout += time.perf_counter() - self._start
+
+    def _on_step(self) -> bool:
+        return True
+
+
+def bench_trainer(config: TrainConfig, steps: int) -> tuple[float, dict[str, float]]:
+    """Steps/s of the trainer's env + learner, with one snapshot in the opponent pool, and the
+    shares of one PPO step's wall time: ``env`` (the vector env's step, opponents included),
+    ``policy`` (the rest of the rollout: the policy's forward pass, the buffer) and ``update``."""
     vec_env = make_vec_env(config, config.make_rules(), config.seed)
     model = make_model(config, vec_env, None, config.seed)
     with tempfile.TemporaryDirectory() as tmp:
         snapshot = save_snapshot(model.policy, Path(tmp) / "snapshot.npz")
         vec_env.env_method("set_pool", [str(snapshot)])
         try:
-            return steps_per_second(model, steps, StatsCallback())
+            warmup = model.n_steps * model.n_envs
+            model.learn(warmup, callback=StatsCallback(), reset_num_timesteps=False)
+            phases = PhaseTimes()
+            start = time.perf_counter()
+            model.learn(steps, callback=[StatsCallback(), phases], reset_num_timesteps=False)
+            total = time.perf_counter() - start
         finally:
             vec_env.close()
+    shares = {
+        "env": phases.env / total,
+        "policy": (phases.rollout - phases.env) / total,
+        "update": (total - phases.rollout) / total,
+    }
+    return steps / total, {k: round(v, 3) for k, v in shares.items()}
 
 
 def bench_ceiling(config: TrainConfig, steps: int) -> float:
@@ -122,7 +184,7 @@ def main() -> None:
     config = load_config(args.config, args.overrides)
     torch.set_num_threads(config.torch_threads)
     load_before = os.getloadavg()
-    trainer = bench_trainer(config, args.steps)
+    trainer, shares = bench_trainer(config, args.steps)
     ceiling = bench_ceiling(config, args.steps)
     ratio = trainer / ceiling
     result = {
@@ -136,6 +198,7 @@ def main() -> None:
         "trainer_steps_per_s": round(trainer, 1),
         "ceiling_steps_per_s": round(ceiling, 1),
         "ratio": round(ratio, 3),
+        "step_time_shares": shares,
         "target_ratio": TARGET_RATIO,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -150,6 +213,7 @@ def main() -> None:
         f"trainer: {trainer:.0f} steps/s   SB3 ceiling (trivial env): {ceiling:.0f} steps/s   "
         f"ratio {ratio:.2f} (target >= {TARGET_RATIO})"
     )
+    print("one PPO step's wall time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
     print(f"written to {RESULTS}")
 
 
