@@ -25,7 +25,7 @@ PY
 treppen zoo list | head -3
 # a tiny run of the default config (the shipped configs/selfplay.yaml)
 treppen train total_timesteps=256 n_envs=2 n_steps=128 batch_size=64 n_epochs=1 imitation_decisions=0 \
-    eval_every=256 eval_deals=2 elo_every=0 checkpoint_every=256 snapshot_every=256 best_every=0 progress=false \
+    eval_every=256 eval_deals=2 elo_every=0 checkpoint_every=256 snapshot_every=256 best_every=256 best_decks=1 progress=false \
     | tee train.log
 grep -q "site-packages/treppen/configs/selfplay.yaml" train.log
 treppen tournament --agents greedy ppo-2p --decks 2 --out tournament
