@@ -5,8 +5,9 @@ Three scenarios, each on its own ``ray.cluster_utils.Cluster`` (every Ray file i
 ``/tmp`` through ``RAY_TMPDIR``), with ``treppen tournament`` and ``treppen train`` run as drivers
 of their own against it:
 
-- ``tournament``: a head and a worker node of one CPU each; the worker node is removed after
-  :data:`LOSE_AFTER` of the deals; the tournament runs to its end.
+- ``tournament``: a head without CPUs (the driver's node, whose worker processes start first) and
+  two worker nodes of one CPU each, which start theirs alike; one worker node is removed
+  after :data:`LOSE_AFTER` of the deals, by then it has played some; the tournament runs to its end.
 - ``train_on``: a head and a worker node of one CPU each, an env runner on each; the worker node is
   removed after the first checkpoint; training goes on with the runner left and finishes.
 - ``train_stopped``: a head without CPUs and a worker node of one CPU holding the only env runner;
@@ -31,9 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-#: Deals of the tournament (24 decks of random against greedy, 2 seatings each) and the number
-#: played before the worker node is removed.
-TOURNAMENT = ["--agents", "random", "greedy", "--decks", "24", "--seed", "5", "--boot", "0"]
+#: The tournament's agents: a small seeded search (about 0.1 s a deal, so that the deals do not all
+#: end before the node is lost) against greedy.
+AGENTS = ("rollout,playouts=40", "greedy")
+#: Deals of the tournament (24 decks, 2 seatings each) and the number played before the worker node
+#: is removed.
+TOURNAMENT = ["--agents", *AGENTS, "--decks", "24", "--seed", "5", "--boot", "0"]
 DEALS, LOSE_AFTER = 48, 24
 #: ``treppen train`` overrides of a tiny RLlib run that checkpoints every iteration.
 TRAIN = [
@@ -53,7 +57,7 @@ def main(out: Path) -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     report: dict[str, Any] = {}
     try:
-        report["tournament"] = on_cluster(1, lambda c: tournament(c, out / "tournament"))
+        report["tournament"] = on_cluster(0, lambda c: tournament(c, out / "tournament"), workers=2)
         report["train_on"] = on_cluster(1, lambda c: train_losing_a_node(c, out, "train_on", runners=2))
         report["train_stopped"] = on_cluster(0, lambda c: train_losing_a_node(c, out, "train_stopped", runners=1))
     finally:
@@ -61,13 +65,15 @@ def main(out: Path) -> None:
     (out / "node_loss.json").write_text(json.dumps(report))
 
 
-def on_cluster(head_cpus: int, scenario: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
-    """Run ``scenario(cluster)`` on a new cluster of a head node (``head_cpus``) and one worker node."""
+def on_cluster(head_cpus: int, scenario: Callable[[Any], dict[str, Any]], workers: int = 1) -> dict[str, Any]:
+    """Run ``scenario(cluster)`` on a new cluster of a head node (``head_cpus``) and ``workers``
+    worker nodes."""
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "num_cpus": head_cpus})
     try:
-        cluster.add_node(**NODE)
+        for _ in range(workers):
+            cluster.add_node(**NODE)
         cluster.wait_for_nodes()
         return scenario(cluster)
     finally:
@@ -95,13 +101,12 @@ def finish(proc: subprocess.Popen[str], timeout: float = 300) -> dict[str, Any]:
 
 
 def lose_worker(cluster: Any) -> None:
-    """Remove the cluster's worker node (its processes are killed, as when a machine is lost)."""
-    (worker,) = cluster.worker_nodes
-    cluster.remove_node(worker)
+    """Remove one of the cluster's worker nodes (its processes are killed, as when a machine is lost)."""
+    cluster.remove_node(next(iter(cluster.worker_nodes)))
 
 
 def tournament(cluster: Any, folder: Path) -> dict[str, Any]:
-    """The tournament of :data:`TOURNAMENT`, the worker node removed after :data:`LOSE_AFTER` deals."""
+    """The tournament of :data:`TOURNAMENT`, a worker node removed after :data:`LOSE_AFTER` deals."""
     results = folder / "results.jsonl"
     proc = run(["tournament", *TOURNAMENT, "--out", str(folder), "--ray-address", cluster.address])
 

@@ -474,7 +474,7 @@ def test_two_nodes_on_localhost_train_resume_on_one_and_play_a_tournament(tmp_pa
 
 @pytest.mark.xdist_group("two_nodes")  # clusters in a process of their own, one after the other
 def test_losing_a_node_loses_no_deal_and_training_goes_on_or_resumes(tmp_path_factory):
-    from tests.train.node_loss import DEALS, LOSE_AFTER, TOTAL
+    from tests.train.node_loss import AGENTS, DEALS, LOSE_AFTER, TOTAL
     from treppen.arena.tournament import run_tournament
 
     out = Path(tmp_path_factory.mktemp("node_loss"))
@@ -485,10 +485,10 @@ def test_losing_a_node_loses_no_deal_and_training_goes_on_or_resumes(tmp_path_fa
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((out / "node_loss.json").read_text())
-    # the tournament: the worker node removed after LOSE_AFTER deals; every deal once, as a local run's
+    # the tournament: a worker node removed after LOSE_AFTER deals; every deal once, as a local run's
     played = report["tournament"]
     assert played["returncode"] == 0 and LOSE_AFTER <= played["lost_at"] < DEALS, played["stderr"][-2000:]
-    local = run_tournament({"random": "random", "greedy": "greedy"}, decks=24, seed=5, out=out / "local")
+    local = run_tournament({spec: spec for spec in AGENTS}, decks=24, seed=5, out=out / "local")
     assert len(local) == DEALS
     assert sorted(played["lines"]) == sorted((out / "local" / "results.jsonl").read_text().splitlines())
     assert len({json.loads(line)["deal"] for line in played["lines"]}) == DEALS
