@@ -43,7 +43,6 @@ from treppen_env.core.layout import (
     I8_SIZE,
     I64_SIZE,
     KNOWN,
-    MAX_MELDS,
     MAX_SEATS,
     NUM_CARDS,
     STOCK,
@@ -183,13 +182,7 @@ def scratch():
     """The arrays :func:`decision_log_likelihood` works in: a state's u64 row, a legal mask, the
     action scores, a feature table, the heuristic's inputs and its workspace, then the candidates'
     hands (uint64 (MAX_CANDIDATES, MAX_SEATS)), stocks (int8 (MAX_CANDIDATES, 52)) and weights."""
-    inputs = (
-        np.zeros(G.NUM_CARD_SETS, dtype=np.uint64),
-        np.zeros(NUM_CARDS, dtype=np.int8),
-        np.zeros(G.NUM_SCALARS, dtype=np.int64),
-        np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8),
-        np.zeros(MAX_MELDS, dtype=np.uint64),
-    )
+    inputs = G.empty_inputs()
     decide = (
         np.zeros(U64_SIZE, dtype=np.uint64),
         np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),

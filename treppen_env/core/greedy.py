@@ -741,8 +741,11 @@ def _meld(hand, scalars, mask, first_legal, d):
     return best_play if best_play >= 0 else first_legal
 
 
+@kernel
 def empty_inputs() -> Inputs:
-    """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout."""
+    """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout
+    (uint64 (NUM_CARD_SETS,), int8 (52,), int64 (NUM_SCALARS,), int8 (MAX_TABLE_MELDS,
+    NUM_MELD_COLUMNS), uint64 (MAX_TABLE_MELDS,)), for kernels and Python alike."""
     return (
         np.zeros(NUM_CARD_SETS, dtype=np.uint64),
         np.zeros(NUM_CARDS, dtype=np.int8),

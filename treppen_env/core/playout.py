@@ -41,7 +41,6 @@ from treppen_env.core.layout import (
     DEAL_POINTS,
     HAND,
     KNOWN,
-    MAX_MELDS,
     MUST_USE,
     NUM_CARDS,
     NUM_PLAYERS,
@@ -95,13 +94,7 @@ def with_net(w, shape, offsets, consts, value_turns, value_weight):
     ``value_turns > 0`` a search's playout is valued by the network's value head after that many
     turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
     padded = np.zeros(K.MASK_WORDS * 8, dtype=np.int8)
-    inputs = (
-        np.zeros(G.NUM_CARD_SETS, dtype=np.uint64),
-        np.zeros(NUM_CARDS, dtype=np.int8),
-        np.zeros(G.NUM_SCALARS, dtype=np.int64),
-        np.zeros((MAX_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8),
-        np.zeros(MAX_MELDS, dtype=np.uint64),
-    )
+    inputs = G.empty_inputs()
     hidden = max(shape[1], 1)
     net = (
         w, shape, offsets, consts, np.zeros(max(shape[0], 1), dtype=np.float32),
