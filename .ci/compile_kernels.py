@@ -5,7 +5,8 @@ process a test starts would compile the ones it meets first, side by side. Plays
 of each preset through the env with greedy and random seats (mask, step, observation, the
 greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
 both search agents' kernels (one IS-MCTS kernel, with or without a prior), the heuristic
-action features, the batched env's step and a search with beliefs.
+action features, the batched env's step, a search with beliefs and a zoo policy's action (its
+features of a batch of one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 import numpy as np
 
 import treppen_env
+from treppen import agents
 from treppen.agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
@@ -42,4 +44,5 @@ for preset in ("treppenromme", "rum500"):
     vec.step(vec.sample_actions())
     believer = RolloutAgent(rules=preset, playouts=8, beliefs="greedy")
     play_match(raw_env(num_players=2, rules=preset), [believer, GreedyAgent(rules=preset)], seed=0)
+    agents.load("ppo-2p" if preset == "treppenromme" else "ppo-rum500-2p", seed=0).act(observation)
 print(f"kernels compiled (or loaded from the cache) in {time.process_time() - start:.1f} CPU s")
