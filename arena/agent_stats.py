@@ -15,9 +15,9 @@ COLUMNS = (
     ("replies", "replies"),
     ("retries", "retries"),
     ("fallbacks", "fallbacks"),
-    ("errors", "failed requests"),
-    ("prompt_tokens", "prompt tokens"),
-    ("completion_tokens", "reply tokens"),
+    ("errors", "failed"),
+    ("prompt_tokens", "tokens in"),
+    ("completion_tokens", "tokens out"),
 )
 
 
@@ -40,14 +40,15 @@ def total_stats(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, flo
 
 def print_stats(totals: Mapping[str, Mapping[str, float]]) -> None:
     """Print :func:`total_stats` as a table (nothing when empty): one row per agent, the counts of
-    :data:`COLUMNS`, the fallback share of decisions and the mean seconds a request waited."""
+    :data:`COLUMNS` (``failed``: requests that failed), the share of decisions the fallback played
+    and the mean seconds a request waited."""
     if not totals:
         return
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title="Model calls (summed over the deals)")
-    for heading in ("agent", "deals", *(h for _, h in COLUMNS), "fallback share", "s per request"):
+    for heading in ("agent", "deals", *(h for _, h in COLUMNS), "fallback %", "s/request"):
         table.add_column(heading, justify="left" if heading == "agent" else "right", no_wrap=True)
     for name, t in totals.items():
         requests = t.get("replies", 0) + t.get("errors", 0)
@@ -55,4 +56,7 @@ def print_stats(totals: Mapping[str, Mapping[str, float]]) -> None:
         wait = t.get("latency_s", 0) / requests if requests else float("nan")
         cells = [f"{int(t.get(key, 0))}" for key, _ in COLUMNS]
         table.add_row(name, str(int(t["deals"])), *cells, f"{share:.1%}", f"{wait:.2f}")
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # piped: as wide as the table needs (as the Elo table is printed)
+        console = Console(width=max(console.width, Console(width=10_000).measure(table).maximum))
+    console.print(table)
