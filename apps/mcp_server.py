@@ -119,6 +119,7 @@ class Tables:
         """
         session = self.app.sessions.get(game_id)
         hand = set(self._hand(session))
+        last = session.log[-1] if session.log else None
         try:
             action = parse_action(move)
             App.move(session, {"action": action, "version": session.version})
@@ -127,10 +128,10 @@ class Tables:
             with session.lock:
                 legal = "" if session.over else f" Legal moves: {', '.join(legal_texts(session))}."
             raise BadRequest(f"{reason}. The game is unchanged.{legal}") from None
-        mine = session.log[-1]
-        if action == DRAW and not session.over:  # what the person drew, as the terminal game says it
-            mine = {**mine, "move": f"draw ({cards_to_str(sorted(set(self._hand(session)) - hand))})"}
-        return game_text(session, [mine, *self._agents_move(session)])
+        mine = _since(session.log, last)
+        if action == DRAW:  # what the person drew, as the terminal game says it
+            mine[0] = {**mine[0], "move": f"draw ({cards_to_str(sorted(set(self._hand(session)) - hand))})"}
+        return game_text(session, [*mine, *self._agents_move(session)])
 
     @staticmethod
     def _hand(session: Session) -> tuple[int, ...]:
@@ -159,12 +160,25 @@ class Tables:
     @staticmethod
     def _agents_move(session: Session) -> list[dict[str, Any]]:
         """Let the agents move until the person's turn or the end; the log lines of their moves."""
-        start = len(session.log)
+        lines: list[dict[str, Any]] = []
         for _ in range(MAX_AGENT_MOVES):
             if session.over or session.env.game.current == session.you:
                 break
+            last = session.log[-1] if session.log else None
             App.advance(session, {"version": session.version})
-        return session.log[start:]
+            lines += _since(session.log, last)
+        return lines
+
+
+def _since(log: list[dict[str, Any]], last: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The lines of the session's ``log`` after the line ``last`` (all for None). The session keeps
+    its log short, dropping old lines, so a line is found by identity, not by index."""
+    new: list[dict[str, Any]] = []
+    for line in reversed(log):
+        if line is last:
+            break
+        new.append(line)
+    return new[::-1]
 
 
 def legal_texts(session: Session) -> list[str]:
@@ -182,7 +196,7 @@ def game_text(session: Session, log: Sequence[dict[str, Any]]) -> str:
     lines = [f"{session.env.rules.name}, {n} players ({opponents}), episode: {session.env.episode}"]
     for entry in log:
         who = "" if entry["seat"] is None else f"{seat_name((entry['seat'] - you) % n)}: "
-        points = f" (+{entry['points']})" if entry.get("points") else ""
+        points = f" ({entry['points']:+d})" if entry.get("points") else ""
         lines.append(f"  {who}{entry['move']}{points}")
     observation = session.env.observe(session.env.possible_agents[you])
     moves = legal_texts(session)
