@@ -49,6 +49,7 @@ HOST = "127.0.0.1"
 MAX_AGENT_MOVES = 10_000
 MAX_SEED = 2**32 - 1
 HINT_MOVES = 8
+MAX_MOVE_CHARS = 120  # a 13-card run in notation is 57
 NEW_GAME = (
     "Start a game: you at seat 0 against the given opponents (default: the first offered). opponents: agents "
     "by name, one per other seat, or one for every seat when players is given; rules: treppenromme or rum500; "
@@ -86,6 +87,8 @@ class Tables:
             fit the opponents, an unknown preset or episode, or a seed outside 0..2**32-1.
         """
         chosen = list(opponents) if opponents else [self.app.specs[0]]
+        if len(chosen) >= MAX_PLAYERS:
+            raise BadRequest(f"{len(chosen)} opponents: a table seats you and at most {MAX_PLAYERS - 1} others")
         if players is not None:
             if not MIN_PLAYERS <= players <= MAX_PLAYERS:
                 raise BadRequest(f"players={players}: a table seats {MIN_PLAYERS}..{MAX_PLAYERS}")
@@ -117,6 +120,8 @@ class Tables:
         :raises BadRequest: for a move that is unreadable or illegal (the game is unchanged; the
             message lists the legal moves), a game that is over or another seat's turn.
         """
+        if len(move) > MAX_MOVE_CHARS:
+            raise BadRequest(f"a move is at most {MAX_MOVE_CHARS} characters (e.g. 'meld 7S 8S 9S'); got {len(move)}")
         session = self.app.sessions.get(game_id)
         hand = set(self._hand(session))
         last = session.log[-1] if session.log else None

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver.exceptions import ToolError
 from starlette.testclient import TestClient
 
 from treppen.apps.mcp_server import create_server
@@ -168,3 +169,24 @@ def test_http_refuses_other_hosts_and_origins(headers, error):
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         answer = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
     assert answer.status_code == 403 and error in answer.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "error"),
+    [
+        ("new_game", {"opponents": ["greedy"] * 500}, "500 opponents: a table seats you and at most 3 others"),
+        ("new_game", {"players": 5}, "players=5: a table seats 2..4"),
+        ("new_game", {"rules": "poker"}, "'rules' must be one of ['rum500', 'treppenromme']; got 'poker'"),
+        ("new_game", {"seed": -1}, "seed=-1 must be in 0..4294967295"),
+        ("make_move", {"game_id": "x", "move": "meld " * 100}, "a move is at most 120 characters"),
+        ("game_state", {"game_id": "x" * 1000}, "no session 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx': it expired"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(tool, arguments, error):
+    server = create_server(["greedy", "random"], seed=1)
+
+    async def main():
+        return await server.call_tool(tool, arguments)
+
+    with pytest.raises(ToolError, match=re.escape(error)):
+        run_bounded(main, 60)
