@@ -18,6 +18,7 @@ from treppen.agents import zoo
 from treppen.agents.base import Agent, RandomAgent, legal_actions
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
+from treppen.agents.llm import LLMAgent
 from treppen.agents.net import NetAgent, is_kernel_net
 from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
@@ -32,6 +33,7 @@ __all__ = [
     "GreedyAgent",
     "HumanAgent",
     "ISMCTSAgent",
+    "LLMAgent",
     "NetAgent",
     "PolicyAgent",
     "RandomAgent",
@@ -47,6 +49,7 @@ SPECS: dict[str, type[Agent]] = {
     "human": HumanAgent,
     "rollout": RolloutAgent,
     "ismcts": ISMCTSAgent,
+    "llm": LLMAgent,
 }
 #: Model files :func:`load` looks for in a run folder, in this order (``final_policy.npz``: the
 #: NumPy export of an RLlib run, played without Ray or torch).

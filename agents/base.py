@@ -31,6 +31,11 @@ class Agent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
+    def deal_stats(self) -> dict[str, Any] | None:
+        """What the agent counted since its last :meth:`reset` (a tournament keeps it per deal), or
+        None for an agent that counts nothing (the default)."""
+        return None
+
     def __call__(self, observation: dict[str, Any]) -> int:
         return self.act(observation)
 

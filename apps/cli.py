@@ -1,4 +1,4 @@
-"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``replay``,
+"""The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``mcp``, ``replay``,
 ``analyse``, ``bench`` and ``zoo`` (docs/ARCHITECTURE.md "Command line").
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "tournament": ("treppen.apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
     "play": ("treppen.apps.play", "play against agents in the terminal"),
     "serve": ("treppen.apps.serve", "play, watch and replay deals in a local web page"),
+    "mcp": ("treppen.apps.mcp_server", "serve games to MCP clients (assistants): stdio, or HTTP on 127.0.0.1"),
     "replay": ("treppen.apps.replay", "print a recorded deal move by move"),
     "analyse": ("treppen.apps.analyse", "rank the moves of a recorded position by search"),
     "bench": ("treppen.apps.bench", "measure environment throughput (decision steps/s, deals/s)"),

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from treppen.agents.base import Agent
+from treppen.arena.agent_stats import print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
@@ -174,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     ratings = fit_ratings(records, anchor=reference_anchor(names), n_boot=args.boot, seed=args.seed)
     write_outputs(out, ratings, specs)
     print_table(ratings)
+    print_stats(total_stats(records))  # the llm agents' replies, retries, fallbacks, tokens, seconds
     print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
     if args.record is not None:
         print(f"game records in {Path(args.record) / f'{out.name}.jsonl'} (treppen replay FILE --deal N)")

@@ -368,8 +368,11 @@ class App:
         """A new seed from the server's seed sequence (for a deal, or a hint's search)."""
         return int(self._seeds.spawn(1)[0].generate_state(1)[0])
 
-    def new_session(self, data: dict[str, Any]) -> Session:
+    def new_session(self, data: dict[str, Any], seed: int | None = None) -> Session:
         """A new game from the page's choices (validated: only indices of the server's agents).
+
+        :param seed: seeds the deal and the agents (None: the next seed of the server's sequence;
+            ``treppen mcp`` passes its client's).
 
         :raises BadRequest: 400 naming the field that is wrong and what it allows; 429 when the
             server is full of games in play (see :class:`SessionStore`).
@@ -393,7 +396,7 @@ class App:
         if people != (1 if mode == "play" else 0):
             wanted = "exactly one seat 'you'" if mode == "play" else "no seat 'you'"
             raise BadRequest(f"{mode} mode needs {wanted}; got {people}")
-        seed = self.next_seed()
+        seed = self.next_seed() if seed is None else seed
         env = raw_env(num_players=len(specs), rules=rules, episode=episode)
         env.reset(seed=seed, options={"dealer": seed % len(specs)})
         players = [None if s == YOU else agents.load(s, seed=seed + i, rules=env.rules) for i, s in enumerate(specs)]

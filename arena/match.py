@@ -179,6 +179,9 @@ def play_deal(spec: DealSpec, agents: Mapping[str, Agent], game_record: bool = F
         "steps": len(result.actions),
         "seed": spec.seed,
     }
+    stats = {name: counts for name in spec.seats if (counts := agents[name].deal_stats()) is not None}
+    if stats:  # agents that count their own work this deal (the llm agent's requests)
+        result_record["agent_stats"] = stats
     if game_record:
         extra = {"deal_id": spec.deal_id, "deck_id": spec.deck_id, "seed": spec.seed}
         (result_record["game_record"],) = game_records.record_match(

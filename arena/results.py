@@ -11,7 +11,9 @@ Files in the out dir (``treppen tournament --out DIR``):
   (:mod:`treppen.arena.schedule`) and counts ``decks``; a version 1 folder cannot be resumed.
 - ``results.jsonl``: one line per finished deal, appended and flushed as it ends: ``deal`` (id),
   ``deck_id``, ``table`` (agents of the table), ``rotation``, ``dealer``, ``agents`` (per seat),
-  ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``.
+  ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``,
+  and ``agent_stats`` (agent name -> its ``deal_stats()``) when an agent counts its own work this
+  deal (the ``llm`` agent: replies, retries, fallbacks, tokens, seconds; :mod:`treppen.arena.agent_stats`).
   A deal is keyed by ``(deck_id, table, rotation)``; on start the lines already there are read, so
   an interrupted tournament resumes without playing a deal twice.
 - ``ratings.json``, ``ratings.csv``, ``elo.png``, ``pairwise.png``: see :func:`write_outputs`.

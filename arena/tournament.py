@@ -41,13 +41,13 @@ RUN_MODEL_STEMS = ("final_model", "model")
 
 
 def agent_name(spec: str) -> str:
-    """Display name of an agent spec: the built-in name, a model file's stem, or its run's name.
+    """Display name of an agent spec: a built-in agent's spec as it is, a model file's stem, or its run's name.
 
     ``runs/exp1``, ``runs/exp1/final_model.zip`` and ``runs/exp1/model.zip`` are ``exp1``;
     ``runs/exp1/best_model.zip`` is ``exp1-best_model``; ``runs/exp1/ckpt/ck_1000_steps.zip`` is
     ``ck_1000_steps``.
     """
-    if spec in SPECS:
+    if spec.split(",")[0] in SPECS:  # a built-in agent with its settings: "llm,base_url=http://...,model=m"
         return spec
     path = Path(spec)
     if path.suffix != ".zip":

@@ -303,7 +303,7 @@ def test_load_builds_named_agents() -> None:
 
 def test_load_errors(tmp_path: Any) -> None:
     with pytest.raises(
-        ValueError, match=r"unknown agent spec 'grredy'.*\['greedy', 'human', 'ismcts', 'random', 'rollout'\]"
+        ValueError, match=r"unknown agent spec 'grredy'.*\['greedy', 'human', 'ismcts', 'llm', 'random', 'rollout'\]"
     ):
         agents.load("grredy")
     missing = tmp_path / "nope.zip"

@@ -1,0 +1,349 @@
+"""``treppen mcp``: the game served to MCP clients (desktop assistants, agent frameworks) on the official
+``mcp`` SDK, over stdio or streamable HTTP on 127.0.0.1 (docs/guide/llm.md).
+
+Tools (each answers text; an error answer says what was wrong):
+
+- ``new_game(opponents, players, rules, episode, seed)``: a game against agents the server was
+  started with (``--opponents``: specs, zoo names or the levels easy/medium/hard); the agents move
+  until it is your turn; answers the game's id and :func:`game_text`;
+- ``game_state(game_id)``: :func:`game_text`: the table as your observation shows it (hand,
+  staircase with each card's depth, melds, the cards opponents are known to hold, points) and the
+  legal moves in card notation (:func:`treppen_env.actions.action_to_str`);
+- ``make_move(game_id, move)``: your move in that notation (:func:`treppen_env.actions.parse_action`),
+  then the agents' moves until your turn comes again; a move that is unreadable or illegal is an
+  error that lists the legal moves, and the game is unchanged;
+- ``hint(game_id)``: your moves ranked by a short search from your observation
+  (:data:`treppen.apps.web_replay.HINT_SPEC`);
+- ``game_record(game_id)``: the finished deals as a record file's lines (docs/guide/records.md);
+- ``end_game(game_id)``.
+
+Resources: ``treppen://rules/<preset>``, the rules in plain text (:func:`treppen.agents.rules_text.rules_summary`).
+
+Games are the web page's sessions (:class:`treppen.apps.web.App`), with its limits and checks: at most
+``--max-sessions`` games (idle ones make room), unguessable ids, only the server's agents, every
+argument validated. Over HTTP the app sits behind :class:`treppen.apps.web.LocalOnly` (Host and
+Origin checks against DNS rebinding) and is bound to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from treppen.agents.human import render_view, seat_name
+from treppen.agents.rules_text import rules_summary
+from treppen.agents.zoo import LEVELS, cards
+from treppen.apps.web import App, LocalOnly, Session
+from treppen.apps.web_errors import BadRequest
+from treppen_env.actions import DRAW, action_to_str, parse_action
+from treppen_env.cards import cards_to_str
+from treppen_env.observation import decode as decode_observation
+from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
+
+HOST = "127.0.0.1"
+#: Agent moves played after one of yours at most (a deal has a few hundred turns at most, RULES §6.5).
+MAX_AGENT_MOVES = 10_000
+MAX_SEED = 2**32 - 1
+HINT_MOVES = 8
+MAX_MOVE_CHARS = 120  # a 13-card run in notation is 57
+NEW_GAME = (
+    "Start a game: you at seat 0 against the given opponents (default: the first offered). opponents: agents "
+    "by name, one per other seat, or one for every seat when players is given; rules: treppenromme or rum500; "
+    "episode: deal (one deal) or game (deals until a total reaches 500); seed: 0..4294967295 replays the same "
+    "deal. Answers the game_id, the table and your legal moves."
+)
+INSTRUCTIONS = (
+    "Play Treppenrommé (staircase rummy) or 500 Rum against the server's agents. Read the rules resource "
+    "treppen://rules/treppenromme, start with new_game, then call make_move with one of the legal moves that "
+    "game_state lists, in their notation (e.g. 'draw', 'take 2', 'meld 7S 8S 9S', 'layoff QH low', 'discard KC')."
+)
+
+
+def default_opponents() -> list[str]:
+    """The levels, greedy, random and every zoo agent."""
+    return [*LEVELS, "greedy", "random", *cards()]
+
+
+class Tables:
+    """The tools' work on the page's sessions (:class:`treppen.apps.web.App`), person at seat 0.
+
+    :param app: the sessions and the agents the games may seat.
+    :raises nothing: errors of a call are :class:`treppen.apps.web_errors.BadRequest` naming what was wrong.
+    """
+
+    def __init__(self, app: App):
+        self.app = app
+
+    def new_game(
+        self, opponents: Sequence[str] | None, players: int | None, rules: str, episode: str, seed: int | None
+    ) -> str:
+        """Start a game; answers its id and the table (see the module docstring).
+
+        :raises BadRequest: for an opponent the server does not offer, a count of players that does not
+            fit the opponents, an unknown preset or episode, or a seed outside 0..2**32-1.
+        """
+        chosen = list(opponents) if opponents else [self.app.specs[0]]
+        if len(chosen) >= MAX_PLAYERS:
+            raise BadRequest(f"{len(chosen)} opponents: a table seats you and at most {MAX_PLAYERS - 1} others")
+        if players is not None:
+            if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+                raise BadRequest(f"players={players}: a table seats {MIN_PLAYERS}..{MAX_PLAYERS}")
+            if len(chosen) == 1:
+                chosen *= players - 1
+            elif len(chosen) != players - 1:
+                raise BadRequest(
+                    f"players={players} needs {players - 1} opponents (or one, for every seat); got {chosen}"
+                )
+        unknown = [o for o in chosen if o not in self.app.specs]
+        if unknown:
+            raise BadRequest(f"opponents {unknown} are not offered here; choose from {self.app.specs}")
+        if seed is not None and not 0 <= seed <= MAX_SEED:
+            raise BadRequest(f"seed={seed} must be in 0..{MAX_SEED}")
+        seats: list[Any] = ["you", *(self.app.specs.index(o) for o in chosen)]
+        data = {"mode": "play", "seats": seats, "rules": rules, "episode": episode}
+        session = self.app.new_session(data, seed=seed)
+        log = self._agents_move(session)
+        return f"game_id: {session.id}\n{game_text(session, log)}"
+
+    def state(self, game_id: str) -> str:
+        session = self.app.sessions.get(game_id)
+        with session.lock:
+            return game_text(session, [])
+
+    def move(self, game_id: str, move: str) -> str:
+        """Play ``move`` for the person, then the agents until the person's turn or the end.
+
+        :raises BadRequest: for a move that is unreadable or illegal (the game is unchanged; the
+            message lists the legal moves), a game that is over or another seat's turn.
+        """
+        if len(move) > MAX_MOVE_CHARS:
+            raise BadRequest(f"a move is at most {MAX_MOVE_CHARS} characters (e.g. 'meld 7S 8S 9S'); got {len(move)}")
+        session = self.app.sessions.get(game_id)
+        hand = set(self._hand(session))
+        last = session.log[-1] if session.log else None
+        try:
+            action = parse_action(move)
+            App.move(session, {"action": action, "version": session.version})
+        except (ValueError, BadRequest) as err:
+            reason = err.detail if isinstance(err, BadRequest) else str(err)
+            with session.lock:
+                legal = "" if session.over else f" Legal moves: {', '.join(legal_texts(session))}."
+            raise BadRequest(f"{reason}. The game is unchanged.{legal}") from None
+        mine = _since(session.log, last)
+        if action == DRAW:  # what the person drew, as the terminal game says it
+            mine[0] = {**mine[0], "move": f"draw ({cards_to_str(sorted(set(self._hand(session)) - hand))})"}
+        return game_text(session, [*mine, *self._agents_move(session)])
+
+    @staticmethod
+    def _hand(session: Session) -> tuple[int, ...]:
+        return decode_observation(session.env.observe(session.env.possible_agents[session.you])).hand
+
+    def hint(self, game_id: str) -> str:
+        session = self.app.sessions.get(game_id)
+        answer = self.app.hint(session, {"version": session.version})
+        lines = [f"Your moves ranked by {answer['agent']} (searched from what you see):"]
+        for e in answer["estimates"][:HINT_MOVES]:
+            lines.append(
+                f"- {e['text']}: wins {e['win_rate']:.0%} of {e['playouts']} playouts, margin {e['margin']:+.0f} points"
+                + (" (greedy's choice)" if e["greedy"] else "")
+            )
+        return "\n".join(lines)
+
+    def record(self, game_id: str) -> str:
+        session = self.app.sessions.get(game_id)
+        lines = [json.dumps(r, separators=(",", ":")) for r in list(session.recorder.records)]
+        return "\n".join(lines) if lines else "no deal of this game has finished yet"
+
+    def end(self, game_id: str) -> str:
+        self.app.sessions.remove(game_id)
+        return f"game {game_id} ended"
+
+    @staticmethod
+    def _agents_move(session: Session) -> list[dict[str, Any]]:
+        """Let the agents move until the person's turn or the end; the log lines of their moves."""
+        lines: list[dict[str, Any]] = []
+        for _ in range(MAX_AGENT_MOVES):
+            if session.over or session.env.game.current == session.you:
+                break
+            last = session.log[-1] if session.log else None
+            App.advance(session, {"version": session.version})
+            lines += _since(session.log, last)
+        return lines
+
+
+def _since(log: list[dict[str, Any]], last: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The lines of the session's ``log`` after the line ``last`` (all for None). The session keeps
+    its log short, dropping old lines, so a line is found by identity, not by index."""
+    new: list[dict[str, Any]] = []
+    for line in reversed(log):
+        if line is last:
+            break
+        new.append(line)
+    return new[::-1]
+
+
+def legal_texts(session: Session) -> list[str]:
+    """The person's legal moves in card notation (empty when it is not their turn)."""
+    mask = session.env.observe(session.env.possible_agents[session.you])["action_mask"]
+    return [action_to_str(int(a)) for a in mask.nonzero()[0]]
+
+
+def game_text(session: Session, log: Sequence[dict[str, Any]]) -> str:
+    """The game as the person sees it: the moves in ``log`` (seats named as :func:`seat_name`), the
+    table (:func:`treppen.agents.human.render_view`) and the legal moves, or how the game ended."""
+    you = session.you or 0
+    n = len(session.seats)
+    opponents = ", ".join(f"{seat_name((s - you) % n)} {spec}" for s, spec in enumerate(session.seats) if s != you)
+    lines = [f"{session.env.rules.name}, {n} players ({opponents}), episode: {session.env.episode}"]
+    for entry in log:
+        who = "" if entry["seat"] is None else f"{seat_name((entry['seat'] - you) % n)}: "
+        points = f" ({entry['points']:+d})" if entry.get("points") else ""
+        lines.append(f"  {who}{entry['move']}{points}")
+    observation = session.env.observe(session.env.possible_agents[you])
+    moves = legal_texts(session)
+    lines.append(render_view(decode_observation(observation), [parse_action(m) for m in moves]))
+    if session.over:
+        summary = session.summary or {}
+        points = ", ".join(f"{seat_name((s - you) % n)} {p}" for s, p in enumerate(summary.get("deal_points", [])))
+        lines.append(f"The {session.env.episode} is over: {summary.get('outcome_text', '')}; deal points {points}.")
+        lines.append("Start another with new_game; game_record gives the record of its deals.")
+    else:
+        lines.append(f"Legal moves ({len(moves)}): " + ", ".join(moves))
+        lines.append("Play one with make_move.")
+    return "\n".join(lines)
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """A refusal (:class:`BadRequest`) becomes the tool's error answer, with the reason only."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        yield
+    except BadRequest as err:
+        raise ToolError(str(err.detail)) from None
+
+
+def create_server(
+    opponents: Sequence[str] | None = None,
+    record_dir: str | Path | None = None,
+    max_sessions: int = 16,
+    seed: int | None = None,
+) -> Any:
+    """The MCP server (an ``mcp.server.mcpserver.MCPServer``) with the tools and resources of the
+    module docstring.
+
+    :param opponents: agent specs the games may seat (default :func:`default_opponents`).
+    :param record_dir: where finished deals are appended as records, or None.
+    :param max_sessions: games kept at once.
+    :param seed: seeds the games that name no seed (None: fresh entropy).
+    :raises ValueError: for an unknown spec or ``human`` among the opponents.
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    tables = Tables(App(opponents or default_opponents(), record_dir, max_sessions, seed))
+    server = MCPServer("treppen", instructions=INSTRUCTIONS, log_level="WARNING")
+    offered = ", ".join(tables.app.specs)
+
+    @server.tool(description=f"{NEW_GAME} Opponents offered: {offered}.")
+    def new_game(
+        opponents: list[str] | None = None,
+        players: int | None = None,
+        rules: str = "treppenromme",
+        episode: str = "deal",
+        seed: int | None = None,
+    ) -> str:
+        with _tool_errors():
+            return tables.new_game(opponents, players, rules, episode, seed)
+
+    @server.tool()
+    def game_state(game_id: str) -> str:
+        """The table as you see it (your hand, the staircase with each card's depth for 'take D', the
+        melds, the cards opponents are known to hold, points) and your legal moves in card notation."""
+        with _tool_errors():
+            return tables.state(game_id)
+
+    @server.tool()
+    def make_move(game_id: str, move: str) -> str:
+        """Play your move in card notation, e.g. 'draw', 'take 2', 'meld 7S 8S 9S', 'layoff QH low',
+        'discard KC'; the opponents then move until it is your turn again. Answers their moves and the
+        table. An unreadable or illegal move is an error listing the legal moves; the game is unchanged."""
+        with _tool_errors():
+            return tables.move(game_id, move)
+
+    @server.tool()
+    def hint(game_id: str) -> str:
+        """Your legal moves ranked by a short search from what you can see (win rate, point margin)."""
+        with _tool_errors():
+            return tables.hint(game_id)
+
+    @server.tool()
+    def game_record(game_id: str) -> str:
+        """The game's finished deals as JSON lines (the record format that treppen replay reads)."""
+        with _tool_errors():
+            return tables.record(game_id)
+
+    @server.tool()
+    def end_game(game_id: str) -> str:
+        """End a game and forget it."""
+        with _tool_errors():
+            return tables.end(game_id)
+
+    for preset in sorted(PRESETS):
+        uri = f"treppen://rules/{preset}"
+        server.resource(uri, name=f"rules-{preset}", mime_type="text/plain")(
+            _constant(rules_summary(make_rules(preset)))
+        )
+    return server
+
+
+def _constant(text: str) -> Callable[[], str]:
+    """A function answering ``text`` (a static resource's reader)."""
+    return lambda: text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (an assistant starts the server itself; default) or streamable HTTP on 127.0.0.1",
+    )
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="agents the games may seat (default: easy medium hard greedy random and the zoo's agents)",
+    )
+    parser.add_argument("--record", default=None, metavar="DIR", help="append every finished deal to a file in DIR")
+    parser.add_argument("--max-sessions", type=int, default=16, help="games kept at once (default 16)")
+    parser.add_argument("--seed", type=int, default=None, help="seeds the games that name none (default: fresh)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client closes stdio, or until interrupted (HTTP).
+
+    :raises ValueError: for a bad agent spec (or ``human``), port or session count.
+    """
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port {args.port} is not a port 0..65535")
+    if args.max_sessions < 1:
+        raise ValueError(f"--max-sessions {args.max_sessions}: need at least 1")
+    server = create_server(args.opponents, args.record, args.max_sessions, args.seed)
+    if args.transport == "stdio":
+        server.run("stdio")
+        return 0
+    import sys
+
+    import uvicorn
+
+    app = LocalOnly(server.streamable_http_app(host=HOST))
+    print(f"treppen mcp: serving http://{HOST}:{args.port}/mcp (Ctrl-C stops)", file=sys.stderr)
+    uvicorn.run(app, host=HOST, port=args.port, log_level="warning")
+    return 0
