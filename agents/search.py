@@ -121,6 +121,8 @@ class Analysis(list):  # type: ignore[type-arg]
 
 #: Deals the beliefs about the opponents' cards are counted over (:meth:`SearchAgent.card_beliefs`).
 BELIEF_SAMPLES = 400
+#: Deals counted between two looks at the clock under a deadline (:meth:`SearchAgent.card_beliefs`).
+BELIEF_CHUNK = 50
 
 
 def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[MoveEstimate]:
@@ -305,17 +307,24 @@ class SearchAgent(Agent):
         )
         found = Analysis(_estimates(choices[order], stats[order], int(choices[0])))
         found.playouts, found.cut_short = self.simulations, self.cut_short
-        found.beliefs = self.card_beliefs(observation, known)
+        deadline = self.settings.deadline
+        found.beliefs = self.card_beliefs(observation, known, ends=math.inf if deadline is None else started + deadline)
         return found
 
     def card_beliefs(
-        self, observation: dict[str, Any], known: Iterable[int] | None = None, samples: int = BELIEF_SAMPLES
+        self,
+        observation: dict[str, Any],
+        known: Iterable[int] | None = None,
+        samples: int = BELIEF_SAMPLES,
+        ends: float = math.inf,
     ) -> np.ndarray:
         """Per opponent, the probability that it holds each card it is not publicly known to hold,
         as the search's determinizations deal them (uniform, or weighted by the opponents' moves
         with ``beliefs="greedy"``; :mod:`treppen_env.core.beliefs`), from ``samples`` deals.
 
         :param known: as in :meth:`analyse`.
+        :param ends: a time of :attr:`clock` after which no more deals are counted, looked at
+            every :data:`BELIEF_CHUNK` (at least that many are; :meth:`analyse` under a deadline).
         :return: float64 (num_players, 52): row ``k`` the relative seat ``k`` (row 0, the
             observer, all zeros); cards seen elsewhere are 0, cards publicly held too.
         :raises ValueError: as :meth:`act`.
@@ -325,11 +334,15 @@ class SearchAgent(Agent):
         self._use_history = True
         root = self._root(observation, own_known)
         counts = np.zeros((Bel.MAX_SEATS, NUM_CARDS))
-        Bel.card_counts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, samples,
-            counts,
-        )  # fmt: skip
-        return counts[: decode(observation).num_players] / samples
+        done = 0
+        while done < samples and not (done and self.clock() >= ends):
+            count = min(BELIEF_CHUNK, samples - done)
+            Bel.card_counts(
+                root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, count,
+                counts,
+            )  # fmt: skip
+            done += count
+        return counts[: decode(observation).num_players] / done
 
     def label(self, observations: Iterable[dict[str, Any]]) -> np.ndarray:
         """The searched action of every observation, each searched on its own (no cards count

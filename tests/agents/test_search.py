@@ -16,7 +16,7 @@ from tests.env_helpers import swap_hidden
 from tests.rules_helpers import new_deal
 from treppen import agents
 from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
-from treppen.agents.search import DEFAULT_PLAYOUTS, MoveEstimate
+from treppen.agents.search import BELIEF_CHUNK, DEFAULT_PLAYOUTS, MoveEstimate
 from treppen.arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.actions import parse_action
@@ -161,14 +161,17 @@ class FakeClock:
 @pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
 def test_a_deadline_ends_the_search_at_its_first_look_past_it(make: type) -> None:
     """The clock is read at the call (0.0) and between chunks of 16 playouts, once each of the 7
-    discards has had one: 0.25, 0.5 and 0.75 run a chunk each, 1.0 is the deadline. So the search
+    discards has had one: 0.25, 0.5 and 0.75 run a chunk each, 1.0 is the deadline (and the
+    analysis's beliefs, read at 1.25 after their first chunk of deals, stop there). So the search
     overruns its deadline by at most one chunk of playouts (about 1-2 ms a core; the real figure
     under load is bench_serve_load.py's), however busy the machine is."""
     obs = observe(discard_position())
     agent = make(seed=0, deadline=1.0)
     agent.clock = FakeClock(0.25)
     estimates = agent.analyse(obs)
-    assert agent.clock.looks == 5 and agent.simulations == 16 + 3 * 16 and agent.cut_short
+    assert agent.clock.looks == 5 + 1 and agent.simulations == 16 + 3 * 16 and agent.cut_short
+    counted = estimates.beliefs * BELIEF_CHUNK  # past the deadline, the beliefs count one chunk of deals
+    np.testing.assert_allclose(counted, np.round(counted), atol=1e-9)
     assert (estimates.playouts, estimates.cut_short) == (64, True)
     assert sum(e.playouts for e in estimates) == 64 and min(e.playouts for e in estimates) >= 1
     agent.clock = FakeClock(0.25)
