@@ -10,7 +10,8 @@ budget at once, so the page bounds what a person waits instead of the search's q
   searches;
 - :class:`Limiter` admits as many searches at once as the machine has cores; the others wait in
   a queue per session, served round robin, so a session asking often cannot starve the others;
-- a request that cannot start within :data:`START_WITHIN` is answered at once: an agent's move
+- a request that cannot start while :data:`MIN_SEARCH` of its deadline is left is answered at
+  once (an agent's move may wait 0.5 s for a slot, a hint 1 s): an agent's move
   is searched at the floor budget (one determinization per searched move, a few milliseconds,
   outside the limiter), a hint is refused with 503 and ``Retry-After``.
 """
@@ -31,8 +32,9 @@ from starlette.responses import JSONResponse, Response
 MOVE_DEADLINE = 1.0
 #: Wall-clock seconds a hint may take, from the request's arrival.
 HINT_DEADLINE = 1.5
-#: Seconds a search may wait for the limiter before the request is answered without it.
-START_WITHIN = 0.5
+#: The least wall time, in seconds, a search that waited for its slot still gets: a request waits
+#: for the limiter until only this much of its deadline is left, then is answered without it.
+MIN_SEARCH = 0.5
 #: ``Retry-After`` of a hint refused for load, in seconds.
 RETRY_AFTER = 2
 
@@ -112,11 +114,11 @@ class Limiter:
         """Answer a request by ``work(ends)`` (run in the thread pool), ``ends`` the request's
         arrival plus ``deadline`` (``time.monotonic()`` seconds), holding a slot of ``session``'s.
 
-        Without a slot within :data:`START_WITHIN`: 503 with ``Retry-After`` when ``refuse``,
-        else ``work(0.0)`` at once outside the limiter (a search at its floor budget).
+        Without a slot while :data:`MIN_SEARCH` of the deadline is left: 503 with ``Retry-After``
+        when ``refuse``, else ``work(0.0)`` at once outside the limiter (a search at its floor budget).
         """
         ends = time.monotonic() + deadline
-        granted = await self.acquire(session, START_WITHIN)
+        granted = await self.acquire(session, max(0.0, deadline - MIN_SEARCH))
         if not granted and refuse:
             busy = f"the server is busy: every search slot is taken; try again in {RETRY_AFTER} s"
             return JSONResponse({"error": busy}, 503, headers={"Retry-After": str(RETRY_AFTER)})

@@ -60,8 +60,8 @@ def test_a_request_that_cannot_start_in_time_leaves_the_queue() -> None:
 
 @pytest.fixture
 def busy(tmp_path, monkeypatch):
-    """A server whose only search slot is taken: nothing waits longer than 10 ms for it."""
-    monkeypatch.setattr(web_limits, "START_WITHIN", 0.01)
+    """A server whose only search slot is taken, and no time to wait for it."""
+    monkeypatch.setattr(web_limits, "MIN_SEARCH", 600.0)  # no time to wait for a slot
     monkeypatch.setattr(web_replay, "HINT_SPEC", f"rollout,playouts={HINT_BUDGET}")
     app = web.create_app(["greedy", f"rollout,playouts={HINT_BUDGET}"], search_slots=1, seed=5)
     app.state.limiter.busy = 1
