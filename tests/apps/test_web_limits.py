@@ -11,9 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.apps.test_serve import BASE, HINT_BUDGET, RECORD, new, person_move, your_turn
-from treppen import agents
 from treppen.apps import web, web_limits, web_replay
-from treppen.apps.analyse import analyse_position
+from treppen.apps.analyse import analyse_position, analyser
 from treppen.apps.web_limits import Limiter
 from treppen.apps.web_views import beliefs_view, hint_view
 
@@ -107,9 +106,12 @@ def test_a_hint_on_an_idle_server_is_its_specs_analysis(tmp_path, monkeypatch) -
     monkeypatch.setattr(web, "HINT_SPEC", spec)
     monkeypatch.setattr(web, "HINT_DEADLINE", 600.0)
     seeds: list[int] = []
-    monkeypatch.setattr(
-        web, "analyser", lambda s, seed, rules: seeds.append(seed) or agents.load(s, seed=seed, rules=rules)
-    )
+
+    def seeded(spec: str, seed: int, rules):
+        seeds.append(seed)
+        return analyser(spec, seed, rules)
+
+    monkeypatch.setattr(web, "analyser", seeded)
     with TestClient(web.create_app(["greedy"], seed=5), base_url=BASE) as client:
         view = your_turn(client, new(client))
         for _ in range(3):  # a few moves in, so that the opponent's moves shape the beliefs
@@ -119,7 +121,7 @@ def test_a_hint_on_an_idle_server_is_its_specs_analysis(tmp_path, monkeypatch) -
             view = your_turn(client, view)
         hint = client.post(f"/api/sessions/{view['session']}/hint", json={"version": view["version"]}).json()
         session = client.app.state.treppen.sessions.get(view["session"])
-        plain = agents.load(spec, seed=seeds[-1], rules=session.env.rules)
+        plain = analyser(spec, seeds[-1], session.env.rules)
         plain.history = copy.deepcopy(session.history)
         found = analyse_position(session.env, plain)
     assert hint["estimates"] == hint_view(found, session.env.game) and hint["beliefs"] == beliefs_view(found.beliefs)
