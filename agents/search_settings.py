@@ -14,9 +14,10 @@ Budgets, one or more per decision (the first one reached ends the search):
 - ``seconds``: CPU seconds of the searching thread per decision, in (0, :data:`MAX_SECONDS`].
 - ``deadline``: wall-clock seconds a caller waits for a decision, from the call, in
   [0, :data:`MAX_DEADLINE`]. It is anytime: the search stops at its first look at the clock
-  after the deadline and plays its best move so far, but never before it has played every
-  searched move out at least once (one determinization per move, flat Monte Carlo's first
-  round); ``deadline=0`` asks for exactly that floor. A server bounds what people wait by it.
+  after the deadline and plays its best move so far, but never before it has run as many
+  playouts as there are searched moves: one determinization per move (flat Monte Carlo's
+  first round; IS-MCTS tries every root move once first, unless ``widening`` holds some back);
+  ``deadline=0`` asks for exactly that floor. A server bounds what people wait by it.
 """
 
 from __future__ import annotations
