@@ -626,11 +626,13 @@ def create_app(
         the limiter (a hint always, with ``refuse``; an agent's move when that agent searches)."""
 
         async def endpoint(request: Request) -> Response:
+            arrived = time.monotonic()
             session = app_state.sessions.get(request.path_params["sid"])
             data = await _json(request)
             if deadline is None or not (refuse or App.searches(session)):
                 return JSONResponse(await run_in_threadpool(method, session, data))
-            return await limiter.run(session.id, deadline, functools.partial(method, session, data), refuse)
+            work = functools.partial(method, session, data)
+            return await limiter.run(session.id, arrived + deadline, work, refuse)
 
         return endpoint
 
@@ -651,9 +653,9 @@ def create_app(
         step = _query_number(request, "step", "", "move")
         content = await _record_body(request)
         seed = app_state.next_seed()
-        async with replay_slots:  # the parse as for a replay, then a short search
+        async with replay_slots:  # the parse as for a replay, then a short search (due from the upload's end)
             hinted = functools.partial(replay_hint, content, deal, step, seed)
-            return await limiter.run("replay", HINT_DEADLINE, hinted, refuse=True)
+            return await limiter.run("replay", time.monotonic() + HINT_DEADLINE, hinted, refuse=True)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

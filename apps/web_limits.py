@@ -109,16 +109,16 @@ class Limiter:
         turn.set_result(None)  # the slot passes on: busy stays
 
     async def run(
-        self, session: Hashable, deadline: float, work: Callable[[float], dict[str, Any]], refuse: bool = False
+        self, session: Hashable, ends: float, work: Callable[[float], dict[str, Any]], refuse: bool = False
     ) -> Response:
-        """Answer a request by ``work(ends)`` (run in the thread pool), ``ends`` the request's
-        arrival plus ``deadline`` (``time.monotonic()`` seconds), holding a slot of ``session``'s.
+        """Answer a request by ``work(ends)`` (run in the thread pool) holding a slot of
+        ``session``'s; ``ends`` is when the answer is due (``time.monotonic()`` seconds: the
+        request's arrival plus its deadline).
 
-        Without a slot while :data:`MIN_SEARCH` of the deadline is left: 503 with ``Retry-After``
+        Without a slot while :data:`MIN_SEARCH` of the time is left: 503 with ``Retry-After``
         when ``refuse``, else ``work(0.0)`` at once outside the limiter (a search at its floor budget).
         """
-        ends = time.monotonic() + deadline
-        granted = await self.acquire(session, max(0.0, deadline - MIN_SEARCH))
+        granted = await self.acquire(session, max(0.0, ends - MIN_SEARCH - time.monotonic()))
         if not granted and refuse:
             busy = f"the server is busy: every search slot is taken; try again in {RETRY_AFTER} s"
             return JSONResponse({"error": busy}, 503, headers={"Retry-After": str(RETRY_AFTER)})
