@@ -17,10 +17,14 @@ Settings both agents share:
   the staircase's top card, or a deeper take whose deepest card the hand can play at once,
   RULES §4.1-4.2) and the discard (§4.4), and lays melds and lay-offs as the greedy heuristic
   plans them; ``"all"`` searches every legal action.
-- The budget: ``playouts`` per decision (default :data:`DEFAULT_PLAYOUTS` without ``seconds``, no
-  cap with it) and ``seconds`` of CPU time per decision (this thread's, checked every
-  :data:`CHUNK` playouts; ``None``: no time limit). A seeded search with a playout budget is
-  deterministic. A decision with one searched move is played at once, without playouts.
+- The budget: ``playouts`` per decision, ``seconds`` of CPU time per decision (this thread's) and
+  a ``deadline`` in wall-clock seconds (anytime: at least one determinization per searched move),
+  each looked at every :data:`CHUNK` playouts (:mod:`treppen.agents.search_settings`). A seeded
+  search with a playout budget is deterministic. A decision with one searched move is played at
+  once, without playouts.
+
+The settings are one frozen dataclass per agent (:class:`~treppen.agents.search_settings.RolloutSettings`,
+:class:`~treppen.agents.search_settings.ISMCTSSettings`), given whole (``settings=``) or as keywords.
 
 Agents:
 
@@ -39,13 +43,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
+from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.core import beliefs as Bel
@@ -59,23 +64,9 @@ from treppen_env.history import History
 from treppen_env.observation import KERNEL_CONSTS, KERNEL_OFFSETS, decode
 from treppen_env.rules import Rules, make_rules
 
-PLAYOUTS = tuple(P.POLICIES)
-#: How the unseen cards are dealt (see :class:`SearchAgent`).
-BELIEFS = ("uniform", "greedy")
-#: The opponent model's default temperature, in points of the heuristic's scores: fitted by maximum
-#: likelihood to the draws and discards of greedy, the shipped policy ppo-2p and rollout at 200
-#: playouts against greedy (630 decisions of 36 deals; greedy alone fits 0.05, ppo-2p 8.3, the
-#: search 17; ``python benchmarks/fit_temperature.py``).
-TEMPERATURE = 5.0
-MOVES = tuple(S.MOVES)
-OBJECTIVES = tuple(S.OBJECTIVES)
-#: How flat Monte Carlo shares its playouts among the moves.
-ALLOCATIONS = ("uniform", "halving")
-#: How IS-MCTS treats the other seats' moves.
-OTHERS = ("search", "playout")
-#: Playouts per decision when neither ``playouts`` nor ``seconds`` is given.
-DEFAULT_PLAYOUTS = 2000
-#: Playouts between two looks at the clock under a ``seconds`` budget.
+__all__ = ["DEFAULT_PLAYOUTS", "Analysis", "ISMCTSAgent", "MoveEstimate", "RolloutAgent", "SearchAgent"]
+
+#: Playouts between two looks at the clocks (``seconds`` and ``deadline`` budgets).
 CHUNK = 16
 
 
@@ -119,13 +110,19 @@ def _standard_error(total_sq: float, mean: float, n: float) -> float:
 
 class Analysis(list):  # type: ignore[type-arg]
     """A search's move estimates (:class:`MoveEstimate`, best first) and, as ``beliefs``, the
-    probability that each opponent holds each card (:meth:`SearchAgent.card_beliefs`)."""
+    probability that each opponent holds each card (:meth:`SearchAgent.card_beliefs`); ``playouts``
+    is the simulations the search ran, ``cut_short`` whether its ``deadline`` stopped it before
+    its playout budget."""
 
     beliefs: np.ndarray
+    playouts: int = 0
+    cut_short: bool = False
 
 
 #: Deals the beliefs about the opponents' cards are counted over (:meth:`SearchAgent.card_beliefs`).
 BELIEF_SAMPLES = 400
+#: Deals counted between two looks at the clock under a deadline (:meth:`SearchAgent.card_beliefs`).
+BELIEF_CHUNK = 50
 
 
 def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[MoveEstimate]:
@@ -160,7 +157,7 @@ class _Root:
         self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
         self.settings = G.settings_row()
         self.policies = P.seat_policies(
-            [agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players
+            [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.core.beliefs`) and their scratch arrays.
@@ -169,7 +166,7 @@ class _Root:
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
         P.start(*self.arrays, self.tab, self.meld_bits, self.work)
-        moves = S.MOVES[agent.moves]
+        moves = S.MOVES[agent.settings.moves]
         n = S.candidates(*self.arrays, self.tab, self.meld_bits, moves, self.row, self.settings, self.work, cand)
         self.choices = cand[:n].copy()
         #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
@@ -183,100 +180,60 @@ class SearchAgent(Agent):
     :param seed: seeds the agent's generator (determinizations, random playouts).
     :param rules: the rules of the game (preset name or :class:`Rules`); they are not in the
         observation. Tournaments, ``treppen play`` and ``treppen serve`` pass the table's.
-    :param playout: default policy of the simulations, ``"greedy"`` or ``"random"``.
-    :param moves: ``"plan"`` or ``"all"`` (see the module docstring).
-    :param objective: ``"win"``, ``"margin"`` or ``"mix"`` (see the module docstring).
-    :param playouts: simulations per decision (at least 1); ``None``: :data:`DEFAULT_PLAYOUTS`
-        without ``seconds``, no cap with it.
-    :param seconds: CPU seconds per decision (this thread's time), or ``None``.
-    :param beliefs: how the unseen cards are dealt in the simulations: ``"uniform"`` (every deal
-        consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
-        softmax over the greedy heuristic's scores makes the opponents' recent moves, which the
-        agent rebuilds from its own observations, :mod:`treppen_env.history`, by
-        sampling-importance-resampling, :mod:`treppen_env.core.beliefs`).
-    :param temperature: the opponent model's temperature, in points (:data:`TEMPERATURE`).
-    :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``).
-    :param epsilon: the opponent model's share of a uniformly random legal move.
-    :param net: the kernels' network (a file of :meth:`treppen.train.kernel_net.KernelNet.save`)
-        for ``"net"`` playouts and values, or ``None``.
-    :param own_playout: the playout policy of this agent's own seat (default: ``playout``).
-    :param value_turns: with ``net``, value a simulation by the network's value head after that
-        many turns (0: play every simulation to its end; flat Monte Carlo only).
-    :param value_weight: the value head's share of a simulation's result, the playout's the rest
-        (1: the simulation stops at ``value_turns``).
-    :raises ValueError: for an unknown playout, moves, objective or beliefs value, a budget below 1
-        playout or 0 seconds, or a temperature, candidates or epsilon out of range.
+    :param settings: the search's settings (:attr:`Settings`, its defaults when ``None``).
+    :param changes: settings by name, on top of ``settings`` (``playouts=500, deadline=1.0``).
+    :raises ValueError: for a name that is not a setting, or a value out of its choices or bounds
+        (:mod:`treppen.agents.search_settings`).
+
+    The settings read as the agent's attributes too (``agent.moves``, ``agent.c``); ``playouts``
+    there is the playout cap of a decision (:attr:`SearchSettings.playout_cap`).
     """
 
     name = "search"
+    #: The settings' class: its fields are the spec's ``key=value`` settings (:mod:`treppen.agents.spec`).
+    Settings: ClassVar[type[SearchSettings]] = SearchSettings
+    #: The wall clock of ``deadline`` budgets, in seconds (a test may give a fake one).
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def __init__(
         self,
         seed: int | None = None,
         rules: str | Rules = "treppenromme",
-        playout: str = "greedy",
-        moves: str = "plan",
-        objective: str = "win",
-        playouts: int | None = None,
-        seconds: float | None = None,
-        beliefs: str = "uniform",
-        temperature: float | None = None,
-        candidates: int = 8,
-        epsilon: float = 0.05,
-        net: str | None = None,
-        own_playout: str | None = None,
-        value_turns: int = 0,
-        value_weight: float = 1.0,
+        settings: SearchSettings | None = None,
+        **changes: Any,
     ):
         super().__init__(seed)
-        choices = (
-            ("playout", playout, PLAYOUTS),
-            ("moves", moves, MOVES),
-            ("objective", objective, OBJECTIVES),
-            ("beliefs", beliefs, BELIEFS),
-        )
-        for setting, value, allowed in choices:
-            if value not in allowed:
-                raise ValueError(f"{setting}={value!r}; choose one of {list(allowed)}")
-        if playouts is not None and (not isinstance(playouts, int) or isinstance(playouts, bool) or playouts < 1):
-            raise ValueError(f"playouts={playouts!r} must be a whole number of at least 1 (or none)")
-        if seconds is not None and not (0 < seconds < math.inf):
-            raise ValueError(f"seconds={seconds!r} must be positive and finite (or none for no time limit)")
-        temperature = TEMPERATURE if temperature is None else temperature
-        if not 0 < temperature < math.inf:
-            raise ValueError(f"temperature={temperature!r} must be positive and finite (points)")
-        if not isinstance(candidates, int) or not 2 <= candidates <= Bel.MAX_CANDIDATES:
-            raise ValueError(f"candidates={candidates!r} must be a whole number 2..{Bel.MAX_CANDIDATES}")
-        if not 0 < epsilon <= 1:
-            raise ValueError(f"epsilon={epsilon!r} must be in (0, 1]")
-        own_playout = playout if own_playout is None else own_playout
-        if own_playout not in PLAYOUTS:
-            raise ValueError(f"own_playout={own_playout!r}; choose one of {list(PLAYOUTS)}")
-        if net is None and ("net" in (playout, own_playout) or value_turns):
-            raise ValueError("net playouts and values need a network: give net=<file of KernelNet.save>")
-        if not isinstance(value_turns, int) or value_turns < 0 or not 0 <= value_weight <= 1:
-            raise ValueError(
-                f"value_turns={value_turns!r} must be 0 or more and value_weight={value_weight!r} in [0, 1]"
-            )
-        self.net = None if net is None else str(net)
-        self._net = None if net is None else Net.load(net)
-        self.own_playout = own_playout
-        self.value_turns, self.value_weight = value_turns, float(value_weight)
-        self.beliefs = beliefs
-        self.temperature = float(temperature)
-        self.candidates = candidates
-        self.epsilon = float(epsilon)
+        if settings is not None and not isinstance(settings, self.Settings):
+            raise ValueError(f"{type(self).__name__} takes {self.Settings.__name__}, not {type(settings).__name__}")
+        self.settings = (settings or self.Settings()).with_(**changes)
+        self._net = None if self.settings.net is None else Net.load(self.settings.net)
         self.history = History(make_rules(rules))
         self.rules = make_rules(rules)
-        self.playout = playout
-        self.moves = moves
-        self.objective = objective
-        self.seconds = None if seconds is None else float(seconds)
-        self.playouts = playouts if playouts is not None else (DEFAULT_PLAYOUTS if seconds is None else None)
         #: Simulations run for the last decision (0 when it had one searched move).
         self.simulations = 0
+        #: Whether the last decision's ``deadline`` stopped it before its playout cap.
+        self.cut_short = False
         self._taken = 0
         self._last_turn = -1.0
+
+    def __getattr__(self, name: str) -> Any:
+        """The settings as attributes (``agent.moves``); see :attr:`playouts`."""
+        if name != "settings" and name in self.Settings.keys():
+            return getattr(self.settings, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Setting a setting's attribute (``agent.beliefs = "uniform"``) replaces :attr:`settings`
+        by a checked copy with that change."""
+        if name in self.Settings.keys():
+            self.settings = self.settings.with_(**{name: value})
+        else:
+            super().__setattr__(name, value)
+
+    @property  # type: ignore[override]
+    def playouts(self) -> int | None:
+        """The playout cap of a decision (:attr:`SearchSettings.playout_cap`; ``None``: none)."""
+        return self.settings.playout_cap
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal: forget the cards taken from the staircase and the opponents' moves;
@@ -287,14 +244,16 @@ class SearchAgent(Agent):
         self.history.reset()
 
     def __repr__(self) -> str:
+        s = self.settings
         beliefs = (
             ""
-            if self.beliefs == "uniform"
-            else (f", beliefs={self.beliefs!r}, temperature={self.temperature}, candidates={self.candidates}")
+            if s.beliefs == "uniform"
+            else (f", beliefs={s.beliefs!r}, temperature={s.opponent_temperature}, candidates={s.candidates}")
         )
+        deadline = "" if s.deadline is None else f", deadline={s.deadline}"
         return (
-            f"{type(self).__name__}(rules={self.rules.name!r}, playout={self.playout!r}, moves={self.moves!r}, "
-            f"objective={self.objective!r}, playouts={self.playouts}, seconds={self.seconds}{beliefs}"
+            f"{type(self).__name__}(rules={self.rules.name!r}, playout={s.playout!r}, moves={s.moves!r}, "
+            f"objective={s.objective!r}, playouts={self.playouts}, seconds={s.seconds}{deadline}{beliefs}"
             f"{self._extra_repr()})"
         )
 
@@ -308,6 +267,7 @@ class SearchAgent(Agent):
         :raises ValueError: when the mask has no legal action (this agent is not to move), or when
             the mask is not the one the agent's rules give (the game has other rules).
         """
+        started = self.clock()
         legal = legal_actions(observation)
         view = decode(observation)
         turn = float(observation["observation"][-1])
@@ -317,7 +277,7 @@ class SearchAgent(Agent):
         own_known = self._taken & cards_to_bits(view.hand)
         self.simulations = 0
         self.history.observe(observation, own_known)
-        action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known))
+        action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known, started))
         self.history.acted(action)
         if DRAW < action < MELD_BASE:
             self._taken |= cards_to_bits(view.staircase[-(action - TAKE_BASE) :])
@@ -327,7 +287,8 @@ class SearchAgent(Agent):
         """Search ``observation`` and return every searched move's estimates, the move this agent
         would play first, then by the objective's mean, best first (a single move comes back
         with 0 playouts), with the beliefs about the opponents' cards (:meth:`card_beliefs`) as
-        the list's ``beliefs``.
+        the list's ``beliefs``, the search's playouts as its ``playouts`` and whether its
+        ``deadline`` cut it short as ``cut_short`` (:class:`Analysis`).
 
         :param known: the cards of the observer's hand that the other players know it holds (it
             took them from the staircase, RULES §4.1; they are not in its own observation), e.g.
@@ -335,26 +296,35 @@ class SearchAgent(Agent):
             the deal (:meth:`act`).
         :raises ValueError: as :meth:`act`.
         """
+        started = self.clock()
         legal_actions(observation)
         own_known = (self._taken if known is None else cards_to_bits(known)) & cards_to_bits(decode(observation).hand)
-        choices, stats = self._search(observation, own_known)
+        choices, stats = self._search(observation, own_known, started)
         best = self._pick(choices, stats)
         order = sorted(
             range(len(choices)),
             key=lambda i: (choices[i] != best, -self._value(stats[i]), i),
         )
         found = Analysis(_estimates(choices[order], stats[order], int(choices[0])))
-        found.beliefs = self.card_beliefs(observation, known)
+        found.playouts, found.cut_short = self.simulations, self.cut_short
+        deadline = self.settings.deadline
+        found.beliefs = self.card_beliefs(observation, known, ends=math.inf if deadline is None else started + deadline)
         return found
 
     def card_beliefs(
-        self, observation: dict[str, Any], known: Iterable[int] | None = None, samples: int = BELIEF_SAMPLES
+        self,
+        observation: dict[str, Any],
+        known: Iterable[int] | None = None,
+        samples: int = BELIEF_SAMPLES,
+        ends: float = math.inf,
     ) -> np.ndarray:
         """Per opponent, the probability that it holds each card it is not publicly known to hold,
         as the search's determinizations deal them (uniform, or weighted by the opponents' moves
         with ``beliefs="greedy"``; :mod:`treppen_env.core.beliefs`), from ``samples`` deals.
 
         :param known: as in :meth:`analyse`.
+        :param ends: a time of :attr:`clock` after which no more deals are counted, looked at
+            every :data:`BELIEF_CHUNK` (at least that many are; :meth:`analyse` under a deadline).
         :return: float64 (num_players, 52): row ``k`` the relative seat ``k`` (row 0, the
             observer, all zeros); cards seen elsewhere are 0, cards publicly held too.
         :raises ValueError: as :meth:`act`.
@@ -364,11 +334,15 @@ class SearchAgent(Agent):
         self._use_history = True
         root = self._root(observation, own_known)
         counts = np.zeros((Bel.MAX_SEATS, NUM_CARDS))
-        Bel.card_counts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, samples,
-            counts,
-        )  # fmt: skip
-        return counts[: decode(observation).num_players] / samples
+        done = 0
+        while done < samples and not (done and self.clock() >= ends):
+            count = min(BELIEF_CHUNK, samples - done)
+            Bel.card_counts(
+                root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, count,
+                counts,
+            )  # fmt: skip
+            done += count
+        return counts[: decode(observation).num_players] / done
 
     def label(self, observations: Iterable[dict[str, Any]]) -> np.ndarray:
         """The searched action of every observation, each searched on its own (no cards count
@@ -394,7 +368,7 @@ class SearchAgent(Agent):
                 actions.append(int(legal[0]))
                 values.append(math.nan)
                 continue
-            choices, stats = self._search(observation, 0, history=False)
+            choices, stats = self._search(observation, 0, self.clock(), history=False)
             action = self._pick(choices, stats)
             row = stats[int(np.flatnonzero(choices == action)[0])]
             actions.append(action)
@@ -406,20 +380,23 @@ class SearchAgent(Agent):
         n = stats[S.S_COUNT]
         if not n:
             return -math.inf
-        return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, S.OBJECTIVES[self.objective]))
+        objective = S.OBJECTIVES[self.settings.objective]
+        return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, objective))
 
     def _scratch(self) -> Any:
         """The playout scratch of a decision, with this agent's network when it has one."""
         if self._net is None:
             return P.scratch()
         w, shape = self._net
-        return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, self.value_turns, self.value_weight)
+        s = self.settings
+        return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, s.value_turns, s.value_weight)
 
     def _beliefs_for(self, row: np.ndarray, settings: np.ndarray) -> Any:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
-        weighted = self.beliefs == "greedy" and self._use_history
-        beliefs = Bel.new_beliefs(self.candidates if weighted else 1, self.temperature, self.epsilon, row, settings)
+        s = self.settings
+        weighted = s.beliefs == "greedy" and self._use_history
+        beliefs = Bel.new_beliefs(s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, row, settings)
         decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
             u64, i8, i64 = d.state.arrays()
@@ -445,23 +422,32 @@ class SearchAgent(Agent):
         return _Root(state, self)
 
     def _search(
-        self, observation: dict[str, Any], own_known: int, history: bool = True
+        self, observation: dict[str, Any], own_known: int, started: float, history: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
         statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`); with ``history``
-        the determinizations follow the beliefs (:meth:`_beliefs_for`)."""
+        the determinizations follow the beliefs (:meth:`_beliefs_for`). The budgets are looked at
+        every :data:`CHUNK` playouts; the ``deadline`` counts from ``started`` (:attr:`clock`) and
+        only once every searched move has had a playout (:attr:`cut_short` says it ended the search)."""
+        s = self.settings
         self._use_history = history
         root = self._root(observation, own_known)
         self.belief_stats = root.beliefs.stats
         self.simulations = 0
+        self.cut_short = False
         if root.choices.size == 1:
             return root.choices, np.zeros((1, S.NUM_STATS))
         state = self._begin(root)
+        cap, floor = self.playouts, root.choices.size
+        ends = math.inf if s.deadline is None else started + s.deadline
         start = time.thread_time()
-        while self.playouts is None or self.simulations < self.playouts:
-            if self.seconds is not None and self.simulations and time.thread_time() - start >= self.seconds:
+        while cap is None or self.simulations < cap:
+            if s.seconds is not None and self.simulations and time.thread_time() - start >= s.seconds:
                 break
-            count = CHUNK if self.playouts is None else min(CHUNK, self.playouts - self.simulations)
+            if self.simulations >= floor and ends < math.inf and self.clock() >= ends:
+                self.cut_short = True
+                break
+            count = CHUNK if cap is None else min(CHUNK, cap - self.simulations)
             self._run(root, state, count)
             self.simulations += count
         return self._finish(root, state)
@@ -521,58 +507,27 @@ class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
     :func:`treppen_env.core.search.flat_monte_carlo`).
 
-    :param allocation: ``"uniform"`` (default): every move on every determinization (playout
-        ``t`` plays move ``t % m`` of ``m`` on determinization ``t // m``); ``"halving"``:
-        sequential halving of the moves (:class:`_Rounds`). Measured at 2000 playouts, 2 players,
-        on the same 30 duplicate decks: uniform +206, halving +161 Elo against greedy (intervals
-        about ±100), so uniform stays the default.
-    :param bias: how much better, in the objective's units, a move's mean must be than that of
-        greedy's choice on the same determinizations to be played instead.
+    Its settings are :class:`~treppen.agents.search_settings.RolloutSettings`. With
+    ``allocation="uniform"`` (default) playout ``t`` plays move ``t % m`` of ``m`` on
+    determinization ``t // m``; ``"halving"`` shares them by sequential halving (:class:`_Rounds`).
+    Measured at 2000 playouts, 2 players, on the same 30 duplicate decks: uniform +206, halving
+    +161 Elo against greedy (intervals about ±100), so uniform stays the default.
 
     The move played is the best by the objective's mean among those played out the most (up to
     one playout): every move with ``"uniform"``, the last two with ``"halving"``.
     """
 
     name = "rollout"
-
-    def __init__(
-        self,
-        seed: int | None = None,
-        rules: str | Rules = "treppenromme",
-        playout: str = "greedy",
-        moves: str = "plan",
-        objective: str = "win",
-        playouts: int | None = None,
-        seconds: float | None = None,
-        allocation: str = "uniform",
-        bias: float = 0.0,
-        beliefs: str = "uniform",
-        temperature: float | None = None,
-        candidates: int = 8,
-        epsilon: float = 0.05,
-        net: str | None = None,
-        own_playout: str | None = None,
-        value_turns: int = 0,
-        value_weight: float = 1.0,
-    ):
-        super().__init__(
-            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon,
-            net, own_playout, value_turns, value_weight,
-        )  # fmt: skip
-        if not math.isfinite(bias):
-            raise ValueError(f"bias={bias!r} must be a finite number")
-        if allocation not in ALLOCATIONS:
-            raise ValueError(f"allocation={allocation!r}; choose one of {list(ALLOCATIONS)}")
-        self.allocation = allocation
-        self.bias = bias
+    Settings = RolloutSettings
+    settings: RolloutSettings
 
     def _extra_repr(self) -> str:
-        return f", allocation={self.allocation!r}, bias={self.bias}"
+        return f", allocation={self.settings.allocation!r}, bias={self.settings.bias}"
 
     def _begin(self, root: _Root) -> Any:
         sim = tuple(a.copy() for a in root.arrays)
         m = root.choices.size
-        rounds = _Rounds(m, self.playouts, self.allocation == "halving")
+        rounds = _Rounds(m, self.playouts, self.settings.allocation == "halving")
         return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, S.NUM_STATS)), rounds
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
@@ -581,7 +536,7 @@ class RolloutAgent(SearchAgent):
             n = min(count, rounds.size - rounds.done)
             S.flat_monte_carlo(
                 root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, rounds.active,
-                rounds.active.size, S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng,
+                rounds.active.size, S.MOVES[self.settings.moves], root.policies, root.row, root.settings, root.rng,
                 det_rng, rounds.done, n, stats, root.beliefs, (root.work, root.belief_work),
             )  # fmt: skip
             rounds.done += n
@@ -596,79 +551,32 @@ class RolloutAgent(SearchAgent):
         most = stats[:, S.S_COUNT].max()
         values = [self._value(row) if row[S.S_COUNT] >= most - 1 else -math.inf for row in stats]
         best = int(np.argmax(values))
-        return int(choices[best] if values[best] > values[0] + self.bias else choices[0])
+        return int(choices[best] if values[best] > values[0] + self.settings.bias else choices[0])
 
 
 class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS (see the module docstring;
     :func:`treppen_env.core.search.ismcts`).
 
-    :param c: UCB1 exploration constant, in the objective's units.
-    :param widening: progressive widening: a node visited ``n`` times has at most
-        ``1 + floor(n ** widening)`` children, tried greedy's choice first; 0 (default): every
-        searched move.
-    :param others: ``"search"`` (default): the tree holds every seat's searched moves, each seat
-        choosing by its own results; ``"playout"``: only this agent's moves, the other seats
-        playing the playout policy (a model of greedy opponents).
-    :param prior: a learned policy, an agent with ``action_probabilities(observation)`` (in a
-        spec, any :func:`treppen.agents.load` spec of a model: a ``.zip``, a run folder), whose
-        probabilities of the searched moves, renormalised over them, guide the root's choice by
-        PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
-    :param c_prior: the PUCT constant, in the objective's units.
-    :raises ValueError: also for a ``prior`` that gives no action probabilities (not a model).
+    Its settings are :class:`~treppen.agents.search_settings.ISMCTSSettings`; in a spec,
+    ``prior`` is any :func:`treppen.agents.load` spec of a model (a ``.zip``, a run folder), whose
+    probabilities of the searched moves, renormalised over them, guide the root's choice by PUCT
+    (:func:`treppen_env.core.search.ismcts`).
     """
 
     name = "ismcts"
-
-    def __init__(
-        self,
-        seed: int | None = None,
-        rules: str | Rules = "treppenromme",
-        playout: str = "greedy",
-        moves: str = "plan",
-        objective: str = "win",
-        playouts: int | None = None,
-        seconds: float | None = None,
-        c: float = 0.7,
-        widening: float = 0.0,
-        others: str = "search",
-        prior: Any = None,
-        c_prior: float = 1.0,
-        beliefs: str = "uniform",
-        temperature: float | None = None,
-        candidates: int = 8,
-        epsilon: float = 0.05,
-        net: str | None = None,
-        own_playout: str | None = None,
-    ):
-        super().__init__(
-            seed, rules, playout, moves, objective, playouts, seconds, beliefs, temperature, candidates, epsilon,
-            net, own_playout,
-        )  # fmt: skip
-        if others not in OTHERS:
-            raise ValueError(f"others={others!r}; choose one of {list(OTHERS)}")
-        if not 0 <= c < math.inf:
-            raise ValueError(f"c={c!r} must be non-negative and finite")
-        if not 0.0 <= widening < 1.0:
-            raise ValueError(f"widening={widening!r} must be in [0, 1)")
-        if not 0 < c_prior < math.inf:
-            raise ValueError(f"c_prior={c_prior!r} must be positive and finite")
-        if prior is not None and not callable(getattr(prior, "action_probabilities", None)):
-            raise ValueError(f"prior={prior!r} gives no action probabilities; give a model (.zip or run folder)")
-        self.c = c
-        self.widening = widening
-        self.others = others
-        self.prior = prior
-        self.c_prior = c_prior
+    Settings = ISMCTSSettings
+    settings: ISMCTSSettings
 
     def _extra_repr(self) -> str:
-        prior = "" if self.prior is None else f", prior={self.prior!r}, c_prior={self.c_prior}"
-        return f", c={self.c}, widening={self.widening}, others={self.others!r}{prior}"
+        s = self.settings
+        prior = "" if s.prior is None else f", prior={s.prior!r}, c_prior={s.c_prior}"
+        return f", c={s.c}, widening={s.widening}, others={s.others!r}{prior}"
 
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         root = super()._root(observation, own_known)
-        if self.prior is not None:
-            probs = np.asarray(self.prior.action_probabilities(observation), dtype=np.float64)
+        if self.settings.prior is not None:
+            probs = np.asarray(self.settings.prior.action_probabilities(observation), dtype=np.float64)
             total = probs[root.choices].sum()
             root.prior[root.choices] = probs[root.choices] / total if total > 0 else 1.0 / root.choices.size
         return root
@@ -688,11 +596,12 @@ class ISMCTSAgent(SearchAgent):
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
+        s = self.settings
         S.ismcts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], self.others == "search",
+            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[s.moves], s.others == "search",
             root.policies, root.row,
-            root.settings, S.OBJECTIVES[self.objective], self.c, self.widening,
-            root.prior, 0.0 if self.prior is None else self.c_prior, root.rng, count,
+            root.settings, S.OBJECTIVES[s.objective], s.c, s.widening,
+            root.prior, 0.0 if s.prior is None else s.c_prior, root.rng, count,
             nodes, values, size, path, cand, root.beliefs, (root.work, root.belief_work),
         )  # fmt: skip
 

@@ -16,6 +16,7 @@ third-party ``package.module:ClassName``); an existing path that contains commas
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable
@@ -69,11 +70,21 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
 
 
 def settings_of(factory: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword settings ``factory`` accepts and their defaults (``inspect.Parameter.empty`` if none)."""
+    """The keyword settings ``factory`` accepts and their defaults (``inspect.Parameter.empty`` if none).
+
+    A factory with a dataclass of settings as its ``Settings`` (the search agents',
+    :mod:`treppen.agents.search_settings`) takes that dataclass's fields by name instead of a
+    ``settings`` object: its fields are the settings, with their defaults.
+    """
     params = inspect.signature(factory).parameters.values()
-    return {
+    found = {
         p.name: p.default for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
     }
+    settings_class = getattr(factory, "Settings", None)
+    if isinstance(settings_class, type) and dataclasses.is_dataclass(settings_class):
+        del found["settings"]
+        found.update({f.name: f.default for f in dataclasses.fields(settings_class)})
+    return found
 
 
 def check_settings(name: str, factory: Callable[..., Any], settings: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,13 @@ A Starlette app with a JSON API and one static page (plain HTML/JS, no build ste
   (:data:`treppen.apps.web_replay.HINT_SPEC`, :mod:`treppen.apps.analyse`), searched from the observation of the
   player to move only.
 
+Searches run under wall-clock deadlines behind a limiter with a fair queue per session
+(:mod:`treppen.apps.web_limits`): a search agent's move takes at most about
+:data:`~treppen.apps.web_limits.MOVE_DEADLINE`, a hint :data:`~treppen.apps.web_limits.HINT_DEADLINE`
+(its answer says how many playouts it got and whether the deadline cut it short); when the
+server is too busy to start one in time, the agent moves at its floor budget and a hint gets 503
+with ``Retry-After``.
+
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
 4xx answer with a clear message, and the game goes on. Every request is validated and every
 malformed one gets a 4xx naming the field and what is allowed. Bodies are bounded, and so are the
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import re
 import secrets
@@ -65,8 +73,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from treppen import agents
 from treppen.agents import zoo
+from treppen.agents.search import SearchAgent
 from treppen.apps.analyse import analyse_position, analyser
 from treppen.apps.web_errors import BadRequest
+from treppen.apps.web_limits import HINT_DEADLINE, MOVE_DEADLINE, Limiter
 from treppen.apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
 from treppen.apps.web_views import (
     beliefs_view,
@@ -76,6 +86,7 @@ from treppen.apps.web_views import (
     hint_view,
     legal_moves,
     move_text,
+    search_view,
     table_view,
 )
 from treppen_env import raw_env, records
@@ -447,9 +458,12 @@ class App:
             return session.view()
 
     @staticmethod
-    def advance(session: Session, data: dict[str, Any]) -> dict[str, Any]:
+    def advance(session: Session, data: dict[str, Any], ends: float | None = None) -> dict[str, Any]:
         """One agent move (the seat to move must be an agent's); returns the table after it.
 
+        :param ends: when a search agent's move must be chosen (``time.monotonic()`` seconds): its
+            ``deadline`` is the time left then (0 when it has passed: the floor budget,
+            :mod:`treppen.agents.search_settings`); ``None``: the agent's own budget.
         :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
             ``version`` or the person's turn.
         """
@@ -460,14 +474,24 @@ class App:
             player = session.players[seat]
             if player is None:
                 raise BadRequest("it is your turn, not an agent's", 409)
+            if ends is not None and isinstance(player, SearchAgent):
+                player.deadline = max(0.0, ends - time.monotonic())
             name = session.env.agent_selection
             session.play(player.act(session.env.observe(name)))
             return session.view()
 
-    def hint(self, session: Session, data: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def searches(session: Session) -> bool:
+        """Whether the seat to move is a search agent's (its move goes through the limiter)."""
+        return isinstance(session.players[session.env.game.current], SearchAgent)
+
+    def hint(self, session: Session, data: dict[str, Any], ends: float | None = None) -> dict[str, Any]:
         """The person's moves ranked by :data:`HINT_SPEC` under the session's rules, searched from
         their observation only (their turn in play mode, at the current ``version``).
 
+        :param ends: when the search must end (``time.monotonic()`` seconds; ``None``: no deadline).
+        :return: ``version``, ``agent`` (the spec), ``estimates``, ``beliefs`` and ``search``: the
+            playouts it ran, its playout ``budget`` and whether the deadline ``cut_short`` it.
         :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
             ``version``, watch mode or another seat's turn.
         """
@@ -477,6 +501,8 @@ class App:
             if session.mode != "play" or session.env.game.current != session.you:
                 raise BadRequest("a hint is for your own turn in play mode", 409)
             searcher = analyser(HINT_SPEC, self.next_seed(), session.env.rules)
+            if ends is not None:
+                searcher.deadline = max(0.0, ends - time.monotonic())
             if session.history is not None:  # the beliefs: what the person saw the others do
                 searcher.history = copy.deepcopy(session.history)
             estimates = analyse_position(session.env, searcher)
@@ -485,6 +511,7 @@ class App:
                 "agent": HINT_SPEC,
                 "estimates": hint_view(estimates, session.env.game),
                 "beliefs": beliefs_view(estimates.beliefs),
+                "search": search_view(estimates, searcher),
             }
 
     @staticmethod
@@ -561,13 +588,17 @@ def create_app(
     max_sessions: int = 64,
     seed: int | None = None,
     hosts: Sequence[str] = (),
+    search_slots: int | None = None,
 ) -> Starlette:
     """The app of ``treppen serve`` (arguments as :class:`App`), behind :class:`LocalOnly`.
 
     :param hosts: ``Host`` names allowed besides ``LOCAL_HOSTS`` (the address it is served on).
+    :param search_slots: searches at once (:class:`~treppen.apps.web_limits.Limiter`; default:
+        the cores this process may use).
     """
     app_state = App(opponents, record_dir, max_sessions, seed)
     replay_slots = asyncio.Semaphore(REPLAY_SLOTS)
+    limiter = Limiter(search_slots)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
@@ -591,11 +622,20 @@ def create_app(
         app_state.sessions.remove(request.path_params["sid"])  # 404 for an unknown one
         return JSONResponse({"deleted": True})
 
-    def acting(method: Callable[[Session, dict[str, Any]], dict[str, Any]]) -> Callable[[Request], Any]:
+    def acting(
+        method: Callable[..., dict[str, Any]], deadline: float | None = None, refuse: bool = False
+    ) -> Callable[[Request], Any]:
+        """An endpoint answering by ``method(session, data)``; with a ``deadline``, a search behind
+        the limiter (a hint always, with ``refuse``; an agent's move when that agent searches)."""
+
         async def endpoint(request: Request) -> Response:
+            arrived = time.monotonic()
             session = app_state.sessions.get(request.path_params["sid"])
             data = await _json(request)
-            return JSONResponse(await run_in_threadpool(method, session, data))
+            if deadline is None or not (refuse or App.searches(session)):
+                return JSONResponse(await run_in_threadpool(method, session, data))
+            work = functools.partial(method, session, data)
+            return await limiter.run(session.id, arrived + deadline, work, refuse)
 
         return endpoint
 
@@ -615,8 +655,10 @@ def create_app(
         deal = _query_number(request, "deal", "1", "deal")
         step = _query_number(request, "step", "", "move")
         content = await _record_body(request)
-        async with replay_slots:  # the parse as for a replay, then a short search
-            return JSONResponse(await run_in_threadpool(replay_hint, content, deal, step, app_state.next_seed()))
+        seed = app_state.next_seed()
+        async with replay_slots:  # the parse as for a replay, then a short search (due from the upload's end)
+            hinted = functools.partial(replay_hint, content, deal, step, seed)
+            return await limiter.run("replay", time.monotonic() + HINT_DEADLINE, hinted, refuse=True)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -634,8 +676,8 @@ def create_app(
         Route("/api/sessions/{sid}", get_session),
         Route("/api/sessions/{sid}", delete_session, methods=["DELETE"]),
         Route("/api/sessions/{sid}/move", acting(App.move), methods=["POST"]),
-        Route("/api/sessions/{sid}/advance", acting(App.advance), methods=["POST"]),
-        Route("/api/sessions/{sid}/hint", acting(app_state.hint), methods=["POST"]),
+        Route("/api/sessions/{sid}/advance", acting(App.advance, MOVE_DEADLINE), methods=["POST"]),
+        Route("/api/sessions/{sid}/hint", acting(app_state.hint, HINT_DEADLINE, refuse=True), methods=["POST"]),
         Route("/api/sessions/{sid}/record", session_record),
         Route("/api/replay", replay, methods=["POST"]),
         Route("/api/replay/hint", replay_hint_endpoint, methods=["POST"]),
@@ -647,4 +689,5 @@ def create_app(
         exception_handlers={HTTPException: http_error, Exception: server_error},
     )
     app.state.treppen = app_state
+    app.state.limiter = limiter
     return app

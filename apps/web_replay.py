@@ -11,13 +11,14 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import time
 import zlib
 from collections.abc import Iterator
 from typing import Any
 
 from treppen.apps.analyse import analyse_position, analyser, history_before, position
 from treppen.apps.web_errors import BadRequest
-from treppen.apps.web_views import beliefs_view, cards, hint_view, move_text, outcome_text, table_view
+from treppen.apps.web_views import beliefs_view, cards, hint_view, move_text, outcome_text, search_view, table_view
 from treppen_env import records
 
 MAX_RECORD_BYTES = 32 * 1024 * 1024
@@ -121,11 +122,13 @@ def _check_length(record: dict[str, Any], deal: int) -> None:
         )
 
 
-def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, Any]:
+def replay_hint(content: bytes, deal: int, step: int, seed: int, ends: float | None = None) -> dict[str, Any]:
     """The moves of the position before move ``step`` (1 = the first) of deal ``deal`` of a record
     file's ``content``, ranked by :data:`HINT_SPEC` under the record's rules, searched from the
-    observation of the player to move only; ``played`` is the move the record played there.
+    observation of the player to move only; ``played`` is the move the record played there;
+    ``search`` as in a session's hint (:func:`treppen.apps.web_views.search_view`).
 
+    :param ends: when the search must end (``time.monotonic()`` seconds; ``None``: no deadline).
     :raises BadRequest: as :func:`_read_deal`; 413 for a deal longer than ``MAX_REPLAY_STEPS``;
         400 for a step out of range or after the deal's end, or a deal that does not replay to it.
     """
@@ -137,6 +140,8 @@ def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, An
         raise BadRequest(str(err)[:500]) from None
     searcher = analyser(HINT_SPEC, seed, env.rules)
     searcher.history = history_before(record, step)  # what the player to move saw the others do
+    if ends is not None:
+        searcher.deadline = max(0.0, ends - time.monotonic())
     found = analyse_position(env, searcher)
     action = record["actions"][step - 1]
     played = {"action": action, "move": move_text(action, cards(env.game.staircase))}
@@ -148,4 +153,5 @@ def replay_hint(content: bytes, deal: int, step: int, seed: int) -> dict[str, An
         "played": played,
         "estimates": estimates,
         "beliefs": beliefs,
+        "search": search_view(found, searcher),
     }

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from treppen.agents.search import MoveEstimate
+from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.actions import decode as decode_action
@@ -125,6 +125,12 @@ def hint_view(estimates: Sequence[MoveEstimate], state: GameState) -> list[dict[
     the move as the log shows it, in ``state`` (the position searched)."""
     staircase = cards(state.staircase)
     return [{**e.to_dict(), "text": move_text(e.action, staircase)} for e in estimates]
+
+
+def search_view(found: Analysis, searcher: SearchAgent) -> dict[str, Any]:
+    """How far a hint's search went, as JSON: the ``playouts`` it ran, its playout ``budget``
+    (``None``: no cap) and whether its wall-clock deadline ``cut_short`` it (:class:`Analysis`)."""
+    return {"playouts": found.playouts, "budget": searcher.playouts, "cut_short": found.cut_short}
 
 
 def beliefs_view(beliefs: np.ndarray, top: int = 8) -> list[dict[str, Any]]:

@@ -1,28 +1,38 @@
 """The page under load (a benchmark, not a test): many games and hint askers against one
-``treppen serve`` process for a while, with latency percentiles and the server's peak memory.
+``treppen serve`` process for a while, with the answer codes, latency percentiles and the
+server's peak memory.
 
 It starts ``treppen serve`` on 127.0.0.1 (the default levels: easy, medium, hard), then runs
 ``--games`` threads that each play deals as the person would (a legal move from the page's groups,
-``advance`` while the agents are to move; a finished deal starts a new one, the games cycle through
-the levels, or through ``--levels``, indices of ``/api/config``'s agents) and ``--hinters`` threads
-that ask for hints in a loop, for ``--seconds``. It prints the p50 and p99 of each request kind
-(seconds), the count of 5xx answers and the server's peak resident memory (``VmHWM``, MB), and
-writes them as JSON. Usage::
+``advance`` while the agents are to move; a finished deal starts a new one; the games cycle
+through ``--levels``, indices of ``/api/config``'s agents, by default 0 and 2: half against
+``easy`` (greedy), half against ``hard`` (the search)) and ``--hinters`` threads that ask for
+hints in a loop, for ``--seconds``. A request not answered within ``--patience`` seconds counts
+as unanswered. It prints per request kind the answer codes and the p50, p99 and max latency
+(seconds), the hints the server cut short, the server's peak resident memory (``VmHWM``, MB) and
+the load average beside the run, and writes them as JSON.
 
-    python benchmarks/bench_serve_load.py [--games 30] [--hinters 4] [--seconds 60] [--levels 0 1 2] [--port 8766]
+``--deadline-trials N`` first times N searches under ``deadline=0.5`` in this process while two
+other threads keep both cores busy searching, and reports how far past the deadline they
+returned (the tests check the deadline logic with a fake clock; this is its real-time figure).
+Usage::
+
+    python benchmarks/bench_serve_load.py [--games 30] [--hinters 4] [--seconds 60] [--levels 0 2]
+        [--deadline-trials 20] [--port 8766]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -42,53 +52,71 @@ def person_move(view: dict[str, Any]) -> int:
 
 
 class Load:
-    """Latencies by request kind and 5xx answers, shared by the client threads."""
+    """Latencies and answer codes by request kind, shared by the client threads."""
 
-    def __init__(self, base: str, deadline: float):
-        self.base, self.deadline = base, deadline
+    def __init__(self, base: str, deadline: float, patience: float):
+        self.base, self.deadline, self.patience = base, deadline, patience
         self.times: dict[str, list[float]] = defaultdict(list)
-        self.errors = 0
+        self.codes: dict[str, Counter[str]] = defaultdict(Counter)
+        self.cut_short = 0
         self.lock = threading.Lock()
 
-    def post(self, kind: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST ``body`` as JSON to ``path``, timed under ``kind``; the answer's JSON."""
-        request = urllib.request.Request(
-            self.base + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
-        )
+    def call(self, kind: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` as JSON to ``path`` (GET without one), timed under ``kind``: the status
+        (0: unanswered within the patience) and the answer's JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data, {"Content-Type": "application/json"})
         start = time.perf_counter()
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
+            with urllib.request.urlopen(request, timeout=self.patience) as response:
                 answer, status = json.loads(response.read()), response.status
         except urllib.error.HTTPError as error:
             answer, status = json.loads(error.read()), error.code
+        except (TimeoutError, urllib.error.URLError):  # no answer in time (or no connection)
+            answer, status = {}, 0
         with self.lock:
             self.times[kind].append(time.perf_counter() - start)
-            self.errors += status >= 500
-        return answer
+            self.codes[kind]["unanswered" if status == 0 else str(status)] += 1
+            self.cut_short += kind == "hint" and status == 200 and answer["search"]["cut_short"]
+        return status, answer
 
-    def game(self, level: int) -> None:
-        view = self.post("new", "/api/sessions", {"seats": ["you", level]})
-        while time.monotonic() < self.deadline:
-            sid, version = view["session"], view["version"]
-            if view["over"]:
-                view = self.post("new", "/api/sessions", {"seats": ["you", level]})
-            elif view["your_turn"]:
-                view = self.post("move", f"/api/sessions/{sid}/move", {"action": person_move(view), "version": version})
-            else:
-                view = self.post("advance", f"/api/sessions/{sid}/advance", {"version": version})
+    def step(self, view: dict[str, Any], seats: list[Any], hint: bool) -> dict[str, Any]:
+        """One request of a person at ``view``: a new game when it is over, else (a hint first
+        with ``hint``) the person's move or an agent's; the table after it."""
+        sid, version = view["session"], view["version"]
+        if view["over"]:
+            status, answer = self.call("new", "/api/sessions", {"seats": seats})
+            return answer if status == 200 else view
+        if view["your_turn"]:
+            if hint:
+                self.call("hint", f"/api/sessions/{sid}/hint", {"version": version})
+            move = {"action": person_move(view), "version": version}
+            status, answer = self.call("move", f"/api/sessions/{sid}/move", move)
+        else:
+            status, answer = self.call("advance", f"/api/sessions/{sid}/advance", {"version": version})
+        if status == 200:
+            return answer
+        return self.call("view", f"/api/sessions/{sid}")[1]  # unanswered or refused: read the table again
 
-    def hinter(self) -> None:
-        view = self.post("new", "/api/sessions", {"seats": ["you", 0]})
+    def player(self, level: int, hint: bool) -> None:
+        """A person at a table with the agent ``level`` until the time is up (asking hints with ``hint``)."""
+        seats = ["you", level]
+        view: dict[str, Any] = {"over": True, "session": None, "version": 0}
         while time.monotonic() < self.deadline:
-            sid = view["session"]
-            if view["over"]:
-                view = self.post("new", "/api/sessions", {"seats": ["you", 0]})
-            elif view["your_turn"]:
-                self.post("hint", f"/api/sessions/{sid}/hint", {"version": view["version"]})
-                move = {"action": person_move(view), "version": view["version"]}
-                view = self.post("move", f"/api/sessions/{sid}/move", move)
-            else:
-                view = self.post("advance", f"/api/sessions/{sid}/advance", {"version": view["version"]})
+            view = self.step(view, seats, hint)
+
+    def rows(self) -> dict[str, dict[str, Any]]:
+        """Per request kind: count, answer codes, p50/p99/max seconds."""
+        return {
+            kind: {
+                "count": len(ts),
+                "codes": dict(sorted(self.codes[kind].items())),
+                "p50_s": float(np.percentile(ts, 50)),
+                "p99_s": float(np.percentile(ts, 99)),
+                "max_s": float(max(ts)),
+            }
+            for kind, ts in sorted(self.times.items())
+        }
 
 
 def peak_mb(pid: int) -> float:
@@ -99,15 +127,45 @@ def peak_mb(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for process {pid}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_serve_load", description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=30)
-    parser.add_argument("--hinters", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--port", type=int, default=8766)
-    parser.add_argument("--levels", type=int, nargs="+", help="the agents the games cycle through (default: all)")
-    parser.add_argument("--out", type=Path, default=Path("runs/bench/bench_serve_load.json"))
-    args = parser.parse_args(argv)
+def deadline_overruns(trials: int, deadline: float = 0.5) -> list[float]:
+    """Seconds past ``deadline`` of ``trials`` searches (``rollout,deadline=…``, a mid-deal
+    position) while two threads keep both cores busy with searches of their own."""
+    from treppen import agents
+    from treppen_env import raw_env
+
+    env = raw_env(num_players=2)
+    env.reset(seed=11)
+    greedy = agents.load("greedy")
+    for _ in range(12):
+        env.step(greedy.act(env.observe(env.agent_selection)))
+    obs = env.observe(env.agent_selection)
+    agents.load("rollout,playouts=16").act(obs)  # the kernels loaded before timing
+    stop = threading.Event()
+
+    def burn(seed: int) -> None:
+        busy = agents.load("rollout,seconds=0.2", seed=seed)
+        while not stop.is_set():
+            busy.act(obs)
+
+    burners = [threading.Thread(target=burn, args=(k,)) for k in range(2)]
+    for t in burners:
+        t.start()
+    try:
+        overruns = []
+        for k in range(trials):
+            searcher = agents.load(f"rollout,deadline={deadline}", seed=k)
+            start = time.monotonic()
+            searcher.act(obs)
+            overruns.append(time.monotonic() - start - deadline)
+        return overruns
+    finally:
+        stop.set()
+        for t in burners:
+            t.join()
+
+
+def serve_load(args: argparse.Namespace) -> dict[str, Any]:
+    """Start the server, run the load, stop it; the figures."""
     base = f"http://127.0.0.1:{args.port}"
     command = [sys.executable, "-m", "treppen.apps.cli", "serve", "--port", str(args.port), "--max-sessions", "256"]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -115,16 +173,17 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(120):
             try:
                 with urllib.request.urlopen(base + "/api/config", timeout=5) as response:
-                    levels = len(json.loads(response.read())["agents"])
+                    agents = json.loads(response.read())["agents"]
                 break
             except OSError:
                 time.sleep(1)
         else:
             raise RuntimeError("treppen serve did not answer within 120 s")
-        load = Load(base, time.monotonic() + args.seconds)
-        cycle = args.levels or list(range(levels))
-        threads = [threading.Thread(target=load.game, args=(cycle[k % len(cycle)],)) for k in range(args.games)]
-        threads += [threading.Thread(target=load.hinter) for _ in range(args.hinters)]
+        load = Load(base, time.monotonic() + args.seconds, args.patience)
+        cycle = args.levels or list(range(len(agents)))
+        threads = [threading.Thread(target=load.player, args=(cycle[k % len(cycle)], False)) for k in range(args.games)]
+        threads += [threading.Thread(target=load.player, args=(cycle[0], True)) for _ in range(args.hinters)]
+        load_before = os.getloadavg()
         for t in threads:
             t.start()
         for t in threads:
@@ -133,15 +192,43 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(30)
-    rows = {
-        kind: {"count": len(ts), "p50_s": float(np.percentile(ts, 50)), "p99_s": float(np.percentile(ts, 99))}
-        for kind, ts in sorted(load.times.items())
+    return {
+        "levels": [agents[i] for i in cycle],
+        "requests": load.rows(),
+        "hints_cut_short": load.cut_short,
+        "peak_mb": memory,
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
     }
-    for kind, row in rows.items():
-        print(f"{kind:8s} {row['count']:6d} requests   p50 {row['p50_s']:.3f} s   p99 {row['p99_s']:.3f} s")
-    print(f"5xx answers: {load.errors}   server peak memory: {memory:.0f} MB")
-    doc = {"games": args.games, "hinters": args.hinters, "seconds": args.seconds, "requests": rows,
-           "server_errors": load.errors, "peak_mb": memory}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_serve_load", description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=30)
+    parser.add_argument("--hinters", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--levels", type=int, nargs="+", default=[0, 2], help="the agents the games cycle through")
+    parser.add_argument("--patience", type=float, default=30, help="seconds a client waits for an answer")
+    parser.add_argument("--deadline-trials", type=int, default=0, help="time deadline searches under load first")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench/bench_serve_load.json"))
+    args = parser.parse_args(argv)
+    doc: dict[str, Any] = {"games": args.games, "hinters": args.hinters, "seconds": args.seconds}
+    if args.deadline_trials:
+        overruns = deadline_overruns(args.deadline_trials)
+        doc["deadline_overrun_s"] = {"trials": len(overruns), "median": float(np.median(overruns)),
+                                     "max": max(overruns)}  # fmt: skip
+        print(f"deadline 0.5 s, two busy threads: overrun median {np.median(overruns) * 1000:.1f} ms, "
+              f"max {max(overruns) * 1000:.1f} ms over {len(overruns)} searches")  # fmt: skip
+    if args.seconds > 0:
+        doc.update(serve_load(args))
+        print(f"levels {doc['levels']}, {args.games} games, {args.hinters} hint clients, {args.seconds:g} s")
+        print(f"{'request':8s} {'count':>6s} {'p50 s':>7s} {'p99 s':>7s} {'max s':>7s}  answers")
+        for kind, row in doc["requests"].items():
+            codes = ", ".join(f"{code}: {n}" for code, n in row["codes"].items())
+            print(f"{kind:8s} {row['count']:6d} {row['p50_s']:7.3f} {row['p99_s']:7.3f} {row['max_s']:7.3f}  {codes}")
+        print(f"hints cut short: {doc['hints_cut_short']}   server peak memory: {doc['peak_mb']:.0f} MB")
+        print(f"load average before {doc['loadavg_before']}, after {doc['loadavg_after']}")
     atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
     return 0
 

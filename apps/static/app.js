@@ -535,6 +535,9 @@ function showHint(data, key) {
   let note = "Win rate: the share of simulated deals won (a tie counts half); margin: points ahead of the others' mean at the deal's end.";
   if (data.estimates.length === 1) note = "Only one move is worth searching here.";
   if (data.played && !data.estimates.some((e) => e.action === played)) note += ` Played: ${data.played.move} (not searched).`;
+  const search = data.search;
+  $("hint-cut").hidden = !(search && search.cut_short);
+  if (search && search.cut_short) $("hint-cut").textContent = `Cut short: the server is busy, so this hint searched ${search.playouts}${search.budget ? ` of ${search.budget}` : ""} playouts; its figures are rougher.`;
   $("hint-note").textContent = note;
   // beliefs: per opponent the cards it most likely holds, from what it was seen to do
   const seats = (data.beliefs || []).map((b) => el("li", { text: `P+${b.seat}: ` + b.cards.map((c) => `${c.card} ${percent(c.p)}`).join(", ") }));

@@ -16,7 +16,7 @@ from tests.env_helpers import swap_hidden
 from tests.rules_helpers import new_deal
 from treppen import agents
 from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
-from treppen.agents.search import DEFAULT_PLAYOUTS, MoveEstimate
+from treppen.agents.search import BELIEF_CHUNK, DEFAULT_PLAYOUTS, MoveEstimate
 from treppen.arena.match import play_match
 from treppen_env import raw_env
 from treppen_env.actions import parse_action
@@ -144,12 +144,74 @@ def test_budget_in_cpu_seconds_is_kept(make: type) -> None:
     assert 0.2 <= spent < 0.45
 
 
+class FakeClock:
+    """A wall clock that moves ``step`` seconds at every look: a search's looks counted exactly,
+    whatever else the machine runs (tests assert no real time)."""
+
+    def __init__(self, step: float):
+        self.now, self.step, self.looks = 0.0, step, 0
+
+    def __call__(self) -> float:
+        now = self.now
+        self.now += self.step
+        self.looks += 1
+        return now
+
+
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_a_deadline_ends_the_search_at_its_first_look_past_it(make: type) -> None:
+    """The clock is read at the call (0.0) and between chunks of 16 playouts, once each of the 7
+    discards has had one: 0.25, 0.5 and 0.75 run a chunk each, 1.0 is the deadline (and the
+    analysis's beliefs, read at 1.25 after their first chunk of deals, stop there). So the search
+    overruns its deadline by at most one chunk of playouts (about 1-2 ms a core; the real figure
+    under load is bench_serve_load.py's), however busy the machine is."""
+    obs = observe(discard_position())
+    agent = make(seed=0, deadline=1.0)
+    agent.clock = FakeClock(0.25)
+    estimates = agent.analyse(obs)
+    assert agent.clock.looks == 5 + 1 and agent.simulations == 16 + 3 * 16 and agent.cut_short
+    counted = estimates.beliefs * BELIEF_CHUNK  # past the deadline, the beliefs count one chunk of deals
+    np.testing.assert_allclose(counted, np.round(counted), atol=1e-9)
+    assert (estimates.playouts, estimates.cut_short) == (64, True)
+    assert sum(e.playouts for e in estimates) == 64 and min(e.playouts for e in estimates) >= 1
+    agent.clock = FakeClock(0.25)
+    agent.act(obs)
+    assert (agent.clock.looks, agent.simulations, agent.cut_short) == (5, 64, True)
+
+
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_a_passed_deadline_still_plays_every_move_once(make: type) -> None:
+    """The floor: however late it is (``deadline=0``, or a clock far past it), every searched move
+    gets a determinization: the first chunk of 16 playouts covers the 7 discards."""
+    obs = observe(discard_position())
+    agent = make(seed=0, deadline=0)
+    estimates = agent.analyse(obs)
+    assert (agent.simulations, estimates.cut_short) == (16, True)
+    assert len(estimates) == 7 and min(e.playouts for e in estimates) >= 1
+    late = make(seed=0, deadline=0.5, playouts=500)
+    late.clock = FakeClock(100.0)
+    assert late.act(obs) in np.flatnonzero(obs["action_mask"]) and late.simulations == 16
+
+
+@pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
+def test_a_deadline_not_reached_changes_nothing(make: type) -> None:
+    """Under a deadline that the playouts beat, the analysis is the one without it (same seed):
+    a server's hint on an idle machine is the analysis of its spec."""
+    obs = observe(discard_position())
+    plain = make(seed=4, playouts=100).analyse(obs)
+    timed = make(seed=4, playouts=100, deadline=600)
+    timed.clock = FakeClock(0.0)
+    found = timed.analyse(obs)
+    assert found == plain and (found.playouts, found.cut_short) == (100, False)
+    np.testing.assert_array_equal(found.beliefs, plain.beliefs)
+
+
 def test_a_time_budget_under_a_huge_playout_cap_allocates_a_small_tree() -> None:
-    """The IS-MCTS tree starts at TREE_BLOCK nodes and doubles when full (a tree sized for 10**9
+    """The IS-MCTS tree starts at TREE_BLOCK nodes and doubles when full (a tree sized for 10**6
     playouts would not fit in memory)."""
-    agent = ISMCTSAgent(seed=0, playouts=10**9, seconds=0.01)
+    agent = ISMCTSAgent(seed=0, playouts=10**6, seconds=0.01)
     agent.act(observe(discard_position()))
-    assert 1 <= agent.simulations < 10**9
+    assert 1 <= agent.simulations < 10**6
 
 
 def test_forced_moves_are_not_searched() -> None:

@@ -34,6 +34,16 @@ FLAGS = (
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """uvicorn with the app on 127.0.0.1, a free port; yields the base URL and the record folder."""
+    yield from _serve(["greedy", "random"], tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def hard_server(tmp_path_factory):
+    """As :func:`server`, with the level ``hard`` (the search) as the only agent."""
+    yield from _serve(["hard"], tmp_path_factory)
+
+
+def _serve(opponents, tmp_path_factory):
     import uvicorn
 
     from treppen.apps.web import create_app
@@ -41,7 +51,7 @@ def server(tmp_path_factory):
     record_dir = tmp_path_factory.mktemp("records")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(["greedy", "random"], record_dir=record_dir, seed=3), log_level="warning")
+    config = uvicorn.Config(create_app(opponents, record_dir=record_dir, seed=3), log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -101,26 +111,7 @@ def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
     wait(browser, lambda d: body(d, "ready") == "1")
     Select(browser.find_element(By.ID, "seat-1")).select_by_visible_text("greedy")
     browser.find_element(By.ID, "start").click()
-    summary = browser.find_element(By.ID, "summary")
-    shots = os.environ.get("TREPPEN_SCREENSHOTS")
-    moves = 0
-    while True:
-        wait(browser, lambda d: summary.is_displayed() or body(d, "turn") == "you")
-        if summary.is_displayed():
-            break
-        version = body(browser, "version")
-        if (
-            shots
-            and moves > 12
-            and body(browser, "phase") == "meld"
-            and browser.find_elements(By.CSS_SELECTOR, ".meld")
-        ):
-            browser.save_screenshot(str(Path(shots) / "serve-play.png"))
-            shots = None
-        play_turn_part(browser)
-        wait(browser, lambda d, v=version: body(d, "version") != v)
-        moves += 1
-        assert moves < 400, "the deal does not end"
+    moves = play_deal(browser, os.environ.get("TREPPEN_SCREENSHOTS"))
     assert browser.find_element(By.ID, "error").is_displayed() is False
     title = browser.find_element(By.ID, "summary-title").text
     assert title.startswith("Deal 1 over: ")
@@ -135,6 +126,49 @@ def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
     (deal,) = [r for p in record_dir.iterdir() for r in records.read(p)]  # the server recorded the deal
     records.check(deal)
     assert deal["agents"] == ["human", "greedy"] and moves == sum(1 for _ in deal["actions"]) - _agent_moves(deal)
+
+
+def play_deal(browser, shots: str | None = None) -> int:
+    """Play the person's moves by mouse until the deal's summary shows; the moves made. With
+    ``shots`` (a folder), a screenshot of the table in play is saved there."""
+    summary = browser.find_element(By.ID, "summary")
+    moves = 0
+    while True:
+        wait(browser, lambda d: summary.is_displayed() or body(d, "turn") == "you")
+        if summary.is_displayed():
+            return moves
+        version = body(browser, "version")
+        if (
+            shots
+            and moves > 12
+            and body(browser, "phase") == "meld"
+            and browser.find_elements(By.CSS_SELECTOR, ".meld")
+        ):
+            browser.save_screenshot(str(Path(shots) / "serve-play.png"))
+            shots = None
+        play_turn_part(browser)
+        wait(browser, lambda d, v=version: body(d, "version") != v)
+        moves += 1
+        assert moves < 400, "the deal does not end"
+
+
+def test_play_a_deal_against_hard(hard_server, browser):
+    """The hard level (the search, under the page's deadline of 1 s a move) plays a whole deal."""
+    url, record_dir = hard_server
+    browser.get(f"{url}/?delay=0")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    Select(browser.find_element(By.ID, "seat-1")).select_by_index(0)
+    browser.find_element(By.ID, "start").click()
+    moves = play_deal(browser)
+    assert browser.find_element(By.ID, "error").is_displayed() is False
+    assert browser.find_element(By.ID, "summary-title").text.startswith("Deal 1 over: ")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
+    assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == ["you", "P1 search-2p"]
+    from treppen_env import records
+
+    (deal,) = [r for p in record_dir.iterdir() for r in records.read(p)]
+    records.check(deal)
+    assert deal["agents"] == ["human", "search-2p"] and moves == len(deal["actions"]) - _agent_moves(deal)
 
 
 def _agent_moves(record) -> int:

@@ -491,7 +491,8 @@ def test_a_hint_ranks_the_persons_moves(client, small_hints):
     r = client.post(f"/api/sessions/{sid}/hint", json={"version": view["version"]})
     assert r.status_code == 200, r.json()
     hint = r.json()
-    assert list(hint) == ["version", "agent", "estimates", "beliefs"] and small_hints == ["treppenromme"]
+    assert list(hint) == ["version", "agent", "estimates", "beliefs", "search"] and small_hints == ["treppenromme"]
+    assert hint["search"] == {"playouts": HINT_BUDGET, "budget": HINT_BUDGET, "cut_short": False}
     (beliefs,) = hint["beliefs"]  # the one opponent: the cards it most likely holds
     assert beliefs["seat"] == 1 and 0 < len(beliefs["cards"]) <= 8
     probs = [c["p"] for c in beliefs["cards"]]
@@ -534,7 +535,7 @@ def test_a_hint_for_a_replayed_position(client, small_hints):
     r = client.post("/api/replay/hint?deal=2&step=1", content=gzip.compress(text), headers=RECORD)
     assert r.status_code == 200, r.json()
     hint = r.json()
-    assert list(hint) == ["deal", "step", "agent", "played", "estimates", "beliefs"]
+    assert list(hint) == ["deal", "step", "agent", "played", "estimates", "beliefs", "search"]
     assert small_hints == [record["rules"]] and [b["seat"] for b in hint["beliefs"]] == [1]
     assert (hint["deal"], hint["step"], hint["agent"]) == (2, 1, f"rollout,playouts={HINT_BUDGET}")
     first = record["actions"][0]
