@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treppen.arena.scale import rating_text
 from treppen_env.version import ENV_VERSION
 
 #: The card's file name in an agent's folder.
@@ -109,7 +110,7 @@ class ModelCard:
         if "elo" not in self.elo:
             return "not rated"
         e = self.elo
-        return f"{e['elo']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] vs greedy ({e['decks']['count']} decks)"
+        return f"{rating_text(e['elo'], e['low'], e['high'])} vs greedy ({e['decks']['count']} decks)"
 
 
 def zoo_folder() -> Path:

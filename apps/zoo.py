@@ -34,7 +34,7 @@ def card_text(card: zoo.ModelCard) -> str:
         f"{card.name}: {card.description}",
         f"  game        {card.rules}, {card.num_players} players ({card.env})"
         + (f", level {card.level}" if card.level else ""),
-        f"  plays       {card.spec}" + (f" ({card.weights}, sha256 {card.sha256})" if card.weights else ""),
+        f"  plays       {plays_text(card)}",
         f"  strength    {card.elo_text()}",
     ]
     if card.elo.get("command"):
@@ -48,6 +48,17 @@ def card_text(card: zoo.ModelCard) -> str:
             f"  cost        {card.cpu_minutes} CPU minutes; commit {card.commit}, treppen {card.treppen_version}"
         )
     return "\n".join(lines)
+
+
+def plays_text(card: zoo.ModelCard) -> str:
+    """What a card's agent plays, in words: ``the NumPy policy policy.npz (sha256 ...)`` for the
+    spec ``{weights}``, the spec with its weights' file name filled in, or the spec (a search)."""
+    if not card.weights:
+        return card.spec
+    checksum = f"(sha256 {card.sha256})"
+    if card.spec == "{weights}":
+        return f"the NumPy policy {card.weights} {checksum}"
+    return f"{card.spec.replace('{weights}', card.weights)} {checksum}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import measure
 
 from treppen.arena.plots import save_figure
-from treppen.arena.ratings import interval_text
+from treppen.arena.scale import interval_text
 from treppen.arena.strength import rate_against
 from treppen_env.files import atomic_write_text
 

@@ -122,5 +122,15 @@ def test_a_zoo_agent_plays_without_torch() -> None:
 def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from treppen.apps.cli import main
 
+    card = json.loads((tiny_zoo / "tiny" / zoo.CARD).read_text())
+    card["elo"] = {"elo": 140.4, "low": 59.6, "high": 219.5, "decks": {"count": 100, "seed": 7}}
+    (tiny_zoo / "tiny" / zoo.CARD).write_text(json.dumps(card))
     assert main(["zoo", "list"]) == 0
-    assert capsys.readouterr().out.startswith("tiny: a test policy\n  game        treppenromme, 2 players")
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:4] == [
+        "tiny: a test policy",
+        f"  game        treppenromme, 2 players ({ENV_VERSION}), level medium",
+        f"  plays       the NumPy policy policy.npz (sha256 {card['sha256']})",  # not the card's raw {weights}
+        "  strength    +140 [+60, +220] vs greedy (100 decks)",  # the one scale: greedy = 0
+    ]
+    assert zoo.level_label("medium") == "medium: tiny, +140 [+60, +220] vs greedy (100 decks)"
