@@ -234,7 +234,8 @@ class StatsCallback(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """A tqdm progress bar over the total steps with steps/s and the latest evaluation.
+    """A tqdm progress bar, ``PPO``, over the learner's env steps (as ``total_timesteps`` counts
+    them) with steps/s and the latest evaluation.
 
     SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
     boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
@@ -257,7 +258,8 @@ class ProgressCallback(BaseCallback):
 
         start = self.model.num_timesteps
         end = start + math.ceil(max(0, self.total - start) / self.rollout) * self.rollout
-        self.bar = tqdm(total=end, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+        desc = "PPO (the learner's env steps)"  # what the bar counts: what total_timesteps counts
+        self.bar = tqdm(total=end, initial=start, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0)
         self._last = (time.perf_counter(), self.model.num_timesteps)
 
     def _on_step(self) -> bool:

@@ -42,7 +42,7 @@ def test_progress_bar_total_is_the_rollout_boundary_the_run_ends_at(start, total
         assert (progress.bar.n, progress.bar.total) == (start, end)
         progress.model.num_timesteps = end
         progress._on_step()
-        assert f"{end}/{end}" in str(progress.bar)
+        assert str(progress.bar).startswith("PPO (the learner's env steps):") and f"{end}/{end}" in str(progress.bar)
     finally:
         progress.close()
 

@@ -580,4 +580,7 @@ def _progress(config: TrainConfig, steps: int) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=config.total_timesteps, initial=steps, unit="step", dynamic_ncols=True, mininterval=1.0)
+    desc = "PPO (RLlib; env steps of all seats)"  # what the bar counts: what total_timesteps counts here
+    return tqdm(
+        total=config.total_timesteps, initial=steps, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0
+    )
