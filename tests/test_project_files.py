@@ -3,6 +3,7 @@ Changelog, a section for the current version) and CITATION.cff (the current vers
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -26,3 +27,17 @@ def test_the_changelog_and_citation_name_the_current_version() -> None:
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert citation["cff-version"] == "1.2.0" and citation["version"] == treppen.__version__
     assert citation["license"] == "MIT" and citation["authors"]
+
+
+def test_every_package_says_what_it_holds() -> None:
+    """The docs site's API pages open with each package's docstring (an empty one left
+    ``treppen.train`` without a description)."""
+    packages = [
+        p.parent
+        for root in ("treppen_env", "agents", "arena", "train", "apps")
+        for p in (ROOT / root).rglob("__init__.py")
+    ]
+    empty = [
+        str(p.relative_to(ROOT)) for p in packages if not ast.get_docstring(ast.parse((p / "__init__.py").read_text()))
+    ]
+    assert len(packages) >= 7 and empty == []
