@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from treppen.agents import zoo
+from treppen.arena.scale import rating_text
 from treppen.arena.strength import rate_against
 from treppen_env.files import atomic_write_text
 
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             seed = card.elo.get("decks", {}).get("seed", 2026)
             found = rate_against(card.name, "greedy", card.num_players, card.rules, args.decks, seed, args.workers)
             row["elo"] = found.to_dict()
-            again = f"{found.elo:+.0f} [{found.low:+.0f}, {found.high:+.0f}] ({args.decks} decks)"
+            again = f"{rating_text(found.elo, found.low, found.high)} ({args.decks} decks)"
         rows[card.name] = row
         times = f"{row['first_action_s']:.2f} | {row['first_action_cpu_s']:.2f} | {row['after_import_s']:.2f}"
         print(f"| `{card.name}` | {times} | {row['torch_imported']} | {card.elo_text()} | {again} |")
