@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treppen.arena.scale import rating_text
 from treppen_env.version import ENV_VERSION
 
 #: The card's file name in an agent's folder.
@@ -104,13 +103,6 @@ class ModelCard:
         """The agent spec this card plays, its weights' path filled in."""
         path = self.weights_path
         return self.spec.replace("{weights}", "" if path is None else str(path))
-
-    def elo_text(self) -> str:
-        """``+103 [+54, +153] vs greedy (100 decks)``, or ``not rated``."""
-        if "elo" not in self.elo:
-            return "not rated"
-        e = self.elo
-        return f"{rating_text(e['elo'], e['low'], e['high'])} vs greedy ({e['decks']['count']} decks)"
 
 
 def zoo_folder() -> Path:
@@ -195,13 +187,3 @@ def table_spec(spec: str, num_players: int, rules: str) -> str:
     """``spec`` for a table of ``num_players`` under the preset ``rules``: a difficulty level
     (:data:`LEVELS`) becomes its agent there (:func:`level_spec`), any other spec stays as it is."""
     return level_spec(spec, num_players, rules) if spec in LEVELS else spec
-
-
-def level_label(level: str, num_players: int = 2, rules: str = "treppenromme") -> str:
-    """A level's name with its agent and strength at a table, for menus:
-    ``hard: search-2p, +151 [+100, +210] vs greedy (100 decks)``."""
-    found = level_card(level, num_players, rules)
-    if found is None:
-        spec = LEVEL_FALLBACK[level]
-        return f"{level}: {spec}" + (", the reference (0 Elo)" if spec == "greedy" else "")
-    return f"{level}: {found.name}, {found.elo_text()}"

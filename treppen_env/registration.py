@@ -20,36 +20,18 @@ observations, masks or rewards change (docs/guide/environment.md).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from treppen_env.version import ENV_VERSION
 
 #: The version number of the Gymnasium ids: the one of :data:`ENV_VERSION`.
 GYM_VERSION = int(re.fullmatch(r"treppen_v(\d+)", ENV_VERSION).group(1))  # type: ignore[union-attr]
+#: What the ids make (:func:`treppen_env.single_agent.make_single_agent`), named, not imported.
+ENTRY_POINT = "treppen_env.single_agent:make_single_agent"
 #: Gymnasium id by rules preset (RULES §8).
 GYM_IDS = {
     "treppenromme": f"treppen/Treppenromme-v{GYM_VERSION}",
     "rum500": f"treppen/Rum500-v{GYM_VERSION}",
 }
-
-
-def make_single_agent(opponents: Any = None, **kwargs: Any) -> Any:
-    """The registered ids' entry point: :class:`~treppen_env.single_agent.SingleAgentEnv`.
-
-    :param opponents: an agent (``treppen.agents.load("greedy")``) or callable ``obs -> int`` for
-        every other seat, or a sequence of them in seat order after the learner.
-    :param kwargs: further arguments of :class:`~treppen_env.single_agent.SingleAgentEnv`
-        (``num_players``, ``seat``, ``render_mode``, ``reward``, rules options; ``rules`` is the id's).
-    :raises ValueError: without ``opponents``, or as :class:`~treppen_env.single_agent.SingleAgentEnv`.
-    """
-    from treppen_env.single_agent import SingleAgentEnv
-
-    if opponents is None:
-        raise ValueError(
-            "gymnasium.make needs opponents=: an agent for the other seats, e.g. "
-            "opponents=treppen.agents.load('greedy'), a callable obs -> int, or one per other seat"
-        )
-    return SingleAgentEnv(opponents, **kwargs)
 
 
 def register_envs() -> None:
@@ -58,4 +40,4 @@ def register_envs() -> None:
 
     for preset, env_id in GYM_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=make_single_agent, kwargs={"rules": preset})
+            register(id=env_id, entry_point=ENTRY_POINT, kwargs={"rules": preset})

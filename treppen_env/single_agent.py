@@ -229,4 +229,21 @@ class SingleAgentEnv(gym.Env):
         return reward
 
 
+def make_single_agent(opponents: Any = None, **kwargs: Any) -> Any:
+    """The registered ids' entry point: :class:`~treppen_env.single_agent.SingleAgentEnv`.
+
+    :param opponents: an agent (``treppen.agents.load("greedy")``) or callable ``obs -> int`` for
+        every other seat, or a sequence of them in seat order after the learner.
+    :param kwargs: further arguments of :class:`~treppen_env.single_agent.SingleAgentEnv`
+        (``num_players``, ``seat``, ``render_mode``, ``reward``, rules options; ``rules`` is the id's).
+    :raises ValueError: without ``opponents``, or as :class:`~treppen_env.single_agent.SingleAgentEnv`.
+    """
+    if opponents is None:
+        raise ValueError(
+            "gymnasium.make needs opponents=: an agent for the other seats, e.g. "
+            "opponents=treppen.agents.load('greedy'), a callable obs -> int, or one per other seat"
+        )
+    return SingleAgentEnv(opponents, **kwargs)
+
+
 register_envs()  # Gymnasium is imported by now: gymnasium.make finds this env's ids

@@ -14,6 +14,7 @@ import pytest
 
 from treppen import agents
 from treppen.agents import zoo
+from treppen.apps.zoo import level_label
 from treppen.arena.match import play_match
 from treppen_env import ENV_VERSION, raw_env
 from treppen_env.actions import NUM_ACTIONS
@@ -98,7 +99,7 @@ def test_levels_resolve_per_table(tiny_zoo: Path) -> None:
     assert zoo.table_spec("easy", 3, "treppenromme") == "greedy"
     assert zoo.table_spec("hard", 2, "treppenromme") == "rollout"
     assert zoo.table_spec("rollout,playouts=8", 3, "rum500") == "rollout,playouts=8"  # not a level
-    assert zoo.level_label("medium") == "medium: tiny, not rated"
+    assert level_label("medium") == "medium: tiny, not rated"
     with pytest.raises(zoo.ZooError, match="unknown level 'expert'"):
         zoo.level_spec("expert", 2, "treppenromme")
 
@@ -133,4 +134,4 @@ def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixtur
         f"  plays       the NumPy policy policy.npz (sha256 {card['sha256']})",  # not the card's raw {weights}
         "  strength    +140 [+60, +220] vs greedy (100 decks)",  # the one scale: greedy = 0
     ]
-    assert zoo.level_label("medium") == "medium: tiny, +140 [+60, +220] vs greedy (100 decks)"
+    assert level_label("medium") == "medium: tiny, +140 [+60, +220] vs greedy (100 decks)"
