@@ -38,6 +38,7 @@ __all__ = [
     "PolicyAgent",
     "RandomAgent",
     "RolloutAgent",
+    "UnknownSpecError",
     "legal_actions",
     "load",
 ]
@@ -61,27 +62,28 @@ def load(
 ) -> Agent:
     """Build an agent from ``spec``.
 
-    :param spec: ``BASE[,key=value]...`` (see :mod:`treppen.agents.spec`): the base is a built-in name
-        (:data:`SPECS`), a trained agent of the model zoo (:mod:`treppen.agents.zoo`, e.g.
-        ``ppo-2p``; its weights' checksum is checked), the name of an installed agent (entry point
-        group ``treppen.agents``), a third-party ``package.module:ClassName``, a path to a
-        MaskablePPO ``.zip`` model or a NumPy policy ``.npz`` (an RLlib run's export or a pool
-        snapshot), or a run folder holding one of :data:`MODEL_FILES`; the settings are constructor
-        keywords,
-        e.g. ``"greedy,epsilon=0.1"``; a setting of :data:`AGENT_SETTINGS` names an agent by its
-        own spec (``"ismcts,prior=runs/a"``). An :class:`Agent` is returned as it is; a third-party
-        object that is not one (any object with ``act``) is wrapped in :class:`ExternalAgent`.
+    :param spec: ``BASE[,key=value]...`` (see :mod:`treppen.agents.spec`): the base is a difficulty
+        level (``easy``, ``medium``, ``hard``: :func:`treppen.agents.zoo.level_spec` at a 2-player
+        table of the rules' preset), a built-in name (:data:`SPECS`), a trained agent of the model
+        zoo (:mod:`treppen.agents.zoo`, e.g. ``ppo-2p``; its weights' checksum is checked), the name
+        of an installed agent (entry point group ``treppen.agents``), a third-party
+        ``package.module:ClassName``, a path to a MaskablePPO ``.zip`` model or a NumPy policy
+        ``.npz`` (an RLlib run's export or a pool snapshot), or a run folder holding one of
+        :data:`MODEL_FILES`; the settings are constructor keywords, e.g. ``"greedy,epsilon=0.1"``; a
+        setting of :data:`AGENT_SETTINGS` names an agent by its own spec (``"ismcts,prior=runs/a"``).
+        An :class:`Agent` is returned as it is; a third-party object that is not one (any object
+        with ``act``) is wrapped in :class:`ExternalAgent`.
     :param seed: seeds the agent's generator (a ``seed`` setting in the spec wins).
     :param rules: the game's rules, handed to every agent whose constructor takes ``rules`` (the
         greedy and search agents score and simulate by them); a ``rules`` setting in the spec wins.
     :param kwargs: further constructor arguments (e.g. ``rules="rum500"`` for ``"greedy"``,
         ``deterministic=False`` for a model); the spec's settings override them.
     :return: the agent.
-    :raises ValueError: for an unknown spec (listing the valid ones), an unknown setting (listing
-        the agent's settings), a bad setting value, a run folder without a model, or a third-party
-        spec that does not import or does not build an object with ``act``; a
-        :class:`treppen.agents.zoo.ZooError` (a ``ValueError``) for zoo weights whose checksum is not
-        their card's.
+    :raises ValueError: for an unknown spec (:class:`UnknownSpecError`, listing the valid ones), an
+        unknown setting (listing the agent's settings), a bad setting value, a run folder without a
+        model, or a third-party spec that does not import or does not build an object with ``act``;
+        a :class:`treppen.agents.zoo.ZooError` (a ``ValueError``) for zoo weights whose checksum is
+        not their card's.
     :raises FileNotFoundError: for a model path that does not exist.
     """
     if isinstance(spec, Agent):
@@ -90,6 +92,9 @@ def load(
     for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
         if isinstance(settings.get(key), str):
             settings[key] = load(settings[key])
+    if base in zoo.LEVELS:  # a difficulty level: its agent at a 2-player table of the rules' preset
+        preset = rules if isinstance(rules, str) else "treppenromme" if rules is None else rules.name
+        return load(zoo.level_spec(base, 2, preset), seed, rules, **{**kwargs, **settings})
     zoo_cards = zoo.cards()
     if base in zoo_cards:  # a shipped agent: its card's spec, the caller's settings on top
         model = zoo_cards[base]
@@ -206,14 +211,26 @@ def _model_factory(path: Path) -> Any:
         if not path.is_file():
             raise FileNotFoundError(f"no model file at {str(path)!r}")
         return functools.partial(PolicyAgent, path)
-    raise ValueError(
-        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, the zoo's agents {sorted(zoo.cards())}, "
-        f"installed agents "
-        f"{sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to "
-        f"a MaskablePPO .zip model or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; "
-        "settings follow "
-        "the name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
-    )
+    raise UnknownSpecError(str(path))
+
+
+class UnknownSpecError(ValueError):
+    """An agent spec :func:`load` cannot place; the message lists the valid ones.
+
+    :param spec: the spec as given.
+    :param without: built-in names the caller cannot seat (a tournament: ``human``), left out of the list.
+    """
+
+    def __init__(self, spec: str, without: tuple[str, ...] = ()):
+        self.spec = spec
+        built_in = sorted(set(SPECS) - set(without))
+        super().__init__(
+            f"unknown agent spec {spec!r}; valid specs: the levels {list(zoo.LEVELS)}, the built-in agents "
+            f"{built_in}, the zoo's agents {sorted(zoo.cards())}, installed agents {sorted(_entry_points())} "
+            f"(entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to a MaskablePPO .zip model "
+            f"or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; settings follow the "
+            "name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
+        )
 
 
 def numpy_policy_agent(path: Path, seed: int | None = None, deterministic: bool = True) -> Agent:

@@ -104,13 +104,6 @@ class ModelCard:
         path = self.weights_path
         return self.spec.replace("{weights}", "" if path is None else str(path))
 
-    def elo_text(self) -> str:
-        """``+103 [+54, +153] vs greedy (100 decks)``, or ``not rated``."""
-        if "elo" not in self.elo:
-            return "not rated"
-        e = self.elo
-        return f"{e['elo']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}] vs greedy ({e['decks']['count']} decks)"
-
 
 def zoo_folder() -> Path:
     """The folder of the shipped agents (``zoo/`` of this package)."""
@@ -194,13 +187,3 @@ def table_spec(spec: str, num_players: int, rules: str) -> str:
     """``spec`` for a table of ``num_players`` under the preset ``rules``: a difficulty level
     (:data:`LEVELS`) becomes its agent there (:func:`level_spec`), any other spec stays as it is."""
     return level_spec(spec, num_players, rules) if spec in LEVELS else spec
-
-
-def level_label(level: str, num_players: int = 2, rules: str = "treppenromme") -> str:
-    """A level's name with its agent and strength at a table, for menus:
-    ``hard: search-2p, +151 [+100, +210] vs greedy (100 decks)``."""
-    found = level_card(level, num_players, rules)
-    if found is None:
-        spec = LEVEL_FALLBACK[level]
-        return f"{level}: {spec}" + (", the reference (0 Elo)" if spec == "greedy" else "")
-    return f"{level}: {found.name}, {found.elo_text()}"

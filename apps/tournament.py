@@ -5,6 +5,9 @@
 Usage::
 
     treppen tournament --agents random greedy runs/exp1 [--players 2] [--decks 100] [--workers 2]
+    treppen tournament --agents easy medium hard          # the levels of treppen play and serve
+
+Elo is on the one scale of the project, greedy = 0 (random = 0 when greedy does not play).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from treppen.agents import zoo
 from treppen.agents.base import Agent
 from treppen.arena.agent_stats import print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
+from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.schedule import check_settings, schedule
 from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env.aec import raw_env
@@ -42,8 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         required=True,
         metavar="SPEC",
-        help="agents: random, greedy, a model .zip or run folder, each with optional settings "
-        "NAME,key=value,... (e.g. greedy,epsilon=0.1); LABEL=SPEC names one",
+        help="agents: a level (easy, medium, hard), random, greedy, the search (rollout, ismcts), a zoo agent "
+        "(ppo-2p, search-2p, ...: treppen zoo list), a model .zip or run folder, each with optional settings "
+        "NAME,key=value,... (e.g. greedy,epsilon=0.1 or rollout,playouts=500); LABEL=SPEC names one",
     )
     parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
     parser.add_argument(
@@ -144,7 +150,7 @@ def decks_argument(decks: int | None, deals: int | None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
     decks = decks_argument(args.decks, args.deals)
-    specs = resolve_specs(args.agents)
+    specs = {name: zoo.table_spec(spec, args.players, args.rules) for name, spec in resolve_specs(args.agents).items()}
     names = list(specs)
     check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
@@ -172,7 +178,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
         return 130
-    ratings = fit_ratings(records, anchor=reference_anchor(names), n_boot=args.boot, seed=args.seed)
+    greedy = [name for name, spec in specs.items() if spec == SCALE_ANCHOR]  # e.g. the level easy
+    anchor = reference_anchor(names) if SCALE_ANCHOR in names or not greedy else greedy[0]
+    ratings = fit_ratings(records, anchor=anchor, n_boot=args.boot, seed=args.seed)
     write_outputs(out, ratings, specs)
     print_table(ratings)
     print_stats(total_stats(records))  # the llm agents' replies, retries, fallbacks, tokens, seconds

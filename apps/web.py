@@ -89,6 +89,7 @@ from treppen.apps.web_views import (
     search_view,
     table_view,
 )
+from treppen.apps.zoo import level_label
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.engine import GameState
@@ -368,7 +369,7 @@ class App:
     def config(self) -> dict[str, Any]:
         return {
             "agents": self.specs,
-            "labels": [zoo.level_label(s) if s in zoo.LEVELS else s for s in self.specs],
+            "labels": [level_label(s) if s in zoo.LEVELS else s for s in self.specs],
             "rules": sorted(PRESETS),
             "episodes": list(EPISODES),
             "min_players": MIN_PLAYERS,

@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from treppen.agents import zoo
+from treppen.arena.scale import rating_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +35,8 @@ def card_text(card: zoo.ModelCard) -> str:
         f"{card.name}: {card.description}",
         f"  game        {card.rules}, {card.num_players} players ({card.env})"
         + (f", level {card.level}" if card.level else ""),
-        f"  plays       {card.spec}" + (f" ({card.weights}, sha256 {card.sha256})" if card.weights else ""),
-        f"  strength    {card.elo_text()}",
+        f"  plays       {plays_text(card)}",
+        f"  strength    {strength_text(card)}",
     ]
     if card.elo.get("command"):
         lines.append(f"  rated by    {card.elo['command']}")
@@ -48,6 +49,36 @@ def card_text(card: zoo.ModelCard) -> str:
             f"  cost        {card.cpu_minutes} CPU minutes; commit {card.commit}, treppen {card.treppen_version}"
         )
     return "\n".join(lines)
+
+
+def strength_text(card: zoo.ModelCard) -> str:
+    """A card's rating on the one scale (greedy = 0): ``+103 [+54, +153] vs greedy (100 decks)``,
+    or ``not rated``."""
+    if "elo" not in card.elo:
+        return "not rated"
+    e = card.elo
+    return f"{rating_text(e['elo'], e['low'], e['high'])} vs greedy ({e['decks']['count']} decks)"
+
+
+def level_label(level: str, num_players: int = 2, rules: str = "treppenromme") -> str:
+    """A level's name with its agent and strength at a table, for menus:
+    ``hard: search-2p, +168 [+108, +230] vs greedy (100 decks)``."""
+    found = zoo.level_card(level, num_players, rules)
+    if found is None:
+        spec = zoo.LEVEL_FALLBACK[level]
+        return f"{level}: {spec}" + (", the reference (0 Elo)" if spec == "greedy" else "")
+    return f"{level}: {found.name}, {strength_text(found)}"
+
+
+def plays_text(card: zoo.ModelCard) -> str:
+    """What a card's agent plays, in words: ``the NumPy policy policy.npz (sha256 ...)`` for the
+    spec ``{weights}``, the spec with its weights' file name filled in, or the spec (a search)."""
+    if not card.weights:
+        return card.spec
+    checksum = f"(sha256 {card.sha256})"
+    if card.spec == "{weights}":
+        return f"the NumPy policy {card.weights} {checksum}"
+    return f"{card.spec.replace('{weights}', card.weights)} {checksum}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -201,7 +201,10 @@ def build_agents(sources: Mapping[str, str | Agent], rules: Rules | None = None)
         if isinstance(source, str):
             if source == "human":
                 raise ValueError(f"agent {name!r}: 'human' cannot play a tournament; use `treppen play`")
-            built[name] = agent_lib.load(source, rules=rules)
+            try:
+                built[name] = agent_lib.load(source, rules=rules)
+            except agent_lib.UnknownSpecError as err:  # its list of valid specs without human
+                raise agent_lib.UnknownSpecError(err.spec, without=("human",)) from None
         else:
             built[name] = source
     return built

@@ -38,6 +38,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from treppen.arena.scale import SCALE_ANCHOR, elo_text, interval_text
+
 ELO_PER_NAT = 400.0 / math.log(10.0)
 """Elo points per unit of log-strength (natural log): the usual 400-point logistic scale."""
 
@@ -94,7 +96,7 @@ class Ratings:
 
     @property
     def scale(self) -> str:
-        """Where the scale's zero lies, for titles: ``"random = 0"`` (the anchor) or ``"mean = 0"``."""
+        """Where the scale's zero lies, for titles: ``"greedy = 0"`` (the anchor) or ``"mean = 0"``."""
         return f"{self.anchor} = 0" if self.anchor else "mean = 0"
 
     @property
@@ -192,37 +194,19 @@ class Ratings:
 _OPEN_ENDS = {"above": (math.inf, math.inf), "below": (-math.inf, -math.inf), "both": (-math.inf, math.inf)}
 
 
-def elo_text(elo: float) -> str:
-    """An Elo value rounded, with its sign: ``+12``, ``-3``, ``+0`` (never ``-0``)."""
-    return f"{round(elo):+d}"
-
-
-def interval_text(low: float, high: float) -> str:
-    """Text of one Elo interval: ``[+1, +2]``; with one side open ``> +1`` or ``< +2``; with no finite end
-    ``unbounded above`` / ``unbounded below`` / ``unbounded``; ``-`` for none (NaN)."""
-    if math.isnan(low):
-        return "-"
-    if math.isfinite(low) and math.isfinite(high):
-        return f"[{elo_text(low)}, {elo_text(high)}]"
-    if math.isfinite(low):
-        return f"> {elo_text(low)}"
-    if math.isfinite(high):
-        return f"< {elo_text(high)}"
-    return "unbounded above" if low == math.inf else "unbounded below" if high == -math.inf else "unbounded"
-
-
-#: The agents a tournament's scale is anchored at, the first that played: the weakest reference first.
-REFERENCE_ANCHORS = ("random", "greedy")
+#: The agents a tournament's scale is anchored at, the first that played: greedy (:data:`SCALE_ANCHOR`),
+#: else random (a table without greedy cannot be on the one scale; its title says so).
+REFERENCE_ANCHORS = (SCALE_ANCHOR, "random")
 
 
 def reference_anchor(names: Sequence[str]) -> str | None:
-    """The agent of ``names`` to fix at Elo 0: ``random``, else ``greedy``, else None (mean 0)."""
+    """The agent of ``names`` to fix at Elo 0: ``greedy``, else ``random``, else None (mean 0)."""
     return next((a for a in REFERENCE_ANCHORS if a in names), None)
 
 
 def fit_ratings(
     records: Sequence[dict[str, Any]],
-    anchor: str | None = "random",
+    anchor: str | None = SCALE_ANCHOR,
     require_anchor: bool = False,
     prior: float = 0.01,
     n_boot: int = 1000,

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from treppen.agents.base import Agent
-from treppen.arena.ratings import fit_ratings, interval_text
+from treppen.arena.ratings import fit_ratings
+from treppen.arena.scale import rating_text
 from treppen.arena.tournament import run_tournament
 from treppen_env.rules import Rules
 
@@ -48,7 +49,7 @@ class Strength:
     def text(self, reference: str = "greedy") -> str:
         """``+103 [+54, +153] vs greedy, score 0.605, P 1.00 (100 decks)``."""
         return (
-            f"{self.elo:+.0f} {interval_text(self.low, self.high)} vs {reference}, score {self.score:.3f}, "
+            f"{rating_text(self.elo, self.low, self.high)} vs {reference}, score {self.score:.3f}, "
             f"P {self.likelihood:.2f} ({self.decks} decks)"
         )
 

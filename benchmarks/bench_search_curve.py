@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import measure
 
 from treppen.arena.plots import save_figure
-from treppen.arena.ratings import interval_text
+from treppen.arena.scale import interval_text, rating_text
 from treppen.arena.strength import rate_against
 from treppen_env.files import atomic_write_text
 
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = args.out / f"{rules}_{players}p_{budget}"
             p = point(args.agent, budget, rules, int(players), args.decks, args.workers, folder)
             points.append(p | {"cpu_s": per_decision[str(budget)]})
-            print(f"{item} playouts={budget}: {p['elo']:+.0f} {interval_text(*p['ci'])} Elo vs greedy")
+            print(f"{item} playouts={budget}: {rating_text(p['elo'], *p['ci'])} Elo vs greedy")
         settings.append({"rules": rules, "players": int(players), "decks": args.decks, "points": points})
     doc = {"agent": args.agent, "settings": settings}
     atomic_write_text(args.out / "curve.json", json.dumps(doc, indent=2) + "\n")

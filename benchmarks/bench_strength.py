@@ -2,7 +2,7 @@
 
 For every setting (rules preset x players) it plays a duplicate tournament with the project's
 tournament code (:func:`treppen.arena.tournament.run_tournament`: every deck replayed in every seat
-rotation at every table), rates it (:func:`treppen.arena.ratings.fit_ratings`, random = 0 Elo, 95% bootstrap
+rotation at every table), rates it (:func:`treppen.arena.ratings.fit_ratings`, greedy = 0 Elo, 95% bootstrap
 intervals over decks) and writes, under ``--out``:
 
 - ``<rules>_<players>p/``: the tournament's ``results.jsonl`` (rerunning resumes), ``ratings.csv``,
@@ -34,8 +34,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from treppen.arena.plots import plot_elo, save_figure
-from treppen.arena.ratings import Ratings, fit_ratings, interval_text
+from treppen.arena.ratings import Ratings, fit_ratings
 from treppen.arena.results import write_outputs
+from treppen.arena.scale import interval_text
 from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env.files import atomic_write_text
 
@@ -57,7 +58,7 @@ def ladder_table(ratings: Ratings, title: str) -> str:
     at = {name: i for i, name in enumerate(ratings.agents)}
     g = at.get("greedy")
     lines = [
-        f"**{title}** ({ratings.n_groups} duplicate decks, {ratings.n_deals} deals)",
+        f"**{title}** ({ratings.n_groups} duplicate decks, {ratings.n_deals} deals; Elo, {ratings.scale})",
         "",
         "| rank | agent | Elo | 95% interval | score vs greedy | P(stronger than greedy) |",
         "|---|---|---|---|---|---|",
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         out = args.out / f"{rules}_{players}p"
         start = time.perf_counter()
         records = run_tournament(specs, players, args.decks, args.seed, args.workers, out, rules, progress=True)
-        ratings = fit_ratings(records, anchor="random", n_boot=args.boot, seed=args.seed)
+        ratings = fit_ratings(records, n_boot=args.boot, seed=args.seed)  # greedy = 0
         write_outputs(out, ratings, specs)
         title = f"{rules}, {players} players"
         tables.append(ladder_table(ratings, title) + f"\n\n({time.perf_counter() - start:.0f} s this run)")

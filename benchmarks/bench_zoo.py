@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 
 from treppen.agents import zoo
+from treppen.apps.zoo import strength_text
+from treppen.arena.scale import rating_text
 from treppen.arena.strength import rate_against
 from treppen_env.files import atomic_write_text
 
@@ -82,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
             seed = card.elo.get("decks", {}).get("seed", 2026)
             found = rate_against(card.name, "greedy", card.num_players, card.rules, args.decks, seed, args.workers)
             row["elo"] = found.to_dict()
-            again = f"{found.elo:+.0f} [{found.low:+.0f}, {found.high:+.0f}] ({args.decks} decks)"
+            again = f"{rating_text(found.elo, found.low, found.high)} ({args.decks} decks)"
         rows[card.name] = row
         times = f"{row['first_action_s']:.2f} | {row['first_action_cpu_s']:.2f} | {row['after_import_s']:.2f}"
-        print(f"| `{card.name}` | {times} | {row['torch_imported']} | {card.elo_text()} | {again} |")
+        print(f"| `{card.name}` | {times} | {row['torch_imported']} | {strength_text(card)} | {again} |")
     atomic_write_text(args.out, json.dumps({"target_first_action_s": TARGET_S, "agents": rows}, indent=1) + "\n")
     slow = [name for name, row in rows.items() if row["after_import_s"] >= TARGET_S or row["torch_imported"]]
     print(f"written to {args.out}" + (f"; over {TARGET_S} s or with torch: {slow}" if slow else ""))

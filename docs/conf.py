@@ -16,7 +16,8 @@ os.environ["NUMBA_DISABLE_JIT"] = "1"
 import treppen
 
 project = "treppen"
-author = "the treppen developers"
+author = "the treppen authors"
+copyright = "2026, the treppen authors (MIT License)"  # the footer
 release = treppen.__version__
 extensions = [
     "myst_parser",
@@ -28,7 +29,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
-html_theme = "alabaster"
+html_theme = "furo"  # as Gymnasium's and PettingZoo's sites
 html_title = f"treppen {release}"
 
 autosummary_generate = True

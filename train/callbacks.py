@@ -21,6 +21,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from treppen.agents import PolicyAgent
 from treppen.arena.ratings import Ratings, fit_ratings
+from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.tournament import run_tournament
 from treppen.train.checkpoints import checkpoint_path, save_model
 from treppen.train.evaluate import evaluate
@@ -140,12 +141,13 @@ class EvalCallback(PeriodicCallback):
 
 class EloCallback(PeriodicCallback):
     """Rates the learner by Elo every ``every`` steps in a small duplicate tournament against the
-    fixed anchors (random = 0 Elo, greedy), as ``treppen tournament`` would.
+    fixed references random and greedy, as ``treppen tournament`` would, on the one scale of every
+    Elo figure: greedy = 0 (:data:`~treppen.arena.ratings.SCALE_ANCHOR`).
 
     Logs ``eval/elo`` (the learner's Elo), ``eval/elo_ci_low`` / ``eval/elo_ci_high`` (its 95%
-    bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_greedy``, and appends
-    one line per rating to ``elo.jsonl`` (there an unbounded end is null and ``ci_unbounded`` names
-    the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
+    bootstrap interval; infinite on a side the data do not bound) and ``eval/elo_random``, and appends
+    one line per rating to ``elo.jsonl`` (``scale`` says where 0 is; an unbounded end is null and
+    ``ci_unbounded`` names the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
     :class:`~treppen.arena.ratings.Ratings`.
 
     :param every: steps between ratings (0: only when :meth:`run` is called directly).
@@ -171,16 +173,17 @@ class EloCallback(PeriodicCallback):
         if self.players == 4:
             entrants["random-2"] = "random"
         records = run_tournament(entrants, players=self.players, decks=self.decks, seed=self.seed, rules=self.rules)
-        ratings = fit_ratings(records, anchor="random", n_boot=self.n_boot, seed=self.seed)
+        ratings = fit_ratings(records, anchor=SCALE_ANCHOR, require_anchor=True, n_boot=self.n_boot, seed=self.seed)
         self.ratings = ratings
         at = {name: i for i, name in enumerate(ratings.agents)}
         learner = at["learner"]
         self.logger.record("eval/elo", float(ratings.elo[learner]))
         self.logger.record("eval/elo_ci_low", float(ratings.ci_low[learner]))
         self.logger.record("eval/elo_ci_high", float(ratings.ci_high[learner]))
-        self.logger.record("eval/elo_greedy", float(ratings.elo[at["greedy"]]))
+        self.logger.record("eval/elo_random", float(ratings.elo[at["random"]]))
         self.latest = {
             "steps": steps,
+            "scale": ratings.scale,
             "elo": {name: round(float(ratings.elo[i]), 1) for name, i in at.items()},
             "ci": [_json_end(ratings.ci_low[learner]), _json_end(ratings.ci_high[learner])],
             "ci_unbounded": ratings.unbounded[learner],
@@ -231,7 +234,8 @@ class StatsCallback(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """A tqdm progress bar over the total steps with steps/s and the latest evaluation.
+    """A tqdm progress bar, ``PPO``, over the learner's env steps (as ``total_timesteps`` counts
+    them) with steps/s and the latest evaluation.
 
     SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
     boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
@@ -254,7 +258,8 @@ class ProgressCallback(BaseCallback):
 
         start = self.model.num_timesteps
         end = start + math.ceil(max(0, self.total - start) / self.rollout) * self.rollout
-        self.bar = tqdm(total=end, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+        desc = "PPO (the learner's env steps)"  # what the bar counts: what total_timesteps counts
+        self.bar = tqdm(total=end, initial=start, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0)
         self._last = (time.perf_counter(), self.model.num_timesteps)
 
     def _on_step(self) -> bool:

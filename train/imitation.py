@@ -325,10 +325,15 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
         return done[-1]["holdout"]
     rules = c.make_rules()
     rounds_left = range(len(done), c.imitation_rounds)
-    total = c.imitation_holdout + (len(rounds_left) + bool(done)) * c.imitation_decisions if rounds_left else 0
-    bar = _GrowingBar(total, c.progress)
+    bar = _ImitationBar(c.progress)
+    # what the bar counts, known from the start: each collection's target, each fit's epochs over
+    # the targets of the rounds it fits (round 0 again first when resuming: it depends on the seed only)
+    targets = [c.imitation_holdout, *[c.imitation_decisions] * (bool(done) + len(rounds_left))]
+    fitted = [c.imitation_epochs * c.imitation_decisions * (bool(done) + k + 1) for k in range(len(rounds_left))]
+    bar.plan(sum(targets) + sum(fitted))
 
-    def collect_for(decisions: int, seed: int, student: Any = None) -> Decisions:
+    def collect_for(decisions: int, seed: int, phase: str, student: Any = None) -> Decisions:
+        bar.phase(phase)
         return collect(
             lambda: make_teacher(c.imitation_teacher, rules),
             decisions,
@@ -337,21 +342,25 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
             seed=seed,
             gamma=c.gamma,
             student=student,
-            progress=bar.collection(decisions),
+            progress=bar.part(decisions, decisions, f"{phase}; the deals in play finish"),
             threads=c.imitation_threads,
             values=c.imitation_value,
         )
 
     writer = SummaryWriter(str(run_dir / "tb" / "imitation"))
     try:
-        holdout = collect_for(c.imitation_holdout, HOLDOUT_SEED + c.seed)
-        parts = [collect_for(c.imitation_decisions, c.seed)] if done else []  # round 0 again: seed only
+        bar.phase("compiling the kernels (the first run after an install)")
+        make_teacher(c.imitation_teacher, rules).act(_first_observation(c.num_players, rules))
+        bar.restart_clock()  # the rate and the time left count from here
+        holdout = collect_for(c.imitation_holdout, HOLDOUT_SEED + c.seed, "held-out decisions: the teacher plays")
+        parts = [collect_for(c.imitation_decisions, c.seed, "round 0: the teacher plays")] if done else []
         result: dict[str, float] = done[-1]["holdout"] if done else {}
-        for r in rounds_left:
-            bar.note(f"round {r}: {'teacher' if r == 0 else 'student'} plays")
-            parts.append(collect_for(c.imitation_decisions, c.seed + r, student=None if r == 0 else policy))
+        for r, units in zip(rounds_left, fitted, strict=True):
+            who = "the teacher" if r == 0 else "the student"
+            student = policy if r else None  # DAgger: the student plays from round 1
+            parts.append(collect_for(c.imitation_decisions, c.seed + r, f"round {r}: {who} plays", student))
             data = Decisions.concat(parts)
-            bar.note(f"round {r}: fit {len(data)} decisions")
+            bar.phase(f"round {r}: fit {c.imitation_epochs} epochs on {len(data)} decisions")
             losses = fit(
                 policy,
                 data,
@@ -360,14 +369,22 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
                 c.imitation_learning_rate,
                 c.vf_coef,
                 c.seed + r,
+                progress=bar.part(units, c.imitation_epochs * len(data)),
             )
             result = agreement(policy, holdout)
             _log_round(writer, log_path, run_dir, policy, r, len(data), losses, result)
-            bar.note(f"round {r}: held-out agreement {result['all']:.3f}")
+            bar.phase(f"round {r}: held-out agreement {result['all']:.3f}")
     finally:
         bar.close()
         writer.close()
     return result
+
+
+def _first_observation(num_players: int, rules: Rules) -> dict[str, np.ndarray]:
+    """The first position of a seeded deal: one teacher move on it compiles (or loads) the kernels."""
+    env = raw_env(num_players=num_players, rules=rules)
+    env.reset(seed=0)
+    return env.observe(env.agent_selection)
 
 
 def _finished_rounds(log_path: Path, run_dir: Path, policy: Any) -> list[dict[str, Any]]:
@@ -396,31 +413,54 @@ def _log_round(
     append_jsonl(log_path, {"round": round_, "decisions": decisions, **losses, "holdout": result})
 
 
-class _GrowingBar:
-    """The imitation progress bar. Each collection plays its deals in progress to the end past its
-    target, so the bar's total grows by what they add."""
+class _ImitationBar:
+    """The imitation progress bar, in decisions, with a total known from the start (:meth:`plan`).
 
-    def __init__(self, total: int, enabled: bool):
+    A collection of ``target`` decisions counts ``target`` (its deals in play then finish past the
+    target; the bar says so and does not grow); a fit counts its epochs times the targets of the
+    rounds it fits, each minibatch its share (the data hold those finished deals too). The
+    postfix names the phase in progress.
+    """
+
+    def __init__(self, enabled: bool):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=total, desc="imitation", unit="decision", disable=not enabled, dynamic_ncols=True)
+        self.bar = tqdm(total=0, desc="imitation", unit="decision", disable=not enabled, dynamic_ncols=True)
 
-    def collection(self, target: int) -> Callable[[int], None]:
-        """The update function of one collection of ``target`` decisions."""
-        seen = 0
+    def plan(self, total: int) -> None:
+        """Set the total, before anything is counted."""
+        self.bar.reset(total=total)
+
+    def restart_clock(self) -> None:
+        """Count the rate (and the time left) from now: after the kernels compiled."""
+        self.bar.reset(total=self.bar.total)
+
+    def phase(self, text: str) -> None:
+        """Name the phase in progress (shown at once)."""
+        self.bar.set_postfix_str(text)
+
+    def part(self, units: int, work: int, finishing: str | None = None) -> Callable[[int], None]:
+        """The update function of one part of the plan: ``work`` items of progress count ``units``
+        on the bar; past ``work`` nothing more counts, and ``finishing`` names the phase.
+
+        :param units: what the part counts on the bar.
+        :param work: the items its update function is called with, in all (a collection's target,
+            a fit's epochs times its decisions).
+        :param finishing: the phase once ``work`` is reached (a collection's deals in play finish).
+        """
+        done = counted = 0
 
         def update(n: int) -> None:
-            nonlocal seen
-            extra = max(0, seen + n - max(seen, target))
-            seen += n
-            if extra:
-                self.bar.total += extra
-            self.bar.update(n)
+            nonlocal done, counted
+            done += n
+            now = units * min(done, work) // work if work else units
+            if now > counted:
+                self.bar.update(now - counted)
+                counted = now
+            if finishing is not None and done >= work:
+                self.phase(finishing)
 
         return update
-
-    def note(self, text: str) -> None:
-        self.bar.set_postfix_str(text)
 
     def close(self) -> None:
         self.bar.close()

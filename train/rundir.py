@@ -8,7 +8,7 @@ A run folder ``<runs_dir>/<name>/`` holds::
     tb/                TensorBoard logs
     checkpoints/       the backend's checkpoints, written atomically
     evals.jsonl        one line per evaluation vs random and greedy
-    elo.jsonl          one line per Elo rating (a small duplicate tournament, random = 0)
+    elo.jsonl          one line per Elo rating (a small duplicate tournament, greedy = 0)
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from treppen.arena.ratings import Ratings, interval_text
+from treppen.arena.ratings import Ratings
+from treppen.arena.scale import rating_text
 from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.config import TrainConfig, resolve_name, save_config
 from treppen_env.files import atomic_write_text
@@ -54,8 +55,9 @@ def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | No
 
 
 def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "greedy") -> list[str]:
-    """Lines for a user: Elo with intervals, the head-to-head score against each opponent beside
-    it, and whether the duplicate decks decide that ``learner`` is stronger than ``rival``.
+    """Lines for a user: Elo with intervals (on the scale of ``ratings``: greedy = 0 in a run), the
+    head-to-head score against each opponent beside it, and whether the duplicate decks decide that
+    ``learner`` is stronger than ``rival``.
 
     The verdict needs both the head-to-head score and the likelihood of superiority to agree (a
     Bradley-Terry fit can lift an agent above another through its results against a third): above
@@ -66,8 +68,9 @@ def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "
     i = at[learner]
     lines = []
     for name, j in at.items():
-        ci = "anchor" if name == ratings.anchor else interval_text(ratings.ci_low[j], ratings.ci_high[j])
-        line = f"{name:<8} Elo {ratings.elo[j]:+5.0f} {ci}"
+        anchored = name == ratings.anchor  # fixed at 0: no interval
+        rating = "+0 (anchor)" if anchored else rating_text(ratings.elo[j], ratings.ci_low[j], ratings.ci_high[j])
+        line = f"{name:<8} {rating:<18}"
         if j != i and ratings.count[i, j]:
             line += f"   {learner} vs {name}: score {ratings.score[i, j]:.3f} over {int(ratings.count[i, j])} deals"
         lines.append(line)
@@ -88,6 +91,24 @@ def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "
             )
         lines.append(f"{verdict} (head-to-head score {score:.3f}, likelihood of superiority {los:.2f}, {decks} decks)")
     return lines
+
+
+def next_commands(run_dir: Path, num_players: int, rules: str) -> str:
+    """The last lines of a run: the commands that use its model (play against it, rate it against the zoo).
+
+    :param run_dir: the run folder (``agents.load`` plays its final model).
+    :param num_players: seats per table of the run; ``rules`` its rules preset.
+    """
+    from treppen.agents import zoo
+
+    zoo_agents = dict.fromkeys(zoo.level_spec(level, num_players, rules) for level in ("medium", "hard"))
+    table = f"--players {num_players} --rules {rules}"
+    opponents = " ".join([str(run_dir)] * (num_players - 1))
+    return (
+        f"next:\n  play against it:   treppen play --opponents {opponents} --rules {rules}\n"
+        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run_dir} {' '.join(zoo_agents)} "
+        f"greedy {table} --decks 100 --workers 2"
+    )
 
 
 def describe_eval(record: dict[str, Any]) -> str:

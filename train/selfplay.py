@@ -46,7 +46,7 @@ from treppen.train.keep_best import KeepBestCallback
 from treppen.train.kernel_vec import KernelVecEnv
 from treppen.train.policy_net import ActionFeaturePolicy
 from treppen.train.pool import SelfPlayEnv
-from treppen.train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
+from treppen.train.rundir import describe_eval, describe_strength, next_commands, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
 
@@ -78,6 +78,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         close_quietly(vec_env)
     finish(model, config, run, run_dir, trained)
     print(describe_time(time.perf_counter() - started, imitation_s, model.num_timesteps - start_steps))
+    print(next_commands(run_dir, config.num_players, config.rules))
     if run.stats.illegal_actions:
         warnings.warn(f"{run.stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
@@ -175,7 +176,7 @@ def finish(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: 
         if run.keep_best is not None and run.keep_best.latest.get("steps") != steps:
             run.keep_best.run(steps)  # the final model is gated too
         model.logger.dump(steps)
-    print_summary(run_dir, final, run.evals, run.elo, run.keep_best, config.eval_deals)
+    print_summary(run_dir, final, run.evals, run.elo, run.keep_best, config)
 
 
 def report_complete(run_dir: Path, total_timesteps: int) -> bool:
@@ -198,23 +199,24 @@ def print_summary(
     evals: EvalCallback,
     elo: EloCallback,
     keep_best: KeepBestCallback | None,
-    eval_deals: int,
+    config: TrainConfig,
 ) -> None:
-    """The last lines of a run: where the models are, the evaluations, and the Elo with the
+    """The last lines of a run: where the models are, the evaluations, the Elo (greedy = 0) with the
     head-to-head scores beside it and a verdict against greedy that the data support.
 
-    The two figures against greedy differ: the evaluation plays ``eval_deals`` ordinary deals
+    The two figures against greedy differ: the evaluation plays ``config.eval_deals`` ordinary deals
     against each opponent; the Elo plays duplicate decks (each deck with every seating)."""
     print(f"final model: {final}")
     if keep_best is not None:
         count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
         print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
     print(
-        f"evaluation, {eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
+        f"evaluation, {config.eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
         + describe_eval(evals.latest)
     )
     if elo.ratings is not None:
-        print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
+        decks = elo.ratings.n_groups
+        print(f"Elo of the final model, {elo.ratings.scale}, {decks} duplicate decks ({run_dir / 'elo.jsonl'}):")
         for line in describe_strength(elo.ratings):
             print("  " + line)
 

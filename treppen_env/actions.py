@@ -163,7 +163,8 @@ def parse_action(text: str) -> int:
     A meld's cards may come in any order when they form one set or one run; a 13-card run (or a
     wrapping one) is read from its low end, in the order given.
 
-    :raises ValueError: naming the text and the accepted forms when it is not an action.
+    :raises ValueError: naming the text and the accepted forms when it is not an action (a meld of
+        fewer than three cards says so: RULES §3.1, §3.2).
     """
     words = text.split()
     verb = words[0].lower() if words else ""
@@ -178,6 +179,8 @@ def parse_action(text: str) -> int:
             return encode_layoff(parse_card(words[1]), words[2].lower())
         if verb == "meld" and len(words) >= 4:
             return encode_meld(_meld_of([parse_card(w) for w in words[1:]]))
+        if verb == "meld":
+            raise ValueError(f"a meld needs at least three cards, {len(words) - 1} given (RULES §3.1, §3.2)")
     except ValueError as err:
         raise ValueError(f"cannot read action {text!r}: {err}") from None
     raise ValueError(

@@ -17,6 +17,7 @@ import numpy as np
 from treppen_env import observation as O
 from treppen_env.actions import DRAW, NUM_ACTIONS, check_action
 from treppen_env.aec import raw_env
+from treppen_env.registration import register_envs
 from treppen_env.rules import Rules
 
 Opponent = Callable[[dict[str, np.ndarray]], int]
@@ -52,7 +53,7 @@ class SingleAgentEnv(gym.Env):
     :raises ValueError: for a bad seat, a wrong number of opponents or bad env arguments.
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # text frames; Gymnasium's checker asks for fps
 
     def __init__(
         self,
@@ -226,3 +227,23 @@ class SingleAgentEnv(gym.Env):
             aec.step(act(aec.observe(agent)))
             reward += aec.rewards[self.learner]
         return reward
+
+
+def make_single_agent(opponents: Any = None, **kwargs: Any) -> Any:
+    """The registered ids' entry point: :class:`~treppen_env.single_agent.SingleAgentEnv`.
+
+    :param opponents: an agent (``treppen.agents.load("greedy")``) or callable ``obs -> int`` for
+        every other seat, or a sequence of them in seat order after the learner.
+    :param kwargs: further arguments of :class:`~treppen_env.single_agent.SingleAgentEnv`
+        (``num_players``, ``seat``, ``render_mode``, ``reward``, rules options; ``rules`` is the id's).
+    :raises ValueError: without ``opponents``, or as :class:`~treppen_env.single_agent.SingleAgentEnv`.
+    """
+    if opponents is None:
+        raise ValueError(
+            "gymnasium.make needs opponents=: an agent for the other seats, e.g. "
+            "opponents=treppen.agents.load('greedy'), a callable obs -> int, or one per other seat"
+        )
+    return SingleAgentEnv(opponents, **kwargs)
+
+
+register_envs()  # Gymnasium is imported by now: gymnasium.make finds this env's ids

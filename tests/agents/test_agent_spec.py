@@ -92,3 +92,11 @@ def test_load_hands_the_games_rules_to_agents_that_take_them():
     assert agents.load("greedy", rules=make_rules("rum500", max_turns=50)).rules.max_turns == 50
     assert agents.load("greedy,rules=treppenromme", rules="rum500").rules.name == "treppenromme"
     assert isinstance(agents.load("random", rules="rum500"), agents.RandomAgent)
+
+
+def test_the_levels_are_agent_specs_with_settings() -> None:
+    """easy, medium and hard name their agent at a 2-player table of the rules' preset (the zoo's)."""
+    assert isinstance(agents.load("easy,epsilon=0.5"), GreedyAgent) and agents.load("easy,epsilon=0.5").epsilon == 0.5
+    hard = agents.load("hard,playouts=3", rules="rum500")  # the zoo's search-rum500-2p, fewer playouts
+    assert isinstance(hard, agents.RolloutAgent) and hard.playouts == 3 and hard.rules.name == "rum500"
+    assert type(agents.load("medium")).__name__ == "SnapshotAgent"  # ppo-2p, NumPy weights

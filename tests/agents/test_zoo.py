@@ -14,6 +14,7 @@ import pytest
 
 from treppen import agents
 from treppen.agents import zoo
+from treppen.apps.zoo import level_label
 from treppen.arena.match import play_match
 from treppen_env import ENV_VERSION, raw_env
 from treppen_env.actions import NUM_ACTIONS
@@ -98,7 +99,7 @@ def test_levels_resolve_per_table(tiny_zoo: Path) -> None:
     assert zoo.table_spec("easy", 3, "treppenromme") == "greedy"
     assert zoo.table_spec("hard", 2, "treppenromme") == "rollout"
     assert zoo.table_spec("rollout,playouts=8", 3, "rum500") == "rollout,playouts=8"  # not a level
-    assert zoo.level_label("medium") == "medium: tiny, not rated"
+    assert level_label("medium") == "medium: tiny, not rated"
     with pytest.raises(zoo.ZooError, match="unknown level 'expert'"):
         zoo.level_spec("expert", 2, "treppenromme")
 
@@ -122,5 +123,15 @@ def test_a_zoo_agent_plays_without_torch() -> None:
 def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from treppen.apps.cli import main
 
+    card = json.loads((tiny_zoo / "tiny" / zoo.CARD).read_text())
+    card["elo"] = {"elo": 140.4, "low": 59.6, "high": 219.5, "decks": {"count": 100, "seed": 7}}
+    (tiny_zoo / "tiny" / zoo.CARD).write_text(json.dumps(card))
     assert main(["zoo", "list"]) == 0
-    assert capsys.readouterr().out.startswith("tiny: a test policy\n  game        treppenromme, 2 players")
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:4] == [
+        "tiny: a test policy",
+        f"  game        treppenromme, 2 players ({ENV_VERSION}), level medium",
+        f"  plays       the NumPy policy policy.npz (sha256 {card['sha256']})",  # not the card's raw {weights}
+        "  strength    +140 [+60, +220] vs greedy (100 decks)",  # the one scale: greedy = 0
+    ]
+    assert level_label("medium") == "medium: tiny, +140 [+60, +220] vs greedy (100 decks)"

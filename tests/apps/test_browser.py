@@ -105,6 +105,29 @@ def play_turn_part(driver) -> None:
         driver.find_element(By.ID, "discard-button").click()
 
 
+def test_the_page_opens_on_a_table_with_how_to_play(server, browser, tmp_path):
+    """Before Start the page shows an empty table and how to play, not a blank area; a started
+    game's table takes its place, and the other tabs show it again until they show a table."""
+    url, _ = server
+    browser.get(f"{url}/?delay=0")
+    wait(browser, lambda d: body(d, "ready") == "1")
+    welcome = browser.find_element(By.ID, "welcome")
+    assert welcome.is_displayed() and not browser.find_element(By.ID, "table").is_displayed()
+    assert browser.find_element(By.ID, "welcome-title").text == "How to play"
+    steps = [li.text for li in welcome.find_elements(By.CSS_SELECTOR, ".how-to li")]
+    assert [s.split(":")[0].split(" ")[0] for s in steps] == ["Choose", "Draw", "Meld", "Discard", "Melds"]
+    felt = welcome.find_element(By.CLASS_NAME, "felt")
+    assert [c.text for c in felt.find_elements(By.CSS_SELECTOR, ".caption")] == ["stock", "staircase", "melds"]
+    assert felt.size["height"] >= 150 and felt.value_of_css_property("background-color") == "rgba(31, 95, 58, 1)"
+    shots = os.environ.get("TREPPEN_SCREENSHOTS")
+    browser.save_screenshot(str(Path(shots or tmp_path) / "serve-landing.png"))
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: d.find_element(By.ID, "table").is_displayed())
+    assert not welcome.is_displayed()
+    browser.find_element(By.ID, "tab-watch").click()
+    assert welcome.is_displayed()
+
+
 def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
     url, record_dir = server
     browser.get(f"{url}/?delay=0")

@@ -345,8 +345,8 @@ def test_scale_names_the_zero(capsys):
     assert "Elo (10 deals, 10 decks, mean = 0)" in printed and "None" not in printed
 
 
-def test_without_random_the_scale_is_anchored_at_greedy():
-    assert reference_anchor(["greedy", "mcts", "random"]) == "random"
-    assert reference_anchor(["mcts", "greedy"]) == "greedy"
+def test_the_scale_is_greedy_0_and_random_0_only_without_greedy():
+    assert reference_anchor(["greedy", "mcts", "random"]) == "greedy"
+    assert reference_anchor(["mcts", "random"]) == "random"
     assert reference_anchor(["mcts", "ismcts"]) is None
     assert elo_text(-0.3) == "+0" and elo_text(-0.6) == "-1" and interval_text(-0.4, 0.2) == "[+0, +0]"

@@ -3,6 +3,7 @@ results of identical agents, resuming, parallel workers, output files and bad in
 
 import csv
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -138,15 +139,16 @@ def test_cli_writes_files_that_parse(tmp_path, capsys):
     argv = ["tournament", "--agents", "random", "greedy", "--decks", "3", "--out", str(out), "--boot", "50"]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "greedy" in printed and "95% CI" in printed and "tournament in" not in printed
+    assert "Elo (6 deals, 3 decks, greedy = 0)" in printed and "tournament in" not in printed  # the one scale
+    assert re.search(r"│ +1 │ greedy +│ +\+0 │ +anchor │", printed)
     header = json.loads((out / "tournament.json").read_text())
     assert header["agents"] == {"random": "random", "greedy": "greedy"} and header["decks"] == 3
     data = json.loads((out / "ratings.json").read_text())
-    assert data["agents"] == ["greedy", "random"] and data["anchor"] == "random"
+    assert data["agents"] == ["greedy", "random"] and data["anchor"] == "greedy"
     for key in ("score", "count", "los"):
         assert np.asarray(data[key], dtype=float).shape == (2, 2)
     rows = list(csv.DictReader((out / "ratings.csv").open()))
-    assert [r["agent"] for r in rows] == ["greedy", "random"] and float(rows[1]["elo"]) == 0.0
+    assert [r["agent"] for r in rows] == ["greedy", "random"] and float(rows[0]["elo"]) == 0.0
     for name in ("elo.png", "pairwise.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     records, ratings = load_results(out)
@@ -198,12 +200,24 @@ def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
         (["--agents", "random", "greedy", "--players", "3"], "3-player table needs at least 3 agents"),
         (["--agents", "random", "greedy", "--decks", "0"], "decks=0"),
         (["--agents", "random", "human"], "human"),
+        (
+            ["--agents", "random", "nobody"],
+            "valid specs: the levels ['easy', 'medium', 'hard'], the built-in agents "
+            "['greedy', 'ismcts', 'random', 'rollout'], the zoo's agents",
+        ),  # no human: it cannot play here
     ],
 )
 def test_bad_input_is_a_clear_error(tmp_path, capsys, argv, message):
     assert cli.main(["tournament", *argv, "--out", str(tmp_path / "t")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "t" / RESULTS_FILE).exists()
+
+
+def test_the_levels_of_play_and_serve_are_agent_specs(tmp_path):
+    """easy is greedy, so it is the scale's zero; medium the zoo's policy for the table."""
+    assert cli.main(["tournament", "--agents", "easy", "medium", "--decks", "1", "--out", str(tmp_path / "l")]) == 0
+    levels = json.loads((tmp_path / "l" / "ratings.json").read_text())
+    assert levels["anchor"] == "easy" and levels["specs"] == {"easy": "greedy", "medium": "ppo-2p"}
 
 
 def test_agent_names_from_specs():

@@ -201,3 +201,25 @@ def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys, tiny_train)
     assert cli.main(["train", "--resume", str(run)]) == 0
     assert "imitation: 2 rounds done" in capsys.readouterr().out
     assert len((run / "imitation.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_imitation_bar_knows_its_total_from_the_start(tmp_path, capsys):
+    """The bar's total is set before the first decision and is its final count: collections count
+    their targets (the deals in play finish past them), fits their epochs times those targets."""
+    import re
+
+    from treppen.train.config import TrainConfig
+    from treppen.train.imitation import warm_start
+
+    env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
+    model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu",
+                        policy_kwargs={"hidden": 16, "card_dim": 8, "action_dim": 8})  # fmt: skip
+    config = TrainConfig(imitation_decisions=50, imitation_rounds=2, imitation_epochs=2, imitation_holdout=30,
+                         imitation_teacher="greedy", imitation_value="results", progress=True)  # fmt: skip
+    (tmp_path / "checkpoints").mkdir()
+    warm_start(model.policy, config, tmp_path)
+    shown = re.findall(r"(\d+)/(\d+) \[", capsys.readouterr().err)
+    total = 30 + 2 * 50 + 2 * 50 * (1 + 2)  # holdout and two rounds' targets; the fits: 2 epochs of 50, of 100
+    assert {int(t) for _, t in shown} == {total}  # the one total, from the first line on
+    assert int(shown[-1][0]) == total
+    assert [int(n) for n, _ in shown] == sorted(int(n) for n, _ in shown)

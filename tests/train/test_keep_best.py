@@ -79,15 +79,15 @@ def _records(decks: int, beats_greedy: bool, first: int = 0) -> list[dict]:
 
 
 def test_final_lines_give_head_to_head_scores_and_an_honest_verdict():
-    weaker = describe_strength(fit_ratings(_records(30, beats_greedy=False), anchor="random", n_boot=100))
+    weaker = describe_strength(fit_ratings(_records(30, beats_greedy=False), n_boot=100))
     assert "learner vs greedy: score 0.000 over 60 deals" in weaker[0] + weaker[1] + weaker[2]
     assert weaker[-1].startswith("learner is weaker than greedy")
-    assert [line.split("   learner")[0] for line in weaker if line.startswith("random")] == [
-        "random   Elo    +0 anchor"
+    assert [line.split("   learner")[0].rstrip() for line in weaker if line.startswith("greedy")] == [
+        "greedy   +0 (anchor)"
     ]
-    stronger = describe_strength(fit_ratings(_records(30, beats_greedy=True), anchor="random", n_boot=100))
+    stronger = describe_strength(fit_ratings(_records(30, beats_greedy=True), n_boot=100))
     assert stronger[-1].startswith("learner is stronger than greedy")
-    few = describe_strength(fit_ratings(_records(1, beats_greedy=True), anchor="random", n_boot=100))
+    few = describe_strength(fit_ratings(_records(1, beats_greedy=True), n_boot=100))
     assert few[-1].startswith("1 decks are too few to tell whether learner beats greedy")
-    mixed = describe_strength(fit_ratings(_records(6, True) + _records(6, False, first=6), anchor="random", n_boot=100))
+    mixed = describe_strength(fit_ratings(_records(6, True) + _records(6, False, first=6), n_boot=100))
     assert mixed[-1].startswith("these 12 decks cannot tell whether learner beats greedy")

@@ -15,9 +15,10 @@ from treppen.agents.base import RandomAgent
 from treppen.apps import cli
 from treppen.apps import train as train_command
 from treppen.arena.match import play_match
+from treppen.arena.scale import elo_text
 from treppen.train.callbacks import ProgressCallback
 from treppen.train.checkpoints import latest_checkpoint
-from treppen.train.config import load_config
+from treppen.train.config import TrainConfig, load_config
 from treppen_env import raw_env
 
 
@@ -41,7 +42,7 @@ def test_progress_bar_total_is_the_rollout_boundary_the_run_ends_at(start, total
         assert (progress.bar.n, progress.bar.total) == (start, end)
         progress.model.num_timesteps = end
         progress._on_step()
-        assert f"{end}/{end}" in str(progress.bar)
+        assert str(progress.bar).startswith("PPO (the learner's env steps):") and f"{end}/{end}" in str(progress.bar)
     finally:
         progress.close()
 
@@ -62,7 +63,21 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
     assert all(e[name]["illegal_actions"] == 0 for e in evals for name in ("random", "greedy"))
     elos = [json.loads(line) for line in (run / "elo.jsonl").read_text().splitlines()]
     assert [e["steps"] for e in elos] == [512]  # one rating in the run, none repeated at the end
-    assert elos[0]["elo"]["random"] == 0 and set(elos[0]["elo"]) == {"learner", "random", "greedy"}
+    assert elos[0]["elo"]["greedy"] == 0 and set(elos[0]["elo"]) == {"learner", "random", "greedy"}
+    assert elos[0]["scale"] == "greedy = 0"  # the one scale of every Elo figure
+    end = printed[printed.index("Elo of the final model") :].splitlines()
+    assert end[0] == f"Elo of the final model, greedy = 0, 2 duplicate decks ({run / 'elo.jsonl'}):"
+    rows = {line.split()[0]: line.split("   learner vs")[0].split(None, 1)[1].strip() for line in end[1:4]}
+    assert rows["greedy"] == "+0 (anchor)"
+    assert rows["learner"].startswith(elo_text(elos[0]["elo"]["learner"]))
+    assert rows["random"].startswith(elo_text(elos[0]["elo"]["random"]))
+    assert end[-4].startswith("total time: ")
+    assert end[-3:] == [
+        "next:",
+        f"  play against it:   treppen play --opponents {run} --rules treppenromme",
+        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run} ppo-2p search-2p greedy "
+        "--players 2 --rules treppenromme --decks 100 --workers 2",
+    ]
     assert elos[0]["deals"] == 2 * 3 * 2  # decks x pairings x seatings
     low, high = elos[0]["ci"]  # null where the data do not bound it (ci_unbounded names the side)
     learner = elos[0]["elo"]["learner"]
@@ -135,7 +150,8 @@ def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsy
     )
     evals = argparse.Namespace(latest={"greedy": {"winrate": 0.5, "points": 1.0}})
     keep_best = argparse.Namespace(best_path=tmp_path / "best_model.zip", promotions=1)
-    print_summary(tmp_path, tmp_path / "final_model.zip", evals, argparse.Namespace(ratings=None), keep_best, 50)
+    config = TrainConfig(eval_deals=50)
+    print_summary(tmp_path, tmp_path / "final_model.zip", evals, argparse.Namespace(ratings=None), keep_best, config)
     printed = capsys.readouterr().out
     assert "(1 promotion; " in printed
     assert "evaluation, 50 ordinary deals against each (" in printed and "vs greedy: win 50.0%" in printed

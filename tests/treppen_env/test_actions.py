@@ -153,3 +153,12 @@ def test_bad_text_raises_naming_it(text: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_action(text)
     assert repr(text) in str(info.value)
+
+
+@pytest.mark.parametrize(("text", "given"), [("meld 9H 9D", 2), ("meld 9H", 1), ("meld", 0)])
+def test_a_short_meld_says_a_meld_needs_three_cards_rules_3_1(text: str, given: int) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_action(text)
+    assert str(info.value) == (
+        f"cannot read action {text!r}: a meld needs at least three cards, {given} given (RULES §3.1, §3.2)"
+    )

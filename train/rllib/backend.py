@@ -46,7 +46,7 @@ from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, Snapshot
 from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint
 from treppen.train.config import OPPONENT_KINDS, TrainConfig
 from treppen.train.keep_best import KeepBestGate
-from treppen.train.rundir import describe_eval, open_run_dir, rating_callbacks
+from treppen.train.rundir import describe_eval, next_commands, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -412,6 +412,7 @@ def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[st
         print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(run.evals.latest))
     if any(r.get("illegal_actions") for r in run.evals.latest.values() if isinstance(r, dict)):
         warnings.warn("illegal actions in the evaluation; the masks are wrong", stacklevel=1)
+    print(next_commands(run_dir, config.num_players, config.rules))
     return run_dir
 
 
@@ -579,4 +580,7 @@ def _progress(config: TrainConfig, steps: int) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=config.total_timesteps, initial=steps, unit="step", dynamic_ncols=True, mininterval=1.0)
+    desc = "PPO (RLlib; env steps of all seats)"  # what the bar counts: what total_timesteps counts here
+    return tqdm(
+        total=config.total_timesteps, initial=steps, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0
+    )
