@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-selenium = pytest.importorskip("selenium")
+selenium = pytest.importorskip("selenium", reason="needs the test extra: pip install '.[test]'")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402

@@ -149,7 +149,7 @@ def test_deal_over_before_the_learner_moves_reaches_sb3_as_a_one_step_episode():
 
 
 def test_maskable_ppo_learns_on_one_step_episodes():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    sb3_contrib = pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install '.[train]'")
     model = sb3_contrib.MaskablePPO("MlpPolicy", ScenarioR(), n_steps=16, batch_size=16, n_epochs=1, seed=0)
     model.learn(32)
     episodes = list(model.ep_info_buffer)
