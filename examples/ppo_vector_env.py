@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "env_steps": steps,
         "env_steps_per_cpu_s_env_only": steps / env_time,
         "env_steps_per_cpu_s_learner": steps / learn_time,
+        "deals_finished": len(finished),
         "mean_reward_of_finished_deals": float(np.mean(finished)) if finished else float("nan"),
     }
     print(

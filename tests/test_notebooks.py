@@ -37,3 +37,11 @@ def test_example_paths_resolve_from_the_repository_root(path, monkeypatch):
     exec(line, scope)
     assert scope["REPO"] == path.parent.parent.resolve()
     assert any("REPO / RUN_DIR" in c.source or "REPO / RESULTS_DIR" in c.source for c in nb.cells)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_ends_with_a_check_of_what_it_showed(path):
+    """A notebook fails in CI (nbmake) when what it shows changes, not only when a cell raises."""
+    last = nbformat.read(path, as_version=4).cells[-1]
+    assert last.cell_type == "code" and last.source.startswith("# Checks of what this notebook showed")
+    assert last.source.count("assert ") >= 3

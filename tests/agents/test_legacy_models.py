@@ -13,7 +13,7 @@ import pytest
 from treppen import agents
 from treppen.agents.policy import legacy_classes
 
-pytest.importorskip("sb3_contrib")
+pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install '.[train]'")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -1,13 +1,11 @@
 """Search agents: flat Monte Carlo (rollout) and IS-MCTS over the core's kernels (docs/ARCHITECTURE.md "Agents").
 
 No peeking (same observation + seed = same action whatever the hidden cards), only legal actions
-in whole deals, budgets respected (exact playout counts; CPU seconds within a tolerance), seeds
+in whole deals, budgets respected (exact playout counts; CPU seconds counted in playouts against a fake clock), seeds
 repeat, analysis ranks an obviously best move first, batch labelling, specs.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pytest
@@ -15,7 +13,7 @@ import pytest
 from tests.env_helpers import swap_hidden
 from tests.rules_helpers import new_deal
 from treppen import agents
-from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
+from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent, search
 from treppen.agents.search import BELIEF_CHUNK, DEFAULT_PLAYOUTS, MoveEstimate
 from treppen.arena.match import play_match
 from treppen_env import raw_env
@@ -79,6 +77,21 @@ def test_no_peeking_same_observation_same_action(name: str) -> None:
     assert acted <= set(np.flatnonzero(state.legal_mask()).tolist())
 
 
+#: The seeded deals of test_search_agents_play_only_legal_actions: (outcome, deal points, actions).
+SEARCHED_DEALS = {
+    ("treppenromme", 2, "ismcts"): ("went_out", [63, 94], 46),
+    ("treppenromme", 2, "rollout"): ("went_out", [63, 60], 47),
+    ("rum500", 2, "ismcts"): ("went_out", [113, 91], 47),
+    ("rum500", 2, "rollout"): ("went_out", [63, 141], 64),
+    ("rum500", 3, "ismcts"): ("went_out", [-38, 19, 77], 36),
+    ("rum500", 3, "rollout"): ("went_out", [26, 77, 60], 73),
+    ("treppenromme", 4, "ismcts"): ("went_out", [64, 86, 16, 87], 59),
+    ("treppenromme", 4, "rollout"): ("went_out", [51, 87, 27, 114], 61),
+    ("rum500", 4, "ismcts"): ("stock_exhausted", [88, 56, 10, 28], 78),
+    ("rum500", 4, "rollout"): ("went_out", [44, 57, 57, 88], 73),
+}
+
+
 @pytest.mark.parametrize(
     ("preset", "players"), [("treppenromme", 2), ("rum500", 2), ("rum500", 3), ("treppenromme", 4), ("rum500", 4)]
 )
@@ -93,8 +106,7 @@ def test_search_agents_play_only_legal_actions(preset: str, players: int) -> Non
     ):
         seats = [make(), *(GreedyAgent(rules=preset) for _ in range(players - 1))]
         result = play_match(env, seats, seed=seed, agent_seeds=list(range(players)))
-        assert result.outcome is not None, name
-        assert sum(1 for _ in result.actions) > players
+        assert (result.outcome, result.deal_points, len(result.actions)) == SEARCHED_DEALS[preset, players, name]
 
 
 @pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
@@ -131,17 +143,22 @@ def test_rollout_halving_shares_the_playouts_by_rounds() -> None:
         assert RolloutAgent(seed=0, playouts=budget, allocation="halving").act(obs) == estimates[0].action
 
 
+def simulation_clock(monkeypatch: pytest.MonkeyPatch, agent: RolloutAgent | ISMCTSAgent, cost: float) -> None:
+    """A fake CPU clock for the search's ``seconds`` budget: each playout the agent has run costs ``cost`` s."""
+    monkeypatch.setattr(search, "cpu_clock", lambda: agent.simulations * cost)
+
+
 @pytest.mark.parametrize("make", [RolloutAgent, ISMCTSAgent])
-def test_budget_in_cpu_seconds_is_kept(make: type) -> None:
-    """The search stops once its CPU seconds are spent: within one chunk of playouts (tolerance 0.25 s)."""
+def test_budget_in_cpu_seconds_is_kept(make: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search stops at the first look at the clock (every CHUNK = 16 playouts) once its seconds
+    are spent: at 1/8 s a playout, 2.5 s are spent after 20 playouts, seen after 32; 6 s are spent
+    exactly at the look after 48."""
     obs = observe(discard_position())
-    make(seed=0, playouts=2).act(obs)  # load the kernels first
-    agent = make(seed=0, seconds=0.2)
-    start = time.thread_time()
-    agent.act(obs)
-    spent = time.thread_time() - start
-    assert agent.simulations > 0 and agent.simulations % 16 == 0
-    assert 0.2 <= spent < 0.45
+    for seconds, simulations in ((2.5, 32), (6.0, 48)):
+        agent = make(seed=0, seconds=seconds)
+        simulation_clock(monkeypatch, agent, 0.125)
+        agent.act(obs)
+        assert agent.simulations == simulations
 
 
 class FakeClock:
@@ -206,12 +223,13 @@ def test_a_deadline_not_reached_changes_nothing(make: type) -> None:
     np.testing.assert_array_equal(found.beliefs, plain.beliefs)
 
 
-def test_a_time_budget_under_a_huge_playout_cap_allocates_a_small_tree() -> None:
+def test_a_time_budget_under_a_huge_playout_cap_allocates_a_small_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     """The IS-MCTS tree starts at TREE_BLOCK nodes and doubles when full (a tree sized for 10**6
     playouts would not fit in memory)."""
-    agent = ISMCTSAgent(seed=0, playouts=10**6, seconds=0.01)
+    agent = ISMCTSAgent(seed=0, playouts=10**6, seconds=1.0)
+    simulation_clock(monkeypatch, agent, 0.125)
     agent.act(observe(discard_position()))
-    assert 1 <= agent.simulations < 10**6
+    assert agent.simulations == 16  # one chunk, then the clock is read
 
 
 def test_forced_moves_are_not_searched() -> None:

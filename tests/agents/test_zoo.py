@@ -54,13 +54,24 @@ def test_the_zoo_ships_policies_for_both_presets_and_player_counts() -> None:
         assert card.weights is None or card.sha256 == zoo.sha256(card.weights_path), card.name
 
 
+#: Two seeded deals of each shipped policy against itself: (outcome, deal points, actions) for seeds 0 and 1.
+SELF_PLAY = {
+    "ppo-2p": [("went_out", [78, 34], 23), ("went_out", [87, 30], 26)],
+    "ppo-4p": [("went_out", [11, 39, 18, 156], 35), ("went_out", [22, 230, 12, 18], 47)],
+    "ppo-rum500-2p": [("went_out", [104, 106], 38), ("went_out", [124, 86], 40)],
+    "ppo-rum500-4p": [("went_out", [76, 46, -15, 71], 60), ("went_out", [26, 67, 40, 20], 47)],
+}
+
+
 @pytest.mark.parametrize("name", sorted(n for n, c in SHIPPED.items() if c.weights))
 def test_every_shipped_policy_plays_whole_legal_deals_of_its_game(name: str) -> None:
     card = SHIPPED[name]
+    played = []
     for seed in range(2):
         seats = [agents.load(name, seed=seed) for _ in range(card.num_players)]
         result = play_match(raw_env(num_players=card.num_players, rules=card.rules), seats, seed=seed)
-        assert result.outcome is not None and len(result.actions) > card.num_players  # play_match checks legality
+        played.append((result.outcome, result.deal_points, len(result.actions)))  # play_match checks legality
+    assert played == SELF_PLAY[name]
 
 
 def test_a_corrupted_weights_file_names_the_file_and_both_checksums(tiny_zoo: Path) -> None:

@@ -6,6 +6,7 @@ import gzip
 import itertools
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -403,19 +404,24 @@ def _malformed_bodies(rng: np.random.Generator, sid: str, record: dict) -> list[
 
 
 def test_a_seeded_fuzz_of_malformed_bodies_gets_no_server_error(client):
-    import time
-
     rng = np.random.default_rng(19)
     sid = new(client)["session"]
     requests = _malformed_bodies(rng, sid, deal_records()[0])
-    assert 300 <= len(requests) <= 500
-    started = time.monotonic()
+    assert len(requests) == 360
+    codes: Counter[tuple[str, int]] = Counter()
     for path, body in requests:
         r = client.post(path, content=body, headers=RECORD if path.startswith("/api/replay") else JSON)
         assert r.status_code < 500, (path, body[:200], r.text)
         if r.status_code >= 400:
             assert r.json()["error"], (path, body[:200])
-    assert time.monotonic() - started < 60
+        codes[path.split("?")[0].replace(sid, "{id}"), r.status_code] += 1
+    assert codes == {  # 5 of the broken records still replay
+        ("/api/sessions", 400): 92,
+        ("/api/sessions/{id}/move", 400): 47,
+        ("/api/sessions/{id}/advance", 400): 41,
+        ("/api/replay", 400): 175,
+        ("/api/replay", 200): 5,
+    }
 
 
 def test_serve_allows_more_host_names():

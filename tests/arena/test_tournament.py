@@ -5,6 +5,7 @@ import csv
 import json
 import re
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -45,9 +46,11 @@ def test_greedy_rates_clearly_above_random():
     players = {"random": agents.load("random"), "greedy": agents.load("greedy")}
     records = run_tournament(players, players=2, decks=10, seed=0)
     ratings = fit_ratings(records, anchor="random", n_boot=200, seed=0)
-    greedy = ratings.agents.index("greedy")
-    assert ratings.agents[0] == "greedy"
-    assert ratings.elo[greedy] > 200 and ratings.ci_low[greedy] > 0
+    assert ratings.agents == ("greedy", "random")
+    assert ratings.score[0, 1] == 1.0 and ratings.count[0, 1] == 20  # greedy wins all 20 deals
+    # so only the prior bounds its rating, and the data bound no side of its interval above
+    assert ratings.elo == pytest.approx([1013.5109, 0.0], abs=1e-4)
+    assert ratings.unbounded == ("above", None) and ratings.ci_low[0] == ratings.ci_high[0] == np.inf
 
 
 def test_three_players_balance_seats_and_outcomes():
@@ -258,10 +261,15 @@ def test_a_long_run_is_estimated_first(monkeypatch):
     from treppen_env.rules import make_rules
 
     rules = make_rules("treppenromme")
-    assert command.estimate_text({"greedy": "greedy", "random": "random"}, 2, rules, 600, 1) is None  # quick
-    assert command.decision_seconds(agents.load("greedy"), 2, rules) < 0.5
-    slow = {"ISMCTSAgent": 0.25}
+    greedy = agents.load("greedy")
+    acts = []
+    monkeypatch.setattr(greedy, "act", lambda observation, act=greedy.act: acts.append(1) or act(observation))
+    monkeypatch.setattr(command, "time", SimpleNamespace(perf_counter=lambda: 0.125 * len(acts)))  # a fake clock
+    assert command.decision_seconds(greedy, 2, rules) == 0.125  # 8 decisions timed, each 1/8 s on the fake clock
+    assert len(acts) == command.PROBE_DECISIONS == 8
+    slow = {"GreedyAgent": 0.002, "ISMCTSAgent": 0.25}  # seconds a decision; random and rollout 0
     monkeypatch.setattr(command, "decision_seconds", lambda agent, *_: slow.get(type(agent).__name__, 0.0))
+    assert command.estimate_text({"greedy": "greedy", "random": "random"}, 2, rules, 600, 1) is None  # 36 s: quick
     specs = {"greedy": "greedy", "ismcts,playouts=40": "ismcts,playouts=40", "rollout": "rollout,playouts=100"}
     text = command.estimate_text(specs, 2, rules, 180, 1)
     assert text == (

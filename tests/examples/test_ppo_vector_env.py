@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-import math
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ppo_vector_env.py"
 
@@ -17,6 +18,13 @@ def test_the_example_trains_and_reports_its_throughput() -> None:
     sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
     result = module.main(["--num-envs", "8", "--num-steps", "32", "--updates", "3", "--hidden", "16"])
-    assert result["env_steps"] == 8 * 32 * 3
-    assert result["env_steps_per_cpu_s_env_only"] > result["env_steps_per_cpu_s_learner"] > 0
-    assert math.isfinite(result["mean_reward_of_finished_deals"])  # deals against greedy finished
+    assert set(result) == {
+        "env_steps",
+        "env_steps_per_cpu_s_env_only",
+        "env_steps_per_cpu_s_learner",
+        "deals_finished",
+        "mean_reward_of_finished_deals",
+    }  # the throughput is measured, not asserted: speed belongs in benchmarks/
+    assert (result["env_steps"], result["deals_finished"]) == (8 * 32 * 3, 19)
+    # the seeded run's 19 deals against greedy lose 2106 points in all (float32 rewards)
+    assert result["mean_reward_of_finished_deals"] == pytest.approx(-21.06 / 19, abs=1e-6)

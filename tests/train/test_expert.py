@@ -10,6 +10,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from treppen.apps import cli
 
@@ -43,9 +44,12 @@ def test_a_run_killed_mid_generation_resumes_at_its_next_stage(tmp_path) -> None
     command = [sys.executable, "-m", "treppen.apps.cli", "train", *TINY, "expert_decks=2", f"runs_dir={tmp_path}"]
     proc = subprocess.Popen([*command, "name=killed"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     labels = run / "gen_0" / "labels.npz"
-    deadline = time.monotonic() + 300
+    watchdog = time.monotonic() + 300  # ends a hung run; not a measure of its speed
     while not labels.is_file():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""  # the run failed before its labels
+        if time.monotonic() > watchdog:
+            proc.kill()
+            pytest.fail("the run wrote no labels in 300 s: it hangs")
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

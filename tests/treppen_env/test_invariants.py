@@ -13,7 +13,8 @@ turn and phase, the §4.4 ban, the §4.2 must-use card, the deal result and the 
 - in sampled positions every masked-in action succeeds on a clone and sampled masked-out actions
   raise on a clone, leaving it unchanged.
 
-The default run plays a few deals per preset and player count; ``-m slow`` plays many more.
+The default run plays a few deals per preset and player count, and a sweep over every option and
+both random policies (144 deals in all, about 14 CPU seconds).
 """
 
 from __future__ import annotations
@@ -501,18 +502,26 @@ def test_mask_exactness_in_sampled_positions() -> None:
     assert deals_counted(play_deals("treppenromme", 2, deals=1, seed=3, clone_every=1)) == 1
 
 
-SLOW_OPTIONS = [{}, {"hand_penalty": True}, {"stock_exhausted": "reshuffle"}, {"max_turns": 25}]
+SWEEP_OPTIONS = [{}, {"hand_penalty": True}, {"stock_exhausted": "reshuffle"}, {"max_turns": 25}]
+#: The sweep's outcomes over its 24 deals of each game (3 for each option and policy), and the actions
+#: the dead-end rule removed (RULES §4.5).
+SWEEP_OUTCOMES = {
+    ("treppenromme", 2): {"dead_ends": 0, "max_turns": 6, "went_out": 18},
+    ("treppenromme", 3): {"dead_ends": 3, "max_turns": 6, "stock_exhausted": 5, "went_out": 13},
+    ("treppenromme", 4): {"dead_ends": 2, "max_turns": 6, "stock_exhausted": 7, "went_out": 11},
+    ("rum500", 2): {"dead_ends": 0, "max_turns": 3, "stock_exhausted": 1, "went_out": 20},
+    ("rum500", 3): {"dead_ends": 0, "max_turns": 4, "stock_exhausted": 1, "went_out": 19},
+    ("rum500", 4): {"dead_ends": 0, "max_turns": 5, "stock_exhausted": 9, "went_out": 10},
+}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "num_players"), CONFIGS)
 def test_many_random_deals_keep_invariants(preset: str, num_players: int) -> None:
-    """The same invariants over many deals, every option and both random policies (slow)."""
+    """The same invariants over every option and both random policies: 3 seeded deals each."""
     seen: dict[str, int] = {}
-    for i, options in enumerate(SLOW_OPTIONS):
+    for i, options in enumerate(SWEEP_OPTIONS):
         for policy in (choose, choose_take_one):
-            found = play_deals(preset, num_players, 6, seed=1000 + 37 * i + num_players, policy=policy, **options)
+            found = play_deals(preset, num_players, 3, seed=1000 + 37 * i + num_players, policy=policy, **options)
             for key, count in found.items():
                 seen[key] = seen.get(key, 0) + count
-    assert deals_counted(seen) == 6 * 2 * len(SLOW_OPTIONS)
-    assert "max_turns" in seen and "went_out" in seen
+    assert dict(sorted(seen.items())) == SWEEP_OUTCOMES[preset, num_players]

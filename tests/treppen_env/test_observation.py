@@ -217,6 +217,8 @@ def test_decode_round_trip_over_a_game(num_players, rules, seed):
     assert deals >= 3
 
 
+# slow: 30 deals per game (about 14 CPU seconds) of the round trip that the default run checks on 3,
+# and the golden digests pin the encoding besides; run -m slow after changing the observation.
 @pytest.mark.slow
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_decode_round_trip_many_deals(num_players, rules):
@@ -278,6 +280,8 @@ def test_cached_observation_over_a_game_of_deals():
     assert run_cached_encoder(3, "treppenromme", seeds=[5], episode="game", target=150, max_turns=60) > 300
 
 
+# slow: 50 deals per game (about 12 CPU seconds) of the cache check that the default run makes on 4
+# and over a game of deals; run -m slow after changing the observation cache.
 @pytest.mark.slow
 @pytest.mark.parametrize(("num_players", "rules"), CONFIGS)
 def test_cached_observation_equals_scratch_encoding_many_deals(num_players, rules):

@@ -149,7 +149,7 @@ def test_deal_over_before_the_learner_moves_reaches_sb3_as_a_one_step_episode():
 
 
 def test_maskable_ppo_learns_on_one_step_episodes():
-    sb3_contrib = pytest.importorskip("sb3_contrib")
+    sb3_contrib = pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install '.[train]'")
     model = sb3_contrib.MaskablePPO("MlpPolicy", ScenarioR(), n_steps=16, batch_size=16, n_epochs=1, seed=0)
     model.learn(32)
     episodes = list(model.ep_info_buffer)
@@ -173,16 +173,21 @@ def test_game_keeps_the_reward_of_a_deal_over_before_the_learner_moved():
     env = SingleAgentEnv(agents.GreedyAgent(seed=0), seat=1, episode="game", target=300)
     _, info = env.reset(seed=0, options={"deck": R_DECK})
     game = env.aec.game
-    assert game.deals_played == 1 and game.totals[0] > 0
-    assert info["deal_points"] == {"player_0": game.totals[0], "player_1": 0} and info["outcome"] == "romme"
+    assert (game.deals_played, game.totals) == (1, [144, 0])
+    assert info == {
+        "deal_points": {"player_0": 144, "player_1": 0},
+        "outcome": "romme",
+        "went_out": "player_0",
+        "totals": {"player_0": 144, "player_1": 0},
+    }
     rng = np.random.default_rng(0)
-    total, done = 0.0, False
+    total, done, steps = 0.0, False, 0
     while not done:
         _, reward, terminated, truncated, info = env.step(random_legal(env, rng))
-        total += reward
+        total, steps = total + reward, steps + 1
         done = terminated or truncated
-    totals = info["totals"]
-    assert total == pytest.approx((totals["player_1"] - totals["player_0"]) / 100)
+    assert (game.deals_played, steps, info["totals"]) == (3, 69, {"player_0": 418, "player_1": 137})
+    assert total == pytest.approx((137 - 418) / 100)  # the first deal's -1.44 included
 
 
 def test_game_over_before_the_learner_moves():
