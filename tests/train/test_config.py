@@ -70,9 +70,9 @@ def test_whole_numbers_written_as_floats_are_ints(tmp_path):
     config = load_config(path, ["eval_every=5e4", "n_epochs=10.0"])
     assert (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs) == (100_000, 2048, 50_000, 10)
     assert all(type(v) is int for v in (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs))
-    with pytest.raises(ValueError, match=r"total_timesteps=1.5 has the wrong type; expected int"):
+    with pytest.raises(ValueError, match=r"config key total_timesteps=1.5: Input should be a valid integer"):
         load_config(None, ["total_timesteps=1.5"])
-    with pytest.raises(ValueError, match=r"total_timesteps=True has the wrong type"):
+    with pytest.raises(ValueError, match=r"config key total_timesteps=True: Input should be a valid integer"):
         load_config(None, ["total_timesteps=true"])
 
 

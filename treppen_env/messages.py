@@ -1,0 +1,33 @@
+"""Values in error messages: a user's bad input is named in the message, but cut to a readable
+length (a 10,000-character spec or a YAML anchor bomb must not become a megabyte of error)."""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+#: Characters of a value shown in a message, about.
+LIMIT = 80
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = LIMIT
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8
+_REPR.maxlevel = 3
+
+
+def shorten(value: Any, limit: int = LIMIT) -> str:
+    """``repr(value)`` for a message: nested containers and long text cut (``'aaa...aaa' (10000
+    characters)``, ``[[[...], ...], ...]``), at most about ``limit`` characters."""
+    text = _REPR.repr(value)
+    if isinstance(value, str) and len(value) > limit:
+        text += f" ({len(value)} characters)"
+    return text if len(text) <= limit + 20 else f"{text[:limit]}..."
+
+
+def cut(message: str, limit: int = 2000) -> str:
+    """``message`` with its middle cut when it is longer than ``limit`` characters (the start names
+    what was wrong, the end what is allowed)."""
+    if len(message) <= limit:
+        return message
+    half = limit // 2
+    return f"{message[:half]} [... {len(message) - 2 * half} characters cut ...] {message[-half:]}"
