@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
 from treppen.agents.spec import check_settings, parse_spec, settings_of
+from treppen_env.messages import PATH_LIMIT, shorten
 from treppen_env.rules import Rules
 
 __all__ = [
@@ -84,12 +87,14 @@ def load(
     if isinstance(spec, Agent):
         return spec
     base, settings = parse_spec(spec)
+    if not base:
+        raise ValueError(f"the agent spec is empty; {_valid_specs()}")
     for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
         if isinstance(settings.get(key), str):
             settings[key] = load(settings[key])
     zoo_cards = zoo.cards()
-    if base in zoo_cards:  # a shipped agent: its card's spec, the caller's settings on top
-        model = zoo_cards[base]
+    model = zoo_cards.get(base) or _zoo_folder_card(Path(base))
+    if model is not None:  # a zoo agent: its card's spec, the caller's settings on top
         zoo.verify(model)
         inner, card_settings = parse_spec(model.agent_spec())
         return load(inner, seed, rules, **{**card_settings, **kwargs, **settings})
@@ -101,7 +106,58 @@ def load(
     else:
         factory, name = _model_factory(Path(base)), base
     options = check_settings(name, factory, {"seed": seed, **_rules_for(factory, rules), **kwargs, **settings})
-    return factory(**options)
+    if name in SPECS:
+        return factory(**options)
+    try:
+        return factory(**options)
+    except UNREADABLE as err:
+        raise _unreadable(base, err) from None
+
+
+#: What reading a damaged or foreign model file raises (numpy, zipfile, pickle, torch, SB3).
+UNREADABLE = (OSError, EOFError, KeyError, AssertionError, RuntimeError, zipfile.BadZipFile, pickle.UnpicklingError)
+
+
+def _unreadable(path: str | Path, err: BaseException) -> ValueError:
+    """The error for a model file that cannot be read, naming it and what a model file is."""
+    return ValueError(
+        f"model file {shorten(str(path), PATH_LIMIT)}: cannot read it ({type(err).__name__}: {shorten(str(err))}); "
+        "is it damaged, or not a model? (a MaskablePPO .zip, a NumPy policy .npz, a zoo agent's folder or a run folder)"
+    )
+
+
+def _zoo_folder_card(path: Path) -> zoo.ModelCard | None:
+    """The card of a zoo agent's folder given by path (one holding a ``card.json``), else None.
+
+    :raises ZooError: for a card that cannot be read.
+    """
+    return zoo.ModelCard.read(path) if _is_dir(path) and _is_file(path / zoo.CARD) else None
+
+
+def _check_zoo_weights(path: Path) -> None:
+    """When ``path`` is the weights file of a zoo card in its folder, check it against the card's checksum.
+
+    :raises ZooError: for a card that cannot be read, or weights that are not the card's.
+    """
+    card = _zoo_folder_card(path.parent)
+    if card is not None and card.weights == path.name:
+        zoo.check_weights(card)
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False for a name the system refuses (too long, bad characters)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name the system refuses (too long, bad characters)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _rules_for(factory: Any, rules: Rules | str | None) -> dict[str, Any]:
@@ -158,7 +214,13 @@ def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Age
     target = points[base].value if base in points else base
     accepted = settings_of(factory)
     options = check_settings(base, factory, {**({"seed": seed} if "seed" in accepted else {}), **settings})
-    agent = factory(**options)
+    try:
+        agent = factory(**options)
+    except TypeError as err:  # it is not built from keyword settings: json:loads
+        raise ValueError(
+            f"agent spec {shorten(base)}: {target}({', '.join(options)}) fails ({err}); a third-party agent is a "
+            "class or a function building an agent from keyword settings"
+        ) from None
     if not callable(getattr(agent, "act", None)):
         raise ValueError(f"agent spec {base!r}: {target} built {agent!r}, which has no act(observation) method")
     return agent if isinstance(agent, Agent) else ExternalAgent(agent, seed)
@@ -188,28 +250,36 @@ class ExternalAgent(Agent):
 def _model_factory(path: Path) -> Any:
     """The agent class bound to the model file that ``path`` names (a .zip, a NumPy policy .npz or
     a run folder)."""
-    if path.is_dir():
+    if _is_dir(path):
         for name in MODEL_FILES:
             if (path / name).is_file():
                 return _model_factory(path / name)
-        raise ValueError(f"run folder {str(path)!r} holds none of {list(MODEL_FILES)}")
+        raise ValueError(f"run folder {shorten(str(path), PATH_LIMIT)} holds none of {list(MODEL_FILES)}")
     if path.suffix == ".npz":
-        if not path.is_file():
-            raise FileNotFoundError(f"no NumPy policy file at {str(path)!r}")
-        if is_kernel_net(path):
+        if not _is_file(path):
+            raise FileNotFoundError(f"no NumPy policy file at {shorten(str(path), PATH_LIMIT)}")
+        _check_zoo_weights(path)
+        try:
+            kernel_net = is_kernel_net(path)
+        except UNREADABLE as err:
+            raise _unreadable(path, err) from None
+        if kernel_net:
             return functools.partial(NetAgent, path)
         return functools.partial(numpy_policy_agent, path)
-    if path.suffix == ".zip" or path.is_file():
-        if not path.is_file():
-            raise FileNotFoundError(f"no model file at {str(path)!r}")
+    if path.suffix == ".zip" or _is_file(path):
+        if not _is_file(path):
+            raise FileNotFoundError(f"no model file at {shorten(str(path), PATH_LIMIT)}")
         return functools.partial(PolicyAgent, path)
-    raise ValueError(
-        f"unknown agent spec {str(path)!r}; valid specs: {sorted(SPECS)}, the zoo's agents {sorted(zoo.cards())}, "
-        f"installed agents "
+    raise ValueError(f"unknown agent spec {shorten(str(path), PATH_LIMIT)}; {_valid_specs()}")
+
+
+def _valid_specs() -> str:
+    """What an agent spec may be, for messages."""
+    return (
+        f"valid specs: {sorted(SPECS)}, the zoo's agents {sorted(zoo.cards())}, installed agents "
         f"{sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to "
-        f"a MaskablePPO .zip model or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; "
-        "settings follow "
-        "the name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
+        f"a MaskablePPO .zip model or a NumPy policy .npz, a zoo agent's folder, or a run folder holding one of "
+        f"{list(MODEL_FILES)}; settings follow the name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
     )
 
 

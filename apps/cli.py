@@ -14,6 +14,8 @@ import os
 import sys
 from importlib import metadata
 
+from treppen_env.messages import PATH_LIMIT, cut, shorten
+
 SUBCOMMANDS = {
     "train": ("treppen.apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
     "tournament": ("treppen.apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
@@ -49,12 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"treppen {args.command}: error: {err}", file=sys.stderr)
+    except (ValueError, OSError) as err:  # the user's input: a bad file, spec, config or checkpoint
+        print(f"treppen {args.command}: error: {cut(_line(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader left (treppen replay ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 141  # as a shell reports death by SIGPIPE
+
+
+def _line(err: BaseException) -> str:
+    """The error's message; an OSError's with its file (``[Errno 36] File name too long: '...'``, cut)."""
+    if isinstance(err, OSError) and err.strerror and not isinstance(err, FileNotFoundError):
+        where = f": {shorten(str(err.filename), PATH_LIMIT)}" if err.filename is not None else ""
+        return f"{err.strerror}{where}"
+    return str(err)
 
 
 def _version() -> str:

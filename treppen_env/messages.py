@@ -8,17 +8,18 @@ from typing import Any
 
 #: Characters of a value shown in a message, about.
 LIMIT = 80
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = LIMIT
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 8
-_REPR.maxlevel = 3
+#: Characters of a file's path shown in a message, about (paths are named whole unless absurd).
+PATH_LIMIT = 300
 
 
 def shorten(value: Any, limit: int = LIMIT) -> str:
     """``repr(value)`` for a message: nested containers and long text cut (``'aaa...aaa' (10000
     characters)``, ``[[[...], ...], ...]``), at most about ``limit`` characters."""
-    text = _REPR.repr(value)
+    cutter = reprlib.Repr()
+    cutter.maxstring = cutter.maxother = limit
+    cutter.maxlist = cutter.maxtuple = cutter.maxdict = cutter.maxset = 8
+    cutter.maxlevel = 3
+    text = cutter.repr(value)
     if isinstance(value, str) and len(value) > limit:
         text += f" ({len(value)} characters)"
     return text if len(text) <= limit + 20 else f"{text[:limit]}..."
