@@ -31,6 +31,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
+from treppen.arena.watchdog import watch_parent
 from treppen.train.callbacks import (
     CheckpointCallback,
     EloCallback,
@@ -303,7 +304,9 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
 
 
 def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monitor:
-    """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``)."""
+    """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``); a worker
+    process ends with its parent."""
+    watch_parent()
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
     probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
     env = SelfPlayEnv(
