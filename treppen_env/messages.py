@@ -1,10 +1,13 @@
-"""Values in error messages: a user's bad input is named in the message, but cut to a readable
-length (a 10,000-character spec or a YAML anchor bomb must not become a megabyte of error)."""
+"""Bad input, named clearly: values in error messages cut to a readable length (a 10,000-character
+spec or a YAML anchor bomb must not become a megabyte of error), and the checks of values that
+every entry point takes alike (seeds, counts)."""
 
 from __future__ import annotations
 
 import reprlib
 from typing import Any
+
+import numpy as np
 
 #: Characters of a value shown in a message, about.
 LIMIT = 80
@@ -32,3 +35,14 @@ def cut(message: str, limit: int = 2000) -> str:
         return message
     half = limit // 2
     return f"{message[:half]} [... {len(message) - 2 * half} characters cut ...] {message[-half:]}"
+
+
+def whole_number(value: Any, name: str, least: int = 0) -> int:
+    """``value`` as a Python int (NumPy integers included, so that ``np.uint64(2**64 - 1) + 1``
+    does not wrap around), at least ``least``.
+
+    :raises ValueError: naming ``name`` and the value, for a bool, a float, text or a smaller number.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name}={shorten(value)} must be a whole number of at least {least}")
+    return int(value)
