@@ -368,7 +368,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     try:
         return config_from_dict(data)
     except ValueError as err:
-        raise ValueError(f"config file {str(path)!r}: {err}" if path is not None else str(err)) from None
+        if path is None:
+            raise
+        given = f" with the overrides {shorten(' '.join(overrides), 160)}" if overrides else ""
+        raise ValueError(f"config file {str(path)!r}{given}: {err}") from None
 
 
 class _PlainLoader(yaml.SafeLoader):
