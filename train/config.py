@@ -4,7 +4,9 @@ A config file is a flat YAML mapping of :class:`TrainConfig` fields (``rules_opt
 nested one). ``load_config(path, overrides)`` reads it, applies overrides such as
 ``learning_rate=1e-4`` or ``rules_options.max_turns=200`` (values parsed by ``yaml.safe_load``),
 and checks every value; problems raise :class:`ValueError` naming the key, the value and a fix.
-The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed.
+The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed. The
+defaults of the fields are the default recipe's, ``configs/selfplay.yaml`` (what ``treppen train``
+runs), where that file sets them. Types and ranges are checked by pydantic, nested values included.
 
 One format serves both RL backends (``backend: sb3`` or ``backend: rllib``): the same recipe
 (policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either;
@@ -19,11 +21,13 @@ game and the seed). The backend-specific keys:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.resources
 import time
 import typing
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -89,9 +93,67 @@ Text = Annotated[str, Strict()]
 Flag = Annotated[bool, Strict()]
 
 
+#: The package holding the shipped configs (the repository's ``configs/``).
+CONFIG_PACKAGE = "treppen.configs"
+#: The config ``treppen train`` runs when none is named.
+DEFAULT_CONFIG = "selfplay"
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """YAML's safe loader (no tags beyond plain data) that also refuses a key given twice in a mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor" merges keys; later ones win
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {shorten(key)} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(text: str, where: str) -> Any:
+    """Parse ``text`` as plain YAML: mappings, lists, numbers, text, true/false, null.
+
+    :param where: names the text in messages (``config file 'a.yaml'``, ``override 'x=1'``).
+    :raises ValueError: naming ``where``, the line and the problem, for text that is not YAML, a tag
+        (``!!python/object/apply:...`` is refused, never run) or a key given twice.
+    """
+    try:
+        return yaml.load(text, Loader=_PlainLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        at = f" line {mark.line + 1}" if mark is not None else ""
+        problem = err.problem or err.context or "not YAML"
+        if "constructor for the tag" in problem:
+            problem += " (plain YAML only: mappings, lists, numbers, text, true/false, null)"
+        raise ValueError(f"{where}{at}: {problem}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{where}: not YAML ({shorten(str(err))})") from None
+
+
+#: The default recipe, ``configs/selfplay.yaml``: the defaults of the :class:`TrainConfig` fields it
+#: sets (one source for each value; the fields it leaves out have their defaults written below).
+RECIPE: dict[str, Any] = read_yaml(
+    (importlib.resources.files(CONFIG_PACKAGE) / f"{DEFAULT_CONFIG}.yaml").read_text(), f"{DEFAULT_CONFIG}.yaml"
+)
+
+
+def recipe(key: str) -> Callable[[], Any]:
+    """The default factory of a field whose default is the recipe's value of ``key`` (a fresh copy each time)."""
+    value = RECIPE[key]
+    return lambda: copy.deepcopy(value)
+
+
 @dataclass
 class TrainConfig:
-    """Everything a self-play run needs; each field maps to one YAML key."""
+    """Everything a self-play run needs; each field maps to one YAML key. A field's default is the
+    default recipe's value (``recipe(key)``: ``configs/selfplay.yaml``, what ``treppen train`` runs)
+    where that file sets it."""
 
     # --- backend (docs/ARCHITECTURE.md "Scale-out")
     backend: Backend = "sb3"
@@ -104,69 +166,69 @@ class TrainConfig:
     """rllib: env runner processes (Ray actors, one CPU each) that play the self-play episodes"""
 
     # --- game
-    num_players: Int = 2
+    num_players: Int = field(default_factory=recipe("num_players"))
     """players at the table (2-4); the learner takes a random seat every episode"""
-    rules: Text = "treppenromme"
+    rules: Text = field(default_factory=recipe("rules"))
     """rules preset (RULES §8): ``treppenromme`` or ``rum500``"""
-    rules_options: dict[Text, Any] = field(default_factory=dict)
+    rules_options: dict[Text, Any] = field(default_factory=recipe("rules_options"))
     """rules options overriding the preset, e.g. ``{max_turns: 200}`` (see ``treppen_env.rules.Rules``)"""
 
     # --- budget and parallelism
-    total_timesteps: Count = 200_000
+    total_timesteps: Count = field(default_factory=recipe("total_timesteps"))
     """learner decisions to train for (SB3 ``total_timesteps``)"""
-    n_envs: Count = 2
+    n_envs: Count = field(default_factory=recipe("n_envs"))
     """environments stepped side by side; the policy acts on all of them in one batch (rllib: envs
     per env runner)"""
-    vec_env: VecEnv = "subproc"
+    vec_env: VecEnv = field(default_factory=recipe("vec_env"))
     """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
     learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
     trip, as on 2 cores, see benchmarks/bench_train.py); ``kernel``: the envs as rows of the batched
     env, stepped by one kernel call, random and greedy opponents inside it
     (:class:`treppen.train.kernel_vec.KernelVecEnv`). One env always runs in-process (sb3 only)."""
-    seed: Steps = 0
+    seed: Steps = field(default_factory=recipe("seed"))
     """seeds Python, NumPy, torch, the envs and the opponent pool"""
-    torch_threads: Count = 1
+    torch_threads: Count = field(default_factory=recipe("torch_threads"))
     """torch threads of the learner process (the env workers always use 1)"""
 
     # --- PPO (sb3-contrib MaskablePPO)
-    learning_rate: Rate = 3e-4
+    learning_rate: Rate = field(default_factory=recipe("learning_rate"))
     """Adam step size; much larger values risk NaN logits (docs/ARCHITECTURE.md "Training notes")"""
-    n_steps: Count = 1024
+    n_steps: Count = field(default_factory=recipe("n_steps"))
     """steps per env per rollout; one update sees ``n_steps * n_envs`` learner transitions (rllib:
     one training iteration gathers ``n_steps * n_envs * num_players`` env steps of all seats over
     all runners, so that the learner's update sees about as many of its own decisions)"""
-    batch_size: Count = 256
+    batch_size: Count = field(default_factory=recipe("batch_size"))
     """minibatch size; must divide ``n_steps * n_envs``"""
-    n_epochs: Count = 4
+    n_epochs: Count = field(default_factory=recipe("n_epochs"))
     """passes over each rollout"""
-    gamma: Annotated[Number, Field(gt=0, le=1)] = 0.995
+    gamma: Annotated[Number, Field(gt=0, le=1)] = field(default_factory=recipe("gamma"))
     """discount factor (episodes are ~100 learner decisions and reward comes at the end)"""
-    gae_lambda: Probability = 0.95
+    gae_lambda: Probability = field(default_factory=recipe("gae_lambda"))
     """GAE bias/variance trade-off"""
-    ent_coef: Annotated[Number, Field(ge=0)] = 0.01
+    ent_coef: Annotated[Number, Field(ge=0)] = field(default_factory=recipe("ent_coef"))
     """entropy bonus"""
-    vf_coef: Rate = 0.5
+    vf_coef: Rate = field(default_factory=recipe("vf_coef"))
     """value-loss weight"""
-    clip_range: Rate = 0.2
+    clip_range: Rate = field(default_factory=recipe("clip_range"))
     """PPO ratio clipping"""
-    max_grad_norm: Rate = 0.5
+    max_grad_norm: Rate = field(default_factory=recipe("max_grad_norm"))
     """gradient clipping (guards against exploding updates and NaN logits)"""
-    target_kl: Rate | None = None
+    target_kl: Rate | None = field(default_factory=recipe("target_kl"))
     """stop an update's epochs early past this KL divergence; ``null`` for never (sb3 only; rllib
     ignores it)"""
-    net_arch: Annotated[list[Count], Field(min_length=1)] = field(default_factory=lambda: [256, 256])
+    net_arch: Annotated[list[Count], Field(min_length=1)] = field(default_factory=recipe("net_arch"))
     """hidden layer sizes of the policy and of the (separate) value network"""
-    activation: Activation = "tanh"
+    activation: Activation = field(default_factory=recipe("activation"))
     """hidden activation: ``tanh`` or ``relu``"""
-    policy: Policy = "mlp"
+    policy: Policy = field(default_factory=recipe("policy"))
     """``mlp``: SB3's MlpPolicy (one logit per action from ``net_arch``); ``action_features``:
     every action scored from its features against the state (:mod:`treppen.train.policy_net`; its state
     embedding is ``net_arch[-1]`` wide)"""
-    card_dim: Count = 64
+    card_dim: Count = field(default_factory=recipe("card_dim"))
     """``action_features`` only: width of the card embeddings"""
-    action_dim: Count = 64
+    action_dim: Count = field(default_factory=recipe("action_dim"))
     """``action_features`` only: width of the static action embedding"""
-    features: FeatureSet = "heuristic"
+    features: FeatureSet = field(default_factory=recipe("features"))
     """``action_features`` only: what the action head sees beside the state, ``cards`` (the
     cards each action moves) or ``heuristic`` (also what the greedy heuristic computes about each
     legal action: :mod:`treppen_env.core.features`)"""
@@ -188,71 +250,71 @@ class TrainConfig:
     """``expert`` only: duplicate decks of each generation's ratings (against greedy and the one before)"""
 
     # --- imitation warm start (train/imitation.py)
-    imitation_decisions: Steps = 0
+    imitation_decisions: Steps = field(default_factory=recipe("imitation_decisions"))
     """teacher-labelled decisions recorded per imitation round before PPO (0: no warm start)"""
-    imitation_rounds: Count = 3
+    imitation_rounds: Count = field(default_factory=recipe("imitation_rounds"))
     """imitation rounds: round 0 the teacher plays, later rounds the student plays and the
     teacher labels its states (DAgger)"""
-    imitation_teacher: Text = "greedy"
+    imitation_teacher: Text = field(default_factory=recipe("imitation_teacher"))
     """the teacher: any agent spec of ``agents.load`` (e.g. ``greedy``, a search agent at a
     labelling budget such as ``rollout,playouts=500``, or a model path)"""
-    imitation_threads: Count = 2
+    imitation_threads: Count = field(default_factory=recipe("imitation_threads"))
     """threads labelling each step's positions with a search teacher (its batch ``label`` call)"""
     imitation_value: ValueTarget = "results"
     """the value head's targets: ``results`` (the seat's discounted deal result) or ``search``
     (a search teacher's estimate of its chosen move, the deal result where it searched nothing)"""
-    imitation_epochs: Count = 4
+    imitation_epochs: Count = field(default_factory=recipe("imitation_epochs"))
     """passes over all rounds' decisions after each round"""
-    imitation_batch_size: Count = 256
+    imitation_batch_size: Count = field(default_factory=recipe("imitation_batch_size"))
     """decisions per imitation gradient step"""
-    imitation_learning_rate: Rate = 1e-3
+    imitation_learning_rate: Rate = field(default_factory=recipe("imitation_learning_rate"))
     """Adam step size during imitation (PPO then uses ``learning_rate``)"""
-    imitation_holdout: Count = 3000
+    imitation_holdout: Count = field(default_factory=recipe("imitation_holdout"))
     """teacher decisions on other deals on which agreement with the teacher is measured"""
 
     # --- opponent pool
-    opponent_random: Probability = 0.2
+    opponent_random: Probability = field(default_factory=recipe("opponent_random"))
     """probability that an opponent seat is a RandomAgent for an episode"""
-    opponent_greedy: Probability = 0.4
+    opponent_greedy: Probability = field(default_factory=recipe("opponent_greedy"))
     """probability that an opponent seat is a GreedyAgent for an episode"""
-    opponent_snapshot: Probability = 0.4
+    opponent_snapshot: Probability = field(default_factory=recipe("opponent_snapshot"))
     """probability that an opponent seat is a past snapshot of the learner (while the pool is
     empty, this share goes to random and greedy in proportion)"""
-    opponent_best: Probability = 0.0
+    opponent_best: Probability = field(default_factory=recipe("opponent_best"))
     """probability that an opponent seat is the keep-best model (needs ``best_every``)"""
     opponent_agent: Probability = 0.0
     """probability that an opponent seat is one of ``opponent_agents``"""
     opponent_agents: list[Text] = field(default_factory=list)
     """further opponents as ``agents.load`` specs, e.g. ``[rollout, runs/old/final_model.zip]``"""
-    snapshot_every: Count = 20_000
+    snapshot_every: Count = field(default_factory=recipe("snapshot_every"))
     """steps between snapshots of the learner added to the pool"""
-    pool_size: Count = 10
+    pool_size: Count = field(default_factory=recipe("pool_size"))
     """snapshots kept in the pool (oldest dropped first)"""
     snapshot_deterministic: Flag = False
     """snapshots play their argmax action instead of sampling from their policy (sb3 only)"""
 
     # --- keep-best (train/keep_best.py)
-    best_every: Steps = 0
+    best_every: Steps = field(default_factory=recipe("best_every"))
     """steps between gates of the learner against the best model so far, on duplicate decks; the
     best is kept as ``best_model.zip`` (0: no keep-best)"""
-    best_decks: Count = 20
+    best_decks: Count = field(default_factory=recipe("best_decks"))
     """duplicate decks per gate (each played in every seat rotation)"""
-    best_threshold: Annotated[Number, Field(ge=0.5, le=1)] = 0.55
+    best_threshold: Annotated[Number, Field(ge=0.5, le=1)] = field(default_factory=recipe("best_threshold"))
     """score against the best (win 1, tie 0.5) that makes the learner the new best"""
 
     # --- evaluation, checkpoints, output
-    eval_every: Steps = 25_000
+    eval_every: Steps = field(default_factory=recipe("eval_every"))
     """steps between evaluations against random and greedy (0: only at the end)"""
-    eval_deals: Count = 200
+    eval_deals: Count = field(default_factory=recipe("eval_deals"))
     """deals per evaluation and opponent, fixed seeds, every deal from every seat"""
-    elo_every: Steps = 0
+    elo_every: Steps = field(default_factory=recipe("elo_every"))
     """steps between Elo ratings: a duplicate tournament of the learner against random (0 Elo) and
     greedy, logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
-    elo_decks: Count = 20
+    elo_decks: Count = field(default_factory=recipe("elo_decks"))
     """decks per Elo rating; each is replayed for every pairing and seating (with 3 or 4 players a
     multiple of 2 or 6 balances the seating orders exactly, see ``arena.schedule``; ``elo_deals``
     is the deprecated old name)"""
-    checkpoint_every: Steps = 25_000
+    checkpoint_every: Steps = field(default_factory=recipe("checkpoint_every"))
     """steps between checkpoints ``checkpoints/model_<steps>_steps.zip`` (0: only at the end)"""
     runs_dir: Text = "runs"
     """parent folder of run folders"""
@@ -303,12 +365,6 @@ def resolve_name(config: TrainConfig) -> TrainConfig:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         config.name = f"{config.rules}_{config.num_players}p_{config.seed}_{stamp}"
     return config
-
-
-#: The package holding the shipped configs (the repository's ``configs/``).
-CONFIG_PACKAGE = "treppen.configs"
-#: The config ``treppen train`` runs when none is named.
-DEFAULT_CONFIG = "selfplay"
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -372,43 +428,6 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             raise
         given = f" with the overrides {shorten(' '.join(overrides), 160)}" if overrides else ""
         raise ValueError(f"config file {str(path)!r}{given}: {err}") from None
-
-
-class _PlainLoader(yaml.SafeLoader):
-    """YAML's safe loader (no tags beyond plain data) that also refuses a key given twice in a mapping."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor" merges keys; later ones win
-                continue
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {shorten(key)} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep)
-
-
-def read_yaml(text: str, where: str) -> Any:
-    """Parse ``text`` as plain YAML: mappings, lists, numbers, text, true/false, null.
-
-    :param where: names the text in messages (``config file 'a.yaml'``, ``override 'x=1'``).
-    :raises ValueError: naming ``where``, the line and the problem, for text that is not YAML, a tag
-        (``!!python/object/apply:...`` is refused, never run) or a key given twice.
-    """
-    try:
-        return yaml.load(text, Loader=_PlainLoader)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        problem = err.problem or err.context or "not YAML"
-        if "constructor for the tag" in problem:
-            problem += " (plain YAML only: mappings, lists, numbers, text, true/false, null)"
-        raise ValueError(f"{where}{at}: {problem}") from None
-    except yaml.YAMLError as err:
-        raise ValueError(f"{where}: not YAML ({shorten(str(err))})") from None
 
 
 def apply_override(data: dict[str, Any], item: str) -> None:

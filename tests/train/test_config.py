@@ -125,3 +125,16 @@ def test_one_config_format_serves_both_backends():
     with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8
+
+
+def test_the_defaults_are_the_shipped_recipe():
+    """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
+    ``treppen train`` runs; the fields that file leaves out keep the defaults train/config.py writes."""
+    recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
+    defaults = TrainConfig().to_dict()
+    assert {key: defaults[key] for key in recipe} == recipe
+    assert (defaults["n_envs"], defaults["vec_env"], defaults["total_timesteps"]) == (8, "dummy", 40_000)
+    assert (defaults["backend"], defaults["opponent_agents"], defaults["name"]) == ("sb3", [], None)
+    first, second = TrainConfig(), TrainConfig()
+    first.net_arch.append(1)
+    assert second.net_arch == recipe["net_arch"]  # each config its own copy
