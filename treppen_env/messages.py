@@ -4,10 +4,9 @@ every entry point takes alike (seeds, counts)."""
 
 from __future__ import annotations
 
+import numbers
 import reprlib
 from typing import Any
-
-import numpy as np
 
 #: Characters of a value shown in a message, about.
 LIMIT = 80
@@ -43,6 +42,6 @@ def whole_number(value: Any, name: str, least: int = 0) -> int:
 
     :raises ValueError: naming ``name`` and the value, for a bool, a float, text or a smaller number.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
         raise ValueError(f"{name}={shorten(value)} must be a whole number of at least {least}")
     return int(value)
