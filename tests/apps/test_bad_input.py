@@ -48,6 +48,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
     run.mkdir(parents=True)
     (run / "config.yaml").write_text("n_envs: 2\nseed: [1,\n")
     paths["run_broken_config"] = run
+    paths["broken_tournament"] = tmp_path / "tournament"
+    paths["broken_tournament"].mkdir()
+    (paths["broken_tournament"] / "tournament.json").write_text('{"version": 2, "agents"')
     paths["folder"] = tmp_path / "a_folder"
     paths["folder"].mkdir()
     return paths
@@ -103,6 +106,16 @@ CASES = [
     ("tournament-run-folder", ["tournament", "--agents", "{folder}", "random"], ["a_folder", "holds none of"]),
     ("tournament-no-name", ["tournament", "--agents", ",seed=1", "random"], ["no name before its settings"]),
     ("tournament-setting", ["tournament", "--agents", "greedy,seed", "random"], ["'seed' is not key=value"]),
+    (
+        "tournament-broken-settings",
+        ["tournament", "--agents", "random", "greedy", "--out", "{broken_tournament}"],
+        ["tournament.json", "not a tournament's settings"],
+    ),
+    (
+        "tournament-record-file",
+        ["tournament", "--agents", "random", "greedy", "--record", "{text.txt}"],
+        ["--record", "text.txt", "is a file"],
+    ),
     ("play-bad-spec", ["play", "--opponents", "nope"], ["unknown agent spec 'nope'"]),
     ("play-bad-setting", ["play", "--opponents", "greedy,colour=1"], ["no setting 'colour'"]),
     ("serve-bad-spec", ["serve", "--opponents", "greedy,seed=abc"], ["seed='abc'"]),
