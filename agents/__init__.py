@@ -24,7 +24,7 @@ from treppen.agents.net import NetAgent, is_kernel_net
 from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
-from treppen.agents.spec import check_settings, parse_spec, settings_of
+from treppen.agents.spec import check_settings, parse_spec, path_test, settings_of
 from treppen_env.messages import PATH_LIMIT, shorten
 from treppen_env.rules import Rules
 
@@ -83,6 +83,9 @@ def load(
         :class:`treppen.agents.zoo.ZooError` (a ``ValueError``) for zoo weights whose checksum is not
         their card's.
     :raises FileNotFoundError: for a model path that does not exist.
+    :raises ValueError: for a model file that cannot be read (damaged, cut short, not a model),
+        naming it; a :class:`treppen.agents.zoo.ZooError` for a zoo agent's folder given by path
+        whose card does not read or whose weights are not its card's (checked as by name).
     """
     if isinstance(spec, Agent):
         return spec
@@ -106,7 +109,7 @@ def load(
     else:
         factory, name = _model_factory(Path(base)), base
     options = check_settings(name, factory, {"seed": seed, **_rules_for(factory, rules), **kwargs, **settings})
-    if name in SPECS:
+    if name in SPECS:  # a built-in agent reads no file: an error building it is ours
         return factory(**options)
     try:
         return factory(**options)
@@ -131,7 +134,7 @@ def _zoo_folder_card(path: Path) -> zoo.ModelCard | None:
 
     :raises ZooError: for a card that cannot be read.
     """
-    return zoo.ModelCard.read(path) if _is_dir(path) and _is_file(path / zoo.CARD) else None
+    return zoo.ModelCard.read(path) if path_test(path.is_dir) and path_test((path / zoo.CARD).is_file) else None
 
 
 def _check_zoo_weights(path: Path) -> None:
@@ -142,22 +145,6 @@ def _check_zoo_weights(path: Path) -> None:
     card = _zoo_folder_card(path.parent)
     if card is not None and card.weights == path.name:
         zoo.check_weights(card)
-
-
-def _is_dir(path: Path) -> bool:
-    """``path.is_dir()``, False for a name the system refuses (too long, bad characters)."""
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False for a name the system refuses (too long, bad characters)."""
-    try:
-        return path.is_file()
-    except (OSError, ValueError):
-        return False
 
 
 def _rules_for(factory: Any, rules: Rules | str | None) -> dict[str, Any]:
@@ -250,13 +237,13 @@ class ExternalAgent(Agent):
 def _model_factory(path: Path) -> Any:
     """The agent class bound to the model file that ``path`` names (a .zip, a NumPy policy .npz or
     a run folder)."""
-    if _is_dir(path):
+    if path_test(path.is_dir):
         for name in MODEL_FILES:
             if (path / name).is_file():
                 return _model_factory(path / name)
         raise ValueError(f"run folder {shorten(str(path), PATH_LIMIT)} holds none of {list(MODEL_FILES)}")
     if path.suffix == ".npz":
-        if not _is_file(path):
+        if not path_test(path.is_file):
             raise FileNotFoundError(f"no NumPy policy file at {shorten(str(path), PATH_LIMIT)}")
         _check_zoo_weights(path)
         try:
@@ -266,8 +253,8 @@ def _model_factory(path: Path) -> Any:
         if kernel_net:
             return functools.partial(NetAgent, path)
         return functools.partial(numpy_policy_agent, path)
-    if path.suffix == ".zip" or _is_file(path):
-        if not _is_file(path):
+    if path.suffix == ".zip" or path_test(path.is_file):
+        if not path_test(path.is_file):
             raise FileNotFoundError(f"no model file at {shorten(str(path), PATH_LIMIT)}")
         return functools.partial(PolicyAgent, path)
     raise ValueError(f"unknown agent spec {shorten(str(path), PATH_LIMIT)}; {_valid_specs()}")

@@ -52,7 +52,7 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
     :raises ValueError: for an empty base, a setting without ``=``, an empty or repeated key.
     """
     text = os.fspath(spec).strip()
-    if SEPARATOR not in text or _exists(Path(text)):
+    if SEPARATOR not in text or path_test(Path(text).exists):
         return text, {}
     base, *items = text.split(SEPARATOR)
     if not base.strip():
@@ -72,10 +72,11 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
     return base.strip(), settings
 
 
-def _exists(path: Path) -> bool:
-    """``path.exists()``, False for a name the system refuses (too long, a NUL character)."""
+def path_test(test: Callable[[], bool]) -> bool:
+    """``test()`` of a path (``path.exists``, ``path.is_dir``, ...), False for a name the system
+    refuses (too long, a NUL character): a spec that is no path is no path."""
     try:
-        return path.exists()
+        return test()
     except (OSError, ValueError):
         return False
 
