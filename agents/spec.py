@@ -110,7 +110,7 @@ def check_settings(name: str, factory: Callable[..., Any], settings: dict[str, A
         kinds = _plain_types(annotations.get(key))
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if kinds and not any(_is_a(value, kind) for kind in kinds):
+        if kinds and not any(_is_a(value, kind) for kind in kinds) and not _number_for_int(value, kinds):
             expected = " or ".join(_TYPE_WORDS.get(k, k.__name__) for k in kinds)
             raise ValueError(f"agent {shorten(name)}: setting {key}={shorten(value)} must be {expected}")
         if not kinds and isinstance(default, (bool, int, float)) and not _is_a(value, type(default)):
@@ -141,3 +141,9 @@ def _is_a(value: Any, kind: type) -> bool:
     if isinstance(value, bool) and kind in (int, float):
         return False
     return isinstance(value, kind) or (kind is float and isinstance(value, int))
+
+
+def _number_for_int(value: Any, kinds: tuple[type, ...]) -> bool:
+    """A float where an int is expected: passed on, for the agent to name what it allows (``playouts=1.5
+    must be a whole number of at least 1``)."""
+    return isinstance(value, float) and int in kinds

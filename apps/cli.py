@@ -51,12 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except (ValueError, OSError) as err:  # the user's input: a bad file, spec, config or checkpoint
-        print(f"treppen {args.command}: error: {cut(_line(err))}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # the reader left (treppen replay ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 141  # as a shell reports death by SIGPIPE
+    except (ValueError, OSError) as err:  # the user's input: a bad file, spec, config or checkpoint
+        print(f"treppen {args.command}: error: {cut(_line(err))}", file=sys.stderr)
+        return 2
 
 
 def _line(err: BaseException) -> str:
