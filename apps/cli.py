@@ -12,7 +12,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from importlib import metadata
+from typing import Any
 
 from treppen_env.messages import PATH_LIMIT, cut, shorten
 
@@ -49,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     args = parser.parse_args(argv)
+    warnings.formatwarning = _warning_line
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # the reader left (treppen replay ... | head): stop quietly
@@ -57,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as err:  # the user's input: a bad file, spec, config or checkpoint
         print(f"treppen {args.command}: error: {cut(_line(err))}", file=sys.stderr)
         return 2
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *where: Any, **_: Any) -> str:
+    """A warning as one line for a person (``treppen: warning: ...``), without the source line that
+    Python's format adds (the code that warned is not what the reader needs)."""
+    kind = "warning" if category is UserWarning else category.__name__
+    return f"treppen: {kind}: {message}\n"
 
 
 def _line(err: BaseException) -> str:
