@@ -2,8 +2,9 @@
 
 A config file is a flat YAML mapping of :class:`TrainConfig` fields (``rules_options`` is the only
 nested one). ``load_config(path, overrides)`` reads it, applies overrides such as
-``learning_rate=1e-4`` or ``rules_options.max_turns=200`` (values parsed by ``yaml.safe_load``),
-and checks every value; problems raise :class:`ValueError` naming the key, the value and a fix.
+``learning_rate=1e-4`` or ``rules_options.max_turns=200`` (values parsed as plain YAML: no tags,
+no key given twice), and checks every value; problems raise :class:`ValueError` naming the file,
+the key, the value (cut when long) and a fix.
 The resolved config is written back to ``<run_dir>/config.yaml`` so a run can be resumed. The
 defaults of the fields are the default recipe's, ``configs/selfplay.yaml`` (what ``treppen train``
 runs), where that file sets them. Types and ranges are checked by pydantic, nested values included.
@@ -399,9 +400,10 @@ def config_path(config: str | Path) -> Path:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
     """Read a YAML config, apply ``key=value`` overrides and check the result.
 
-    :param path: YAML file of TrainConfig fields; ``None`` for the defaults.
-    :param overrides: strings ``key=value``; values are parsed by ``yaml.safe_load`` (so ``1e-4``,
-        ``[128, 128]``, ``null``, ``true`` work) and dotted keys reach into ``rules_options``.
+    :param path: YAML file of TrainConfig fields; ``None`` for the defaults (the recipe of
+        ``configs/selfplay.yaml``).
+    :param overrides: strings ``key=value``; values are parsed as plain YAML (:func:`read_yaml`: so
+        ``1e-4``, ``[128, 128]``, ``null``, ``true`` work) and dotted keys reach into ``rules_options``.
     :return: the checked config.
     :raises ValueError: for a file that is not plain YAML (its line named; tags such as
         ``!!python/...`` and keys given twice are refused), unknown keys (listing the valid ones),
