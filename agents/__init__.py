@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,8 @@ from treppen.agents.net import NetAgent, is_kernel_net
 from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
-from treppen.agents.spec import check_settings, parse_spec, settings_of
+from treppen.agents.spec import check_settings, parse_spec, path_test, settings_of
+from treppen_env.messages import PATH_LIMIT, shorten
 from treppen_env.rules import Rules
 
 __all__ = [
@@ -85,10 +88,15 @@ def load(
         a :class:`treppen.agents.zoo.ZooError` (a ``ValueError``) for zoo weights whose checksum is
         not their card's.
     :raises FileNotFoundError: for a model path that does not exist.
+    :raises ValueError: for a model file that cannot be read (damaged, cut short, not a model),
+        naming it; a :class:`treppen.agents.zoo.ZooError` for a zoo agent's folder given by path
+        whose card does not read or whose weights are not its card's (checked as by name).
     """
     if isinstance(spec, Agent):
         return spec
     base, settings = parse_spec(spec)
+    if not base:
+        raise ValueError(f"the agent spec is empty; {_valid_specs()}")
     for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
         if isinstance(settings.get(key), str):
             settings[key] = load(settings[key])
@@ -96,8 +104,8 @@ def load(
         preset = rules if isinstance(rules, str) else "treppenromme" if rules is None else rules.name
         return load(zoo.level_spec(base, 2, preset), seed, rules, **{**kwargs, **settings})
     zoo_cards = zoo.cards()
-    if base in zoo_cards:  # a shipped agent: its card's spec, the caller's settings on top
-        model = zoo_cards[base]
+    model = zoo_cards.get(base) or _zoo_folder_card(Path(base))
+    if model is not None:  # a zoo agent: its card's spec, the caller's settings on top
         zoo.verify(model)
         inner, card_settings = parse_spec(model.agent_spec())
         return load(inner, seed, rules, **{**card_settings, **kwargs, **settings})
@@ -109,7 +117,42 @@ def load(
     else:
         factory, name = _model_factory(Path(base)), base
     options = check_settings(name, factory, {"seed": seed, **_rules_for(factory, rules), **kwargs, **settings})
-    return factory(**options)
+    if name in SPECS:  # a built-in agent reads no file: an error building it is ours
+        return factory(**options)
+    try:
+        return factory(**options)
+    except UNREADABLE as err:
+        raise _unreadable(base, err) from None
+
+
+#: What reading a damaged or foreign model file raises (numpy, zipfile, pickle, torch, SB3).
+UNREADABLE = (OSError, EOFError, KeyError, AssertionError, RuntimeError, zipfile.BadZipFile, pickle.UnpicklingError)
+
+
+def _unreadable(path: str | Path, err: BaseException) -> ValueError:
+    """The error for a model file that cannot be read, naming it and what a model file is."""
+    return ValueError(
+        f"model file {shorten(str(path), PATH_LIMIT)}: cannot read it ({type(err).__name__}: {shorten(str(err))}); "
+        "is it damaged, or not a model? (a MaskablePPO .zip, a NumPy policy .npz, a zoo agent's folder or a run folder)"
+    )
+
+
+def _zoo_folder_card(path: Path) -> zoo.ModelCard | None:
+    """The card of a zoo agent's folder given by path (one holding a ``card.json``), else None.
+
+    :raises ZooError: for a card that cannot be read.
+    """
+    return zoo.ModelCard.read(path) if path_test(path.is_dir) and path_test((path / zoo.CARD).is_file) else None
+
+
+def _check_zoo_weights(path: Path) -> None:
+    """When ``path`` is the weights file of a zoo card in its folder, check it against the card's checksum.
+
+    :raises ZooError: for a card that cannot be read, or weights that are not the card's.
+    """
+    card = _zoo_folder_card(path.parent)
+    if card is not None and card.weights == path.name:
+        zoo.check_weights(card)
 
 
 def _rules_for(factory: Any, rules: Rules | str | None) -> dict[str, Any]:
@@ -166,7 +209,13 @@ def _load_external(base: str, seed: int | None, settings: dict[str, Any]) -> Age
     target = points[base].value if base in points else base
     accepted = settings_of(factory)
     options = check_settings(base, factory, {**({"seed": seed} if "seed" in accepted else {}), **settings})
-    agent = factory(**options)
+    try:
+        agent = factory(**options)
+    except TypeError as err:  # it is not built from keyword settings: json:loads
+        raise ValueError(
+            f"agent spec {shorten(base)}: {target}({', '.join(options)}) fails ({err}); a third-party agent is a "
+            "class or a function building an agent from keyword settings"
+        ) from None
     if not callable(getattr(agent, "act", None)):
         raise ValueError(f"agent spec {base!r}: {target} built {agent!r}, which has no act(observation) method")
     return agent if isinstance(agent, Agent) else ExternalAgent(agent, seed)
@@ -196,20 +245,25 @@ class ExternalAgent(Agent):
 def _model_factory(path: Path) -> Any:
     """The agent class bound to the model file that ``path`` names (a .zip, a NumPy policy .npz or
     a run folder)."""
-    if path.is_dir():
+    if path_test(path.is_dir):
         for name in MODEL_FILES:
             if (path / name).is_file():
                 return _model_factory(path / name)
-        raise ValueError(f"run folder {str(path)!r} holds none of {list(MODEL_FILES)}")
+        raise ValueError(f"run folder {shorten(str(path), PATH_LIMIT)} holds none of {list(MODEL_FILES)}")
     if path.suffix == ".npz":
-        if not path.is_file():
-            raise FileNotFoundError(f"no NumPy policy file at {str(path)!r}")
-        if is_kernel_net(path):
+        if not path_test(path.is_file):
+            raise FileNotFoundError(f"no NumPy policy file at {shorten(str(path), PATH_LIMIT)}")
+        _check_zoo_weights(path)
+        try:
+            kernel_net = is_kernel_net(path)
+        except UNREADABLE as err:
+            raise _unreadable(path, err) from None
+        if kernel_net:
             return functools.partial(NetAgent, path)
         return functools.partial(numpy_policy_agent, path)
-    if path.suffix == ".zip" or path.is_file():
-        if not path.is_file():
-            raise FileNotFoundError(f"no model file at {str(path)!r}")
+    if path.suffix == ".zip" or path_test(path.is_file):
+        if not path_test(path.is_file):
+            raise FileNotFoundError(f"no model file at {shorten(str(path), PATH_LIMIT)}")
         return functools.partial(PolicyAgent, path)
     raise UnknownSpecError(str(path))
 
@@ -223,14 +277,19 @@ class UnknownSpecError(ValueError):
 
     def __init__(self, spec: str, without: tuple[str, ...] = ()):
         self.spec = spec
-        built_in = sorted(set(SPECS) - set(without))
-        super().__init__(
-            f"unknown agent spec {spec!r}; valid specs: the levels {list(zoo.LEVELS)}, the built-in agents "
-            f"{built_in}, the zoo's agents {sorted(zoo.cards())}, installed agents {sorted(_entry_points())} "
-            f"(entry points {ENTRY_POINT_GROUP!r}), package.module:ClassName, a path to a MaskablePPO .zip model "
-            f"or a NumPy policy .npz, or a run folder holding one of {list(MODEL_FILES)}; settings follow the "
-            "name as NAME,key=value,... (e.g. greedy,epsilon=0.1)"
-        )
+        super().__init__(f"unknown agent spec {shorten(spec, PATH_LIMIT)}; {_valid_specs(without)}")
+
+
+def _valid_specs(without: tuple[str, ...] = ()) -> str:
+    """What an agent spec may be, for messages, leaving out the built-in names in ``without``."""
+    built_in = sorted(set(SPECS) - set(without))
+    return (
+        f"valid specs: the levels {list(zoo.LEVELS)}, the built-in agents {built_in}, the zoo's agents "
+        f"{sorted(zoo.cards())}, installed agents {sorted(_entry_points())} (entry points {ENTRY_POINT_GROUP!r}), "
+        "package.module:ClassName, a path to a MaskablePPO .zip model or a NumPy policy .npz, a zoo agent's "
+        f"folder, or a run folder holding one of {list(MODEL_FILES)}; settings follow the name as "
+        "NAME,key=value,... (e.g. greedy,epsilon=0.1)"
+    )
 
 
 def numpy_policy_agent(path: Path, seed: int | None = None, deterministic: bool = True) -> Agent:

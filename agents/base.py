@@ -10,17 +10,20 @@ from typing import Any
 
 import numpy as np
 
+from treppen_env.messages import whole_number
+
 
 class Agent:
     """Base class: ``act(observation) -> int`` returns a legal action index (0..897).
 
     :param seed: seeds the agent's own ``numpy.random.Generator`` (no global randomness).
+    :raises ValueError: for a seed that is not a whole number of at least 0.
     """
 
     name = "agent"
 
     def __init__(self, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(None if seed is None else whole_number(seed, "seed"))
 
     def act(self, observation: dict[str, Any]) -> int:
         """A legal action for ``observation`` (dict with ``observation`` and ``action_mask``)."""

@@ -19,9 +19,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import types
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from treppen_env.messages import shorten
 
 SEPARATOR = ","
 
@@ -49,24 +53,33 @@ def parse_spec(spec: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
     :raises ValueError: for an empty base, a setting without ``=``, an empty or repeated key.
     """
     text = os.fspath(spec).strip()
-    if SEPARATOR not in text or Path(text).exists():
+    if SEPARATOR not in text or path_test(Path(text).exists):
         return text, {}
     base, *items = text.split(SEPARATOR)
     if not base.strip():
-        raise ValueError(f"agent spec {text!r} has no name before its settings; write NAME,key=value,...")
+        raise ValueError(f"agent spec {shorten(text)} has no name before its settings; write NAME,key=value,...")
     settings: dict[str, Any] = {}
     for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key.isidentifier():
             raise ValueError(
-                f"agent spec {text!r}: setting {item!r} is not key=value "
+                f"agent spec {shorten(text)}: setting {shorten(item)} is not key=value "
                 "(write NAME,key=value,... with no spaces around the commas)"
             )
         if key in settings:
-            raise ValueError(f"agent spec {text!r}: setting {key!r} is given twice")
+            raise ValueError(f"agent spec {shorten(text)}: setting {key!r} is given twice")
         settings[key] = parse_value(value)
     return base.strip(), settings
+
+
+def path_test(test: Callable[[], bool]) -> bool:
+    """``test()`` of a path (``path.exists``, ``path.is_dir``, ...), False for a name the system
+    refuses (too long, a NUL character): a spec that is no path is no path."""
+    try:
+        return test()
+    except (OSError, ValueError):
+        return False
 
 
 def settings_of(factory: Callable[..., Any]) -> dict[str, Any]:
@@ -99,16 +112,49 @@ def check_settings(name: str, factory: Callable[..., Any], settings: dict[str, A
     unknown = sorted(set(settings) - set(allowed))
     if unknown:
         listing = ", ".join(k if d is inspect.Parameter.empty else f"{k}={d!r}" for k, d in allowed.items())
-        raise ValueError(f"agent {name!r} has no setting {', '.join(map(repr, unknown))}; allowed: {listing}")
+        names = ", ".join(shorten(k, 40) for k in unknown)
+        raise ValueError(f"agent {shorten(name)} has no setting {names}; allowed: {listing}")
+    annotations = {p.name: p.annotation for p in inspect.signature(factory).parameters.values()}
     out = {}
     for key, value in settings.items():
         default = allowed[key]
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise ValueError(f"agent {name!r}: setting {key}={value!r} must be true or false")
+        kinds = _plain_types(annotations.get(key))
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        elif isinstance(default, (int, float)) and not isinstance(default, bool):
-            if not isinstance(value, type(default)) or isinstance(value, bool):
-                raise ValueError(f"agent {name!r}: setting {key}={value!r} must be {type(default).__name__}")
+        if kinds and not any(_is_a(value, kind) for kind in kinds) and not _number_for_int(value, kinds):
+            expected = " or ".join(_TYPE_WORDS.get(k, k.__name__) for k in kinds)
+            raise ValueError(f"agent {shorten(name)}: setting {key}={shorten(value)} must be {expected}")
+        if not kinds and isinstance(default, (bool, int, float)) and not _is_a(value, type(default)):
+            expected = _TYPE_WORDS.get(type(default), type(default).__name__)
+            raise ValueError(f"agent {shorten(name)}: setting {key}={shorten(value)} must be {expected}")
         out[key] = value
     return out
+
+
+#: The types a setting's annotation may name for :func:`check_settings` to check a value against it.
+_PLAIN = {"int": int, "float": float, "str": str, "bool": bool, "None": type(None)}
+_TYPE_WORDS = {bool: "true or false", type(None): "none"}
+
+
+def _plain_types(annotation: Any) -> tuple[type, ...]:
+    """The types of an annotation made only of ``int``, ``float``, ``str``, ``bool`` and ``None``
+    (``"int | None"``: ``(int, NoneType)``); empty for any other (then the default's type is checked)."""
+    if isinstance(annotation, str):
+        names = [part.strip() for part in annotation.split("|")]
+    else:
+        parts = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+        names = ["None" if part in (None, type(None)) else getattr(part, "__name__", "?") for part in parts]
+    return tuple(_PLAIN[n] for n in names) if all(n in _PLAIN for n in names) else ()
+
+
+def _is_a(value: Any, kind: type) -> bool:
+    """Whether a setting's ``value`` is of ``kind``: an int is a float, a bool is no number."""
+    if isinstance(value, bool) and kind in (int, float):
+        return False
+    return isinstance(value, kind) or (kind is float and isinstance(value, int))
+
+
+def _number_for_int(value: Any, kinds: tuple[type, ...]) -> bool:
+    """A float where an int is expected: passed on, for the agent to name what it allows (``playouts=1.5
+    must be a whole number of at least 1``)."""
+    return isinstance(value, float) and int in kinds

@@ -30,14 +30,18 @@ checksums) and warns when the card's env version is not this env's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.resources
 import json
+import types
+import typing
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treppen_env.messages import shorten
 from treppen_env.version import ENV_VERSION
 
 #: The card's file name in an agent's folder.
@@ -78,17 +82,38 @@ class ModelCard:
     def read(cls, folder: Path) -> ModelCard:
         """The card in ``folder``.
 
-        :raises ZooError: for a card that lacks a field or has one this class does not know.
+        :raises ZooError: naming the card's file, for one that cannot be read, is not JSON (its line
+            named), or lacks a field, has one this class does not know or one of the wrong type.
         """
-        data = json.loads((folder / CARD).read_text())
+        path = folder / CARD
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as err:
+            raise ZooError(f"model card {path}: cannot read it ({err})") from None
+        except json.JSONDecodeError as err:
+            raise ZooError(f"model card {path} line {err.lineno}: not JSON ({err.msg})") from None
+        if not isinstance(data, dict):
+            raise ZooError(f"model card {path}: a card is a JSON object of fields, not {type(data).__name__}")
         known = {f for f in cls.__dataclass_fields__ if f != "folder"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ZooError(f"model card {folder / CARD}: unknown fields {unknown}; the fields: {sorted(known)}")
+            raise ZooError(f"model card {path}: unknown fields {unknown}; the fields: {sorted(known)}")
+        missing = sorted(f for f in REQUIRED if f not in data)
+        if missing:
+            raise ZooError(f"model card {path}: missing fields {missing}")
+        hints = typing.get_type_hints(cls)
+        for key, value in data.items():
+            if not _fits(value, hints[key]):
+                kind = _type_name(hints[key])
+                raise ZooError(f"model card {path}: field {key}={shorten(value)} is not of type {kind}")
+        card = cls(folder=folder, **data)
         try:
-            return cls(folder=folder, **data)
-        except TypeError as err:
-            raise ZooError(f"model card {folder / CARD}: {err}") from None
+            card.elo_text()
+        except (KeyError, TypeError, ValueError):
+            raise ZooError(
+                f"model card {path}: field elo={shorten(card.elo)} lacks numbers elo, low, high and decks.count"
+            ) from None
+        return card
 
     def to_dict(self) -> dict[str, Any]:
         """The card's fields as JSON data (without the folder)."""
@@ -105,16 +130,51 @@ class ModelCard:
         return self.spec.replace("{weights}", "" if path is None else str(path))
 
 
+#: The fields every card must have.
+REQUIRED = tuple(
+    f.name
+    for f in dataclasses.fields(ModelCard)
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and f.name != "folder"
+)
+
+
 def zoo_folder() -> Path:
     """The folder of the shipped agents (``zoo/`` of this package)."""
     return Path(str(importlib.resources.files("treppen.agents") / "zoo"))
 
 
 def cards(folder: Path | None = None) -> dict[str, ModelCard]:
-    """Every zoo agent's card, by name (sorted)."""
+    """Every zoo agent's card, by name (sorted). A card that cannot be read is left out with a
+    warning naming its file and what is wrong; the other agents, and the built-in ones, still load."""
     root = zoo_folder() if folder is None else folder
-    found = [ModelCard.read(d) for d in sorted(root.iterdir()) if (d / CARD).is_file()] if root.is_dir() else []
-    return {card.name: card for card in found}
+    found = {}
+    for path in sorted(root.glob(f"*/{CARD}")):
+        try:
+            card = ModelCard.read(path.parent)
+        except ZooError as err:
+            warnings.warn(f"{err}; that zoo agent is left out", stacklevel=2)
+            continue
+        found[card.name] = card
+    return found
+
+
+def _type_name(hint: Any) -> str:
+    """``int``, ``str | None``: a card field's type as the card's docs write it."""
+    return str(getattr(hint, "__name__", hint)).replace("typing.", "")
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON ``value`` has the type ``hint`` of a card field (an int is a float; a bool is no number)."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    for option in options:
+        kind = typing.get_origin(option) or option
+        if value is None and kind is type(None):
+            return True
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if kind is not type(None) and isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool):
+            return True
+    return False
 
 
 def card(name: str) -> ModelCard:
@@ -138,6 +198,20 @@ def verify(model: ModelCard) -> None:
 
     :raises ZooError: when the weights file is missing or its SHA-256 is not the card's.
     """
+    check_weights(model)
+    if model.env != ENV_VERSION:
+        warnings.warn(
+            f"zoo agent {model.name!r} was trained and rated on env {model.env}, this env is {ENV_VERSION}: "
+            "its observations may mean other things now; rebuild it (treppen zoo build) before trusting it",
+            stacklevel=3,
+        )
+
+
+def check_weights(model: ModelCard) -> None:
+    """Check the card's weights file against its checksum.
+
+    :raises ZooError: when the weights file is missing or its SHA-256 is not the card's.
+    """
     path = model.weights_path
     if path is not None:
         if not path.is_file():
@@ -148,12 +222,6 @@ def verify(model: ModelCard) -> None:
                 f"zoo agent {model.name!r}: the weights file {path} has SHA-256 {found}, its card says "
                 f"{model.sha256}: the file is damaged or was replaced (rebuild it: treppen zoo build {model.name})"
             )
-    if model.env != ENV_VERSION:
-        warnings.warn(
-            f"zoo agent {model.name!r} was trained and rated on env {model.env}, this env is {ENV_VERSION}: "
-            "its observations may mean other things now; rebuild it (treppen zoo build) before trusting it",
-            stacklevel=3,
-        )
 
 
 def level_card(level: str, num_players: int, rules: str) -> ModelCard | None:

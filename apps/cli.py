@@ -12,7 +12,11 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from importlib import metadata
+from typing import Any
+
+from treppen_env.messages import PATH_LIMIT, cut, shorten
 
 SUBCOMMANDS = {
     "train": ("treppen.apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
@@ -48,14 +52,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     args = parser.parse_args(argv)
+    warnings.formatwarning = _warning_line
     try:
         return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"treppen {args.command}: error: {err}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # the reader left (treppen replay ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 141  # as a shell reports death by SIGPIPE
+    except (ValueError, OSError) as err:  # the user's input: a bad file, spec, config or checkpoint
+        print(f"treppen {args.command}: error: {cut(_line(err))}", file=sys.stderr)
+        return 2
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *where: Any, **_: Any) -> str:
+    """A warning as one line for a person (``treppen: warning: ...``), without the source line that
+    Python's format adds (the code that warned is not what the reader needs)."""
+    kind = "warning" if category is UserWarning else category.__name__
+    return f"treppen: {kind}: {message}\n"
+
+
+def _line(err: BaseException) -> str:
+    """The error's message; an OSError's with its file (``[Errno 36] File name too long: '...'``, cut)."""
+    if isinstance(err, OSError) and err.strerror and not isinstance(err, FileNotFoundError):
+        where = f": {shorten(str(err.filename), PATH_LIMIT)}" if err.filename is not None else ""
+        return f"{err.strerror}{where}"
+    return str(err)
 
 
 def _version() -> str:

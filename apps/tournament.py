@@ -156,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
     out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
+    if args.record is not None and Path(args.record).exists() and not Path(args.record).is_dir():
+        raise ValueError(f"--record {args.record!r} is a file; name a folder (its record file is <out name>.jsonl)")
     rules = make_rules(args.rules)
     todo = len(schedule(names, args.players, decks, args.seed, rules, args.tables_per_deck)) - _played(out)
     estimate = estimate_text(specs, args.players, rules, todo, 1 if args.ray_address else args.workers)

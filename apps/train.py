@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="RUN_DIR",
-        help="continue a run from its newest checkpoint, with its saved config: an interrupted run to its "
+        help="continue a run from its newest readable checkpoint, with its saved config: an interrupted run to its "
         "total_timesteps, or a finished one further with a larger total_timesteps=N",
     )
     parser.add_argument(

@@ -111,7 +111,12 @@ def open_out_dir(out: Path, header: dict[str, Any]) -> dict[Key, dict[str, Any]]
     out.mkdir(parents=True, exist_ok=True)
     path = out / HEADER_FILE
     if path.exists():
-        old = json.loads(path.read_text())
+        try:
+            old = json.loads(path.read_text())
+        except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{path}: not a tournament's settings ({err}); fix it or pass a new --out") from None
+        if not isinstance(old, dict):
+            raise ValueError(f"{path}: not a tournament's settings (a JSON object); fix it or pass a new --out")
         if old.get("version") != header["version"]:
             raise ValueError(
                 f"{out} holds a tournament of format version {old.get('version')} (now {header['version']}: "

@@ -33,6 +33,7 @@ from treppen.arena.results import (
     record_key,
 )
 from treppen.arena.schedule import DealSpec, Key, check_settings, schedule
+from treppen.arena.watchdog import watch_parent
 from treppen_env import records as game_records
 from treppen_env.rules import Rules, make_rules
 
@@ -84,7 +85,8 @@ _WORKER_AGENTS: dict[str, Agent] = {}
 
 
 def _init_worker(sources: Mapping[str, str | Agent], rules: Rules) -> None:
-    """Worker initializer: load the agents once per process, one torch thread each."""
+    """Worker initializer: end with the parent, load the agents once per process, one torch thread each."""
+    watch_parent()
     _WORKER_AGENTS.update(build_agents(sources, rules))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)

@@ -3,6 +3,7 @@ atomic save."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,41 @@ def latest_checkpoint(folder: Path, prefix: str = CHECKPOINT_PREFIX, suffix: str
     """(steps, path) of the checkpoint in ``folder`` with the most steps, or None."""
     found = checkpoints(folder, prefix, suffix)
     return found[-1] if found else None
+
+
+#: Members of an SB3 model file that loading needs (SB3 asserts "No data found" without ``data``).
+MODEL_MEMBERS = ("data", "policy.pth")
+
+
+def unreadable_model(path: Path) -> str | None:
+    """Why the SB3 model file ``path`` cannot be loaded (not a zip, a member missing, a CRC error:
+    a file cut short or damaged), or None when it reads whole."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            missing = [m for m in MODEL_MEMBERS if m not in archive.namelist()]
+            damaged = archive.testzip()
+    except (OSError, EOFError, zipfile.BadZipFile) as err:
+        return f"{type(err).__name__}: {err}"
+    if missing:
+        return f"no {missing} in it"
+    return None if damaged is None else f"{damaged} in it is damaged"
+
+
+def readable_checkpoint(folder: Path) -> tuple[int, Path] | None:
+    """(steps, path) of the newest SB3 checkpoint in ``folder`` that reads whole, or None when there
+    is no checkpoint; each newer one that does not read is named on stdout with the reason.
+
+    :raises ValueError: when there are checkpoints but none reads, naming them.
+    """
+    found = checkpoints(folder)
+    for steps, path in reversed(found):
+        problem = unreadable_model(path)
+        if problem is None:
+            return steps, path
+        print(f"checkpoint {path} cannot be read ({problem}); trying the one before")
+    if found:
+        raise ValueError(f"no checkpoint in {folder} can be read ({len(found)} tried); remove them to start again")
+    return None
 
 
 def save_model(model: Any, path: Path) -> Path:

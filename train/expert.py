@@ -36,7 +36,7 @@ from treppen.train.kernel_net import KernelNet, fit
 from treppen.train.rundir import open_run_dir
 from treppen_env.aec import raw_env
 from treppen_env.core import net as N
-from treppen_env.files import append_jsonl, atomic_write
+from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.observation import OBS_SIZE
 
 LABELS, NET, ROWS = "labels.npz", "net.npz", "generations.jsonl"
@@ -101,11 +101,7 @@ def train_expert(config: TrainConfig, resume: bool = False, command_line: list[s
     """Run expert iteration as ``config`` says (see the module docstring); returns the run folder."""
     run_dir = open_run_dir(config, resume, command_line or [])
     rows_path = run_dir / ROWS
-    rated = (
-        {json.loads(line)["generation"] for line in rows_path.read_text().splitlines()}
-        if rows_path.is_file()
-        else set()
-    )
+    rated = {row["generation"] for row in read_jsonl(rows_path)}  # a line torn by a kill is cut from the file
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.torch_threads)
     previous: Path | None = None

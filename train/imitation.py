@@ -21,7 +21,6 @@ have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The ste
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,7 @@ from treppen.agents.base import Agent
 from treppen.train.config import VALUE_TARGETS
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
-from treppen_env.files import append_jsonl, atomic_write
+from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.rules import Rules, make_rules
 
 #: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a
@@ -389,7 +388,7 @@ def _first_observation(num_players: int, rules: Rules) -> dict[str, np.ndarray]:
 
 def _finished_rounds(log_path: Path, run_dir: Path, policy: Any) -> list[dict[str, Any]]:
     """The rounds ``imitation.jsonl`` lists as done; the policy is loaded from the last of them."""
-    done = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.is_file() else []
+    done = read_jsonl(log_path)  # a line torn by a kill is cut from the file
     if done:
         policy.load_state_dict(torch.load(_round_path(run_dir, done[-1]["round"]), weights_only=True))
     return done

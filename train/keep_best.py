@@ -12,7 +12,6 @@ itself, which both backends use; :class:`KeepBestCallback` keeps the SB3 learner
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from treppen.arena.tournament import run_tournament
 from treppen.train.callbacks import PeriodicCallback
 from treppen.train.checkpoints import save_model
 from treppen.train.pool import save_snapshot
-from treppen_env.files import append_jsonl
+from treppen_env.files import append_jsonl, read_jsonl
 from treppen_env.rules import Rules
 
 BEST_MODEL = "best_model.zip"
@@ -81,8 +80,7 @@ class KeepBestGate:
     ):
         self.log = run_dir / "best.jsonl"
         self.players, self.rules, self.decks, self.threshold = players, rules, decks, threshold
-        lines = self.log.read_text().splitlines() if self.log.is_file() else []
-        self.promotions = sum(json.loads(line)["promoted"] for line in lines)
+        self.promotions = sum(row["promoted"] for row in read_jsonl(self.log))  # a torn last line is cut
         self.latest: dict[str, Any] = {}
 
     def judge(self, candidate: Agent, best: Agent, steps: int) -> bool:

@@ -15,8 +15,10 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :param config: a checked config (see :func:`treppen.train.config.load_config`).
     :param resume: continue the run folder's newest checkpoint.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
-    :raises ValueError: when starting a new run in a folder that already holds one.
+    :raises ValueError: when starting a new run in a folder that already holds one, or for an agent
+        spec of the config that does not load (before the run folder is made).
     """
+    check_agent_specs(config)
     if config.backend == "expert":
         from treppen.train.expert import train_expert
 
@@ -28,3 +30,24 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     from treppen.train.selfplay import train as train_sb3
 
     return train_sb3(config, resume, command_line)
+
+
+def check_agent_specs(config: TrainConfig) -> None:
+    """Load every agent the config names (``imitation_teacher``, ``opponent_agents``, ``expert_search``)
+    once, so that a bad spec stops the run before its folder is made.
+
+    :raises ValueError: naming the config key and the spec's problem.
+    """
+    from treppen import agents
+
+    named = {"imitation_teacher": [config.imitation_teacher]} if config.imitation_decisions else {}
+    named["opponent_agents"] = list(config.opponent_agents)
+    if config.backend == "expert":
+        named["expert_search"] = [config.expert_search]
+    rules = config.make_rules()
+    for key, specs in named.items():
+        for spec in specs:
+            try:
+                agents.load(spec, rules=rules)
+            except ValueError as err:
+                raise ValueError(f"config key {key}: {err}") from None

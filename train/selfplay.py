@@ -31,6 +31,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
+from treppen.arena.watchdog import watch_parent
 from treppen.train.callbacks import (
     CheckpointCallback,
     EloCallback,
@@ -39,7 +40,13 @@ from treppen.train.callbacks import (
     ProgressCallback,
     StatsCallback,
 )
-from treppen.train.checkpoints import checkpoint_path, checkpoint_steps, latest_checkpoint, save_model
+from treppen.train.checkpoints import (
+    checkpoint_path,
+    checkpoint_steps,
+    latest_checkpoint,
+    readable_checkpoint,
+    save_model,
+)
 from treppen.train.config import OPPONENT_KINDS, TrainConfig, resolve_name
 from treppen.train.imitation import describe_agreement, warm_start
 from treppen.train.keep_best import KeepBestCallback
@@ -55,7 +62,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
 
     :param config: a checked config (see :func:`treppen.train.config.load_config`).
-    :param resume: continue the run folder's newest checkpoint (``reset_num_timesteps=False``).
+    :param resume: continue the run folder's newest checkpoint that reads whole (``reset_num_timesteps=False``;
+        newer ones that do not are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
@@ -63,7 +71,7 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     if resume and report_complete(resolve_name(config).run_dir, config.total_timesteps):
         return resolve_name(config).run_dir  # a finished run that is resumed stays as it is
     run_dir = open_run_dir(config, resume, command_line)
-    start_steps, checkpoint = (latest_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
+    start_steps, checkpoint = (readable_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
     seed = config.seed + start_steps  # a resumed run reseeds with its step count: no replayed deals
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
@@ -305,7 +313,9 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
 
 
 def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monitor:
-    """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``)."""
+    """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``); a worker
+    process ends with its parent."""
+    watch_parent()
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
     probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
     env = SelfPlayEnv(

@@ -51,6 +51,7 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 from treppen_env import observation as O
 from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
 from treppen_env.engine import GameState, IllegalActionError
+from treppen_env.messages import whole_number
 from treppen_env.render import render_text
 from treppen_env.rules import Rules, make_rules
 from treppen_env.version import ENV_VERSION
@@ -136,10 +137,11 @@ class raw_env(AECEnv, EzPickle):
             seat, default 0) replay one deal exactly; other keys are ignored.
             With ``episode="game"`` the deck is the first deal's; later deals are shuffled.
         :raises ValueError: for a malformed deck (one string, not 52 distinct cards, an unknown
-            card), naming what is wrong, or a dealer that is not a seat.
+            card), naming what is wrong, a dealer that is not a seat, or a seed that is not a whole
+            number of at least 0.
         """
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = np.random.default_rng(whole_number(seed, "seed"))
         options = options or {}
         deck = options.get("deck")
         if isinstance(deck, str):

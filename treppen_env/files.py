@@ -1,4 +1,5 @@
-"""File helpers for everything a later command reads: atomic writes and appended JSON lines.
+"""File helpers for everything a later command reads: atomic writes and appended JSON lines (read
+back with a torn last line repaired).
 
 A run can be interrupted at any moment (Ctrl-C, a killed job); every file a later command reads is
 therefore written to a temporary file in the same folder and moved into place with ``os.replace``,
@@ -51,3 +52,37 @@ def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
         f.write(json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def read_jsonl(path: str | Path, repair: bool = True) -> list[dict[str, Any]]:
+    """The JSON objects of the lines of ``path`` (none when it does not exist), as a resumed run
+    reads what it appended with :func:`append_jsonl`.
+
+    A last line that an interruption left unfinished (not JSON) is dropped, and with ``repair`` cut
+    from the file so that appending goes on cleanly.
+
+    :raises ValueError: naming the file and the line, for a line before the last that is not a JSON
+        object (the file was damaged otherwise; fix or remove the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    last = len(lines) - (lines[-1] == b"")  # the number of the last line with content
+    records, good_end = [], 0
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError
+            if n < last:
+                raise ValueError(f"{path} line {n}: not JSON ({err}); fix or remove the line") from None
+            break
+        if record is not None and not isinstance(record, dict):
+            raise ValueError(f"{path} line {n}: a JSON object per line, not {type(record).__name__}")
+        records += [record] if record is not None else []
+        good_end += len(line) + 1
+    if repair and good_end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+    return records

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from treppen_env.cards import NUM_CARDS
+from treppen_env.messages import shorten
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -145,11 +146,12 @@ def make_rules(rules: str | Rules = "treppenromme", **options: Any) -> Rules:
     elif rules in PRESETS:
         base = PRESETS[rules]
     else:
-        raise ValueError(f"unknown rules preset {rules!r}; choose one of {sorted(PRESETS)}")
+        raise ValueError(f"unknown rules preset {shorten(rules)}; choose one of {sorted(PRESETS)}")
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         hint = did_you_mean(unknown, OPTION_NAMES)
-        raise ValueError(f"unknown rules option(s) {unknown}{hint}; valid options: {list(OPTION_NAMES)}")
+        names = ", ".join(shorten(name, 40) for name in unknown[:10])
+        raise ValueError(f"unknown rules option(s) [{names}]{hint}; valid options: {list(OPTION_NAMES)}")
     result = dataclasses.replace(base, **options)
     _validate(result)
     return result
@@ -160,10 +162,11 @@ def _validate(rules: Rules) -> None:
         value = getattr(rules, f.name)
         expected = {"str": str, "int": int, "bool": bool}[str(f.type)]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise ValueError(f"rules option {f.name}={value!r} must be of type {expected.__name__}")
+            raise ValueError(f"rules option {f.name}={shorten(value)} must be of type {expected.__name__}")
     if rules.stock_exhausted not in STOCK_EXHAUSTED_MODES:
         raise ValueError(
-            f"rules option stock_exhausted={rules.stock_exhausted!r}; choose one of {list(STOCK_EXHAUSTED_MODES)}"
+            f"rules option stock_exhausted={shorten(rules.stock_exhausted)}; "
+            f"choose one of {list(STOCK_EXHAUSTED_MODES)}"
         )
     for name in ("hand_size", "hand_size_two_players", "max_turns", "target", "max_deals"):
         if getattr(rules, name) < 1:

@@ -52,6 +52,7 @@ from treppen_env.core import vector as V
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import OUTCOMES
 from treppen_env.melds import MELD_BITS
+from treppen_env.messages import shorten, whole_number
 from treppen_env.rules import Rules, make_rules
 
 #: Opponent kinds a row can seat inside the kernel.
@@ -89,8 +90,7 @@ class TreppenVectorEnv(VectorEnv):
         autoreset_mode: str = "next_step",
         **options: Any,
     ):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} must be a whole number of at least 1")
+        num_envs = whole_number(num_envs, "num_envs", 1)
         self.rules = make_rules(rules, **options)
         self.rules.check_players(num_players)
         if reward not in REWARDS:
@@ -130,6 +130,7 @@ class TreppenVectorEnv(VectorEnv):
         self._autoreset = np.zeros(n, dtype=bool)
         self._work = P.scratch()
         self._all = np.arange(n, dtype=np.int64)
+        self._dealt = False  # step() needs a reset() first
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -137,11 +138,19 @@ class TreppenVectorEnv(VectorEnv):
 
         :return: the observations (N, 969) and the infos (``action_mask``, and in self-play
             ``current_player``).
+        :raises ValueError: for a seed that is not a whole number of at least 0, or any ``options``
+            (the batched env takes none).
         """
+        if options:
+            raise ValueError(
+                f"reset options {sorted(options)}: the batched env takes none (each row deals from its own "
+                "generator, seeded by seed + row); to play a given deck, use env().reset(options={'deck': ...})"
+            )
         if seed is not None:
             self.seed_rows(seed)
         self.deal_rows(self._all)
         self._autoreset[:] = False
+        self._dealt = True
         return self._out(self._obs), self._infos(np.zeros(self.num_envs, dtype=bool))
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -152,7 +161,10 @@ class TreppenVectorEnv(VectorEnv):
         :return: observations, rewards, terminations, truncations, infos.
         :raises ValueError: for actions of another shape, or an illegal action in any row (no row
             is stepped then).
+        :raises gymnasium.error.ResetNeeded: before the first :meth:`reset`.
         """
+        if not self._dealt:
+            raise gym.error.ResetNeeded("step() before reset(): call reset() first to deal the rows")
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be integers of shape ({self.num_envs},); got {acts.dtype} {acts.shape}")
@@ -185,7 +197,11 @@ class TreppenVectorEnv(VectorEnv):
 
     def seed_rows(self, seed: int) -> None:
         """Seed row ``i``'s generator with ``seed + i`` (its deals and reshuffles, as
-        ``env().reset(seed=seed + i)``) and the kernel's random seats."""
+        ``env().reset(seed=seed + i)``) and the kernel's random seats.
+
+        :raises ValueError: for a seed that is not a whole number of at least 0.
+        """
+        seed = whole_number(seed, "seed")
         self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
         self._kernel_rngs[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
 
@@ -213,13 +229,18 @@ class TreppenVectorEnv(VectorEnv):
         kinds = np.full((self.num_envs, L.MAX_SEATS), V.EXTERNAL, dtype=np.int64)
         if opponents is None:
             return kinds, None
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            raise ValueError(f"seat={seat!r} is not a seat 0..{n - 1}")
-        names = [opponents] * (n - 1) if isinstance(opponents, str) else list(opponents)
-        unknown = sorted({o for o in names if o not in OPPONENTS})
-        if len(names) != n - 1 or unknown:
+        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+            raise ValueError(f"seat={shorten(seat)} is not a seat 0..{n - 1}")
+        seat = int(seat)
+        names = [opponents] * (n - 1) if isinstance(opponents, str) else opponents
+        if (
+            not isinstance(names, (list, tuple))
+            or len(names) != n - 1
+            or not all(isinstance(o, str) and o in OPPONENTS for o in names)
+        ):
             raise ValueError(
-                f"opponents={opponents!r}: give None, or one of {sorted(OPPONENTS)} (or one per other seat, {n - 1})"
+                f"opponents={shorten(opponents)}: give None, one of {sorted(OPPONENTS)}, or a list of one per other "
+                f"seat ({n - 1})"
             )
         for k, name in enumerate(names):
             kinds[:, (seat + 1 + k) % n] = OPPONENTS[name]

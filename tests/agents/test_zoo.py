@@ -5,6 +5,7 @@ treppen serve resolve per table."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,7 +101,9 @@ def test_a_card_with_an_unknown_field_is_refused(tiny_zoo: Path) -> None:
     path = tiny_zoo / "tiny" / zoo.CARD
     path.write_text(json.dumps({**json.loads(path.read_text()), "colour": "blue"}))
     with pytest.raises(zoo.ZooError, match=r"unknown fields \['colour'\]"):
-        zoo.cards()
+        zoo.ModelCard.read(path.parent)
+    with pytest.warns(UserWarning, match=rf"model card {re.escape(str(path))}: unknown fields \['colour'\].*left out"):
+        assert zoo.cards() == {}
 
 
 def test_levels_resolve_per_table(tiny_zoo: Path) -> None:
@@ -146,3 +149,60 @@ def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixtur
         "  strength    +140 [+60, +220] vs greedy (100 decks)",  # the one scale: greedy = 0
     ]
     assert level_label("medium") == "medium: tiny, +140 [+60, +220] vs greedy (100 decks)"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"name": "broken", "descr', "line 1: not JSON"),  # truncated
+        ("[1, 2]", "a card is a JSON object of fields, not list"),
+        ('{"name": "broken"}', "missing fields ['description', 'env', 'num_players', 'rules', 'spec']"),
+        (
+            '{"name": "b", "description": "", "env": "x", "rules": "treppenromme", "num_players": "two", "spec": "x"}',
+            "field num_players='two' is not of type int",
+        ),
+        (
+            '{"name": "b", "description": "", "env": "x", "rules": "treppenromme", "num_players": 2, "spec": "x", '
+            '"elo": {"elo": 1}}',
+            "field elo={'elo': 1} lacks numbers",
+        ),
+    ],
+)
+def test_a_broken_card_leaves_out_only_its_agent(tiny_zoo: Path, capsys: pytest.CaptureFixture, text, words) -> None:
+    """Issue 36, row 1: the other zoo agents, the built-in agents and ``treppen zoo list`` still work."""
+    from treppen.apps import cli
+
+    path = tiny_zoo / "broken" / zoo.CARD
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.warns(UserWarning, match=re.escape(f"model card {path}")) as caught:
+        assert list(zoo.cards()) == ["tiny"]
+    assert words in str(caught[0].message) and "left out" in str(caught[0].message)
+    with pytest.warns(UserWarning, match="left out"):
+        assert type(agents.load("greedy")).__name__ == "GreedyAgent"
+        assert type(agents.load("random")).__name__ == "RandomAgent"
+        assert type(agents.load("tiny")).__name__ == "SnapshotAgent"
+        assert cli.main(["zoo", "list"]) == 0
+    assert capsys.readouterr().out.startswith("tiny: a test policy")
+
+
+def test_a_zoo_folder_given_by_path_is_checked_as_by_name(tiny_zoo: Path, tmp_path: Path) -> None:
+    """Issue 36, row 6: a copied zoo folder loads with its card's checks (checksum, env version)."""
+    import shutil
+
+    copy = tmp_path / "elsewhere" / "tiny"
+    shutil.copytree(tiny_zoo / "tiny", copy)
+    for spec in (copy, copy / "policy.npz", f"{copy},deterministic=false"):
+        assert type(agents.load(spec)).__name__ == "SnapshotAgent"
+    weights = copy / "policy.npz"
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    for spec in (copy, weights):
+        with pytest.raises(zoo.ZooError, match=rf"weights file {re.escape(str(weights))} has SHA-256 [0-9a-f]{{64}}"):
+            agents.load(spec)
+    card = json.loads((copy / zoo.CARD).read_text())
+    (copy / zoo.CARD).write_text(json.dumps({**card, "env": "treppen_v7", "sha256": zoo.sha256(weights)}))
+    with pytest.warns(UserWarning, match=rf"env treppen_v7, this env is {ENV_VERSION}"):
+        with pytest.raises(ValueError, match=rf"model file {re.escape(repr(str(weights)))}: cannot read it"):
+            agents.load(copy)  # the checksum now matches the damaged file: numpy cannot read it, and says so

@@ -70,9 +70,9 @@ def test_whole_numbers_written_as_floats_are_ints(tmp_path):
     config = load_config(path, ["eval_every=5e4", "n_epochs=10.0"])
     assert (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs) == (100_000, 2048, 50_000, 10)
     assert all(type(v) is int for v in (config.total_timesteps, config.n_steps, config.eval_every, config.n_epochs))
-    with pytest.raises(ValueError, match=r"total_timesteps=1.5 has the wrong type; expected int"):
+    with pytest.raises(ValueError, match=r"config key total_timesteps=1.5: Input should be a valid integer"):
         load_config(None, ["total_timesteps=1.5"])
-    with pytest.raises(ValueError, match=r"total_timesteps=True has the wrong type"):
+    with pytest.raises(ValueError, match=r"config key total_timesteps=True: Input should be a valid integer"):
         load_config(None, ["total_timesteps=true"])
 
 
@@ -125,3 +125,16 @@ def test_one_config_format_serves_both_backends():
     with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8
+
+
+def test_the_defaults_are_the_shipped_recipe():
+    """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
+    ``treppen train`` runs; the fields that file leaves out keep the defaults train/config.py writes."""
+    recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
+    defaults = TrainConfig().to_dict()
+    assert {key: defaults[key] for key in recipe} == recipe
+    assert (defaults["n_envs"], defaults["vec_env"], defaults["total_timesteps"]) == (8, "dummy", 40_000)
+    assert (defaults["backend"], defaults["opponent_agents"], defaults["name"]) == ("sb3", [], None)
+    first, second = TrainConfig(), TrainConfig()
+    first.net_arch.append(1)
+    assert second.net_arch == recipe["net_arch"]  # each config its own copy

@@ -198,9 +198,14 @@ def test_train_with_imitation_keep_best_and_resume(tmp_path, capsys, tiny_train)
     # interrupted after imitation, before the first PPO checkpoint: resume skips the finished rounds
     for path in [*(run / "checkpoints").glob("model_*.zip"), run / "final_model.zip"]:
         path.unlink()
+    whole = (run / "imitation.jsonl").read_text()
+    for name in ("imitation.jsonl", "best.jsonl"):  # a kill while appending: the resume cuts the torn line
+        with (run / name).open("a") as log:
+            log.write('{"round": 2, "decis')
     assert cli.main(["train", "--resume", str(run)]) == 0
     assert "imitation: 2 rounds done" in capsys.readouterr().out
-    assert len((run / "imitation.jsonl").read_text().splitlines()) == 2
+    assert (run / "imitation.jsonl").read_text() == whole
+    assert all(line.endswith("}") for line in (run / "best.jsonl").read_text().splitlines())
 
 
 def test_the_imitation_bar_knows_its_total_from_the_start(tmp_path, capsys):

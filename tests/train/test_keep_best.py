@@ -63,7 +63,7 @@ def test_pool_draws_best_and_named_agents():
         seen.add(env.opponents[0].kind)
     assert seen == {"greedy", "agent"}
     with pytest.raises(ValueError, match="best_every"):
-        load_config(None, ["opponent_best=0.2", "opponent_snapshot=0.2"])
+        load_config(None, ["best_every=0", "opponent_best=0.2", "opponent_snapshot=0.2"])
 
 
 def _records(decks: int, beats_greedy: bool, first: int = 0) -> list[dict]:

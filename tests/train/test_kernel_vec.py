@@ -42,7 +42,7 @@ def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path) -> Non
     from treppen.train.pool import save_snapshot
     from treppen.train.selfplay import make_policy
 
-    policy = make_policy(load_config(None, ["net_arch=[8]"]))
+    policy = make_policy(load_config(None, ["policy=mlp", "net_arch=[8]"]))
     path = save_snapshot(policy, tmp_path / "snap.npz")
     env = KernelVecEnv(4, 2, "treppenromme", {"random": 0.1, "snapshot": 0.9}, seed=1)
     assert env.env_method("set_pool", [str(path)]) == [1, 1, 1, 1]

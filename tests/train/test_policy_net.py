@@ -162,9 +162,8 @@ def test_config_selects_the_policy():
     config = load_config(None, ["policy=action_features", "net_arch=[48]", "card_dim=8", "n_steps=32", "batch_size=16"])
     model = make_model(config, env, None, seed=0)
     assert isinstance(model.policy, ActionFeaturePolicy) and model.policy.net.hidden == 48
-    assert not isinstance(
-        make_model(load_config(None, ["n_steps=32", "batch_size=16"]), env, None, 0).policy, ActionFeaturePolicy
-    )
+    mlp = make_model(load_config(None, ["policy=mlp", "n_steps=32", "batch_size=16"]), env, None, 0)
+    assert not isinstance(mlp.policy, ActionFeaturePolicy)
     with pytest.raises(ValueError, match="policy='lstm'"):
         load_config(None, ["policy=lstm"])
     assert OBS_SIZE == model.observation_space.shape[0]

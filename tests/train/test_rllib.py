@@ -49,6 +49,19 @@ TINY = {
     "pool_size": 2,
     "snapshot_every": 1_000_000,
     "progress": False,
+    # the default recipe's parts off (TrainConfig's defaults are configs/selfplay.yaml's); RECIPE turns them on
+    "policy": "mlp",
+    "imitation_decisions": 0,
+    "imitation_teacher": "greedy",
+    "best_every": 0,
+    "opponent_random": 0.2,
+    "opponent_greedy": 0.4,
+    "opponent_snapshot": 0.4,
+    "opponent_best": 0.0,
+    "learning_rate": 3e-4,
+    "clip_range": 0.2,
+    "ent_coef": 0.01,
+    "elo_every": 0,
 }
 
 

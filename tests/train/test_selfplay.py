@@ -114,6 +114,14 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
         train_command.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
     assert load_config(run / "config.yaml").total_timesteps == 1024
 
+    newest = run / "checkpoints" / "model_1024_steps.zip"  # cut short by a kill or a full disk
+    newest.write_bytes(newest.read_bytes()[:1000])
+    assert cli.main(["train", "--resume", str(run), "total_timesteps=1280"]) == 0
+    printed = capsys.readouterr().out
+    assert f"checkpoint {newest} cannot be read (BadZipFile: File is not a zip file); trying the one" in printed
+    assert f"resuming from {run / 'checkpoints' / 'model_768_steps.zip'} (768 steps)" in printed
+    assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1280
+
 
 def _play_legal_deals(model_path: Path, deals: int = 3) -> None:
     """The saved model, loaded as a PolicyAgent, plays whole deals through the raw env (which
@@ -160,3 +168,28 @@ def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "(1 promotion; " in printed
     assert "evaluation, 50 ordinary deals against each (" in printed and "vs greedy: win 50.0%" in printed
+
+
+def test_resume_falls_back_to_the_newest_readable_checkpoint(tmp_path, capsys):
+    """Issue 36, row 4: a checkpoint cut short by a full disk or a kill is passed over, and said so."""
+    import zipfile
+
+    from treppen.train.checkpoints import readable_checkpoint
+
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    assert readable_checkpoint(folder) is None
+    for steps in (256, 512, 768):
+        with zipfile.ZipFile(folder / f"model_{steps}_steps.zip", "w") as archive:
+            archive.writestr("data", "{}" * 100)
+            archive.writestr("policy.pth", b"\0" * 1000)
+    newest = folder / "model_768_steps.zip"
+    newest.write_bytes(newest.read_bytes()[:500])
+    assert readable_checkpoint(folder) == (512, folder / "model_512_steps.zip")
+    assert capsys.readouterr().out == (
+        f"checkpoint {newest} cannot be read (BadZipFile: File is not a zip file); trying the one before\n"
+    )
+    for path in folder.iterdir():
+        path.write_bytes(b"")
+    with pytest.raises(ValueError, match=rf"no checkpoint in {re.escape(str(folder))} can be read \(3 tried\)"):
+        readable_checkpoint(folder)

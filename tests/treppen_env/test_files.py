@@ -1,11 +1,14 @@
-"""Atomic file writes (treppen_env/files.py)."""
+"""Atomic file writes and JSON lines read back (treppen_env/files.py)."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 
-from treppen_env.files import atomic_write_text
+import pytest
+
+from treppen_env.files import append_jsonl, atomic_write_text, read_jsonl
 
 
 def test_atomic_writes_respect_the_umask(tmp_path):
@@ -15,3 +18,24 @@ def test_atomic_writes_respect_the_umask(tmp_path):
     path = atomic_write_text(tmp_path / "out.txt", "x")
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
     assert path.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_read_jsonl_repairs_a_torn_last_line_and_names_a_damaged_one(tmp_path):
+    """Issue 36, row 9: ``imitation.jsonl`` (and every .jsonl a resume reads) is repaired as
+    ``results.jsonl`` is; a damaged line before the last is named with its file and line."""
+    path = tmp_path / "imitation.jsonl"
+    assert read_jsonl(path) == []
+    append_jsonl(path, {"round": 0})
+    append_jsonl(path, {"round": 1})
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"round": 2, "loss')  # a kill during the append
+    assert read_jsonl(path, repair=False) == [{"round": 0}, {"round": 1}]
+    assert path.read_bytes() == whole + b'{"round": 2, "loss'
+    assert read_jsonl(path) == [{"round": 0}, {"round": 1}]
+    assert path.read_bytes() == whole  # cut, so that appending goes on cleanly
+    path.write_bytes(b'{"round": 0}\n{"round": 1,\n{"round": 2}\n')
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))} line 2: not JSON \(.*\); fix or remove the line$"):
+        read_jsonl(path)
+    path.write_bytes(b'{"round": 0}\n[1, 2]\n')
+    with pytest.raises(ValueError, match=r"line 2: a JSON object per line, not list"):
+        read_jsonl(path)

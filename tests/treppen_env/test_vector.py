@@ -4,6 +4,7 @@ actions refused before any row moves."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -193,3 +194,25 @@ def test_same_step_auto_reset_returns_the_next_deal_at_once() -> None:
             assert infos["_final_obs"].tolist() == done.tolist() and infos["_deal_points"].tolist() == done.tolist()
             assert (rewards[~done] == 0).all()
     assert ended >= 4
+
+
+def test_messages_of_bad_calls_say_what_is_wrong():
+    """Issue 36, row 10: each message names the real problem."""
+    env = treppen_env.vector_env(np.int64(2))  # a NumPy integer is a whole number
+    assert env.num_envs == 2 and type(env.num_envs) is int
+    with pytest.raises(gym.error.ResetNeeded, match=r"step\(\) before reset\(\): call reset\(\) first"):
+        env.step(np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"^seed=-1 must be a whole number of at least 0$"):
+        env.reset(seed=-1)
+    with pytest.raises(ValueError, match=r"^reset options \['deck'\]: the batched env takes none"):
+        env.reset(options={"deck": list(range(52))})
+    with pytest.raises(ValueError, match=r"^opponents=123: give None, one of \['greedy', 'random'\], or a list"):
+        treppen_env.vector_env(2, opponents=123)
+    with pytest.raises(ValueError, match=r"^opponents=\[\['greedy'\]\]: give None"):
+        treppen_env.vector_env(2, opponents=[["greedy"]])
+    with pytest.raises(ValueError, match=r"^seed=-3 must be a whole number of at least 0$"):
+        treppen_env.raw_env().reset(seed=-3)
+    big = np.uint64(2**64 - 1)  # rows get seed + row as Python ints: no wrap-around to 0, 1, 2
+    env = treppen_env.vector_env(3)
+    env.reset(seed=big)
+    assert [r.bit_generator.seed_seq.entropy for r in env._rngs] == [2**64 - 1, 2**64, 2**64 + 1]
