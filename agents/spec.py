@@ -100,6 +100,16 @@ def settings_of(factory: Callable[..., Any]) -> dict[str, Any]:
     return found
 
 
+def _annotations_of(factory: Callable[..., Any]) -> dict[str, Any]:
+    """The annotation of each keyword setting of ``factory``, by name: its parameters', and its
+    ``Settings`` dataclass's fields' where it has one (as :func:`settings_of` reads them)."""
+    found = {p.name: p.annotation for p in inspect.signature(factory).parameters.values()}
+    settings_class = getattr(factory, "Settings", None)
+    if isinstance(settings_class, type) and dataclasses.is_dataclass(settings_class):
+        found.update({f.name: f.type for f in dataclasses.fields(settings_class)})
+    return found
+
+
 def check_settings(name: str, factory: Callable[..., Any], settings: dict[str, Any]) -> dict[str, Any]:
     """Check ``settings`` against the keywords of ``factory`` and convert ints given for floats.
 
@@ -114,7 +124,7 @@ def check_settings(name: str, factory: Callable[..., Any], settings: dict[str, A
         listing = ", ".join(k if d is inspect.Parameter.empty else f"{k}={d!r}" for k, d in allowed.items())
         names = ", ".join(shorten(k, 40) for k in unknown)
         raise ValueError(f"agent {shorten(name)} has no setting {names}; allowed: {listing}")
-    annotations = {p.name: p.annotation for p in inspect.signature(factory).parameters.values()}
+    annotations = _annotations_of(factory)
     out = {}
     for key, value in settings.items():
         default = allowed[key]

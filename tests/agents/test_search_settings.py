@@ -70,7 +70,7 @@ def test_the_spec_parser_reads_the_settings_fields() -> None:
         ("rollout,deadline=601", r"deadline=601 must be 0\.\.600 wall-clock seconds per decision"),
         ("ismcts,deadline=-0.5", r"deadline=-0\.5 must be 0\.\.600"),
         ("rollout,deadline=nan", r"deadline=nan must be 0\.\.600"),
-        ("rollout,deadline=soon", r"deadline='soon' must be 0\.\.600"),
+        ("rollout,deadline=soon", r"setting deadline='soon' must be float or none"),
         ("ismcts,value_turns=2,net=x.npz", "value_turns=2: IS-MCTS plays every simulation to its end"),
         ("rollout,own_playout=net", "net playouts and values need a network"),
         ("rollout,candidates=65", "candidates=65 must be a whole number 2..64"),
