@@ -1,39 +1,44 @@
-"""The batched env's throughput (a benchmark, not a test): env steps per CPU second against the
-number of rows, beside ``env()``, OpenSpiel's ``gin_rummy`` and Gymnasium's ``SyncVectorEnv``.
+"""Env speed (a benchmark, not a test): decisions a second of the AEC env and env steps a second
+of the batched env, each beside OpenSpiel's ``gin_rummy`` (only with ``pip install -e ".[bench]"``).
 
-In one run, interleaved rounds of each contender (CPU time of this process, so one core; medians
-and an order-statistic interval over the rounds):
+Variants (the first word; ``--help`` after it lists its options):
 
-- ``env()`` 2 players, random legal actions (as ``treppen bench``: ``last()``, ``np.flatnonzero``);
-- OpenSpiel ``gin_rummy`` through its Observer API (only with ``pip install -e ".[bench]"``);
-- ``gymnasium.vector.SyncVectorEnv`` over 16 ``SingleAgentEnv`` with greedy opponents, the learner
-  random legal (its masks through ``call("action_masks")``);
-- ``treppen_env.vector_env`` at N = 1, 16, 64, 256, 1024 rows in three modes: random legal at every
-  seat (self-play rows, actions from ``sample_actions()``), random opponents inside the kernel and
-  greedy opponents inside the kernel (the learner random legal).
+- ``single``: ``treppen bench`` (:mod:`treppen.apps.bench`): random legal play in ``env()`` and
+  ``raw_env`` against OpenSpiel, decisions per wall second in interleaved rounds, and their ratios.
+  ``python benchmarks/bench_env.py single [--seconds 5] [--rounds 10] [--players 2 4]``.
+- ``vector``: the batched env's throughput, env steps per CPU second against the number of rows,
+  beside ``env()``, OpenSpiel and Gymnasium's ``SyncVectorEnv``. In one run, interleaved rounds of
+  each contender (CPU time of this process, so one core; medians and an order-statistic interval
+  over the rounds):
 
-An env step is one decision of the caller: with kernel opponents their moves are inside the step.
-Usage: ``python benchmarks/bench_vector.py [--seconds 2] [--rounds 3] [--out runs/bench/bench_vector.json]``;
-it prints a Markdown table and writes the JSON atomically.
+  - ``env()`` 2 players, random legal actions (as ``treppen bench``: ``last()``, ``np.flatnonzero``);
+  - OpenSpiel ``gin_rummy`` through its Observer API;
+  - ``gymnasium.vector.SyncVectorEnv`` over 16 ``SingleAgentEnv`` with greedy opponents, the learner
+    random legal (its masks through ``call("action_masks")``);
+  - ``treppen_env.vector_env`` at N = 1, 16, 64, 256, 1024 rows in three modes: random legal at every
+    seat (self-play rows, actions from ``sample_actions()``), random opponents inside the kernel and
+    greedy opponents inside the kernel (the learner random legal).
+
+  An env step is one decision of the caller: with kernel opponents their moves are inside the step.
+  ``python benchmarks/bench_env.py vector [--seconds 2] [--rounds 3]`` prints a Markdown table.
+
+Both write their JSON under ``benchmarks/results/`` (``bench_env_single.json``, ``bench_env_vector.json``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
-from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
+from harness import RESULTS, conditions, median_interval, run_variant, write
 
 import treppen_env
 from treppen.agents import GreedyAgent
-from treppen.apps.bench import median_interval, open_spiel_player, treppen_player
-from treppen_env.files import atomic_write_text
+from treppen.apps import bench
+from treppen.apps.bench import open_spiel_player, treppen_player
 
 ROWS = (1, 16, 64, 256, 1024)
 MODES = {"random legal, every seat": None, "random opponents": "random", "greedy opponents": "greedy"}
@@ -86,12 +91,22 @@ def deal_round(play_one: Callable[[], int]) -> Round:
     return timed(play_one)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_vector", description=__doc__.splitlines()[0])
+def single(argv: Sequence[str] | None = None) -> int:
+    """``treppen bench``: the AEC env against OpenSpiel in interleaved rounds (wall seconds)."""
+    parser = argparse.ArgumentParser(prog="bench_env single", description=bench.__doc__.splitlines()[0])
+    bench.add_arguments(parser)
+    parser.set_defaults(out=RESULTS / "bench_env_single.json")
+    return bench.run(parser.parse_args(argv))
+
+
+def vector(argv: Sequence[str] | None = None) -> int:
+    """The batched env's env steps per CPU second beside ``env()``, OpenSpiel and ``SyncVectorEnv``."""
+    parser = argparse.ArgumentParser(prog="bench_env vector", description="the batched env's throughput")
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per contender and round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
-    parser.add_argument("--out", default="runs/bench/bench_vector.json", help="JSON results file")
+    parser.add_argument("--out", default=RESULTS / "bench_env_vector.json", help="JSON results file")
     args = parser.parse_args(argv)
+    before = conditions()
 
     contenders: dict[str, Round] = {"env() 2p": deal_round(treppen_player(True, 2, "treppenromme", 0))}
     spiel = open_spiel_player("observer", 0)
@@ -116,18 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{s['median'] / env_rate:.2f} | {s['median'] / sync_rate:.2f} |"
         )
     print("\n".join(lines))
-    doc = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.platform(),
-        "seconds": args.seconds,
-        "rounds": args.rounds,
-        "rates": rates,
-        "summary": summary,
-    }
-    atomic_write_text(Path(args.out), json.dumps(doc, indent=1) + "\n")
-    print(f"results in {args.out}")
+    write(args.out, {"seconds": args.seconds, "rounds": args.rounds, "rates": rates, "summary": summary}, before)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_variant({"single": single, "vector": vector}))
