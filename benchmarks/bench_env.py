@@ -8,8 +8,8 @@ Variants (the first word; ``--help`` after it lists its options):
   ``python benchmarks/bench_env.py single [--seconds 5] [--rounds 10] [--players 2 4]``.
 - ``vector``: the batched env's throughput, env steps per CPU second against the number of rows,
   beside ``env()``, OpenSpiel and Gymnasium's ``SyncVectorEnv``. In one run, interleaved rounds of
-  each contender (CPU time of this process, so one core; medians and an order-statistic interval
-  over the rounds):
+  each contender, the order reversed every other round (CPU time of this process, so one core;
+  medians and an order-statistic interval over the rounds):
 
   - ``env()`` 2 players, random legal actions (as ``treppen bench``: ``last()``, ``np.flatnonzero``);
   - OpenSpiel ``gin_rummy`` through its Observer API;
@@ -117,9 +117,10 @@ def vector(argv: Sequence[str] | None = None) -> int:
         for rows in ROWS:
             contenders[f"vector_env N={rows}, {mode}"] = vector_round(rows, opponents)
     rates: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(args.rounds):
-        for name, run in contenders.items():
-            steps, seconds = run(args.seconds)
+    names = list(contenders)
+    for r in range(args.rounds):
+        for name in names if r % 2 == 0 else names[::-1]:  # the order reversed every other round
+            steps, seconds = contenders[name](args.seconds)
             rates[name].append(steps / seconds)
     summary = {name: dict(zip(("median", "low", "high"), median_interval(v), strict=True)) for name, v in rates.items()}
     env_rate = summary["env() 2p"]["median"]

@@ -56,13 +56,16 @@ def run_variant(variants: dict[str, Variant], argv: Sequence[str] | None = None,
 
 
 def conditions() -> dict[str, Any]:
-    """The run's conditions: UTC time, Python, platform, CPUs and the 1/5/15-minute load average."""
+    """The run's conditions: UTC time, Python, platform, CPUs, the 1/5/15-minute load average and
+    whether a trace or profile hook slows every Python call (a no-op ``sys.settrace`` halves
+    ``env()``'s decisions per CPU second and leaves the kernels nearly as fast)."""
     return {
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "trace_or_profile_hook": sys.gettrace() is not None or sys.getprofile() is not None,
     }
 
 
