@@ -24,7 +24,7 @@ fewer it is the range of the rounds). Results are printed as a table and written
 (atomically) to ``--out``.
 
 Usage: ``treppen bench [--seconds 5] [--rounds 10] [--players 2 4] [--out PATH]`` (or
-``python benchmarks/bench_env.py`` with the same arguments).
+``python benchmarks/bench_env.py single`` with the same arguments).
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def run_benchmarks(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``treppen bench`` (and of ``benchmarks/bench_env.py``)."""
+    """Arguments of ``treppen bench`` (and of ``benchmarks/bench_env.py single``)."""
     parser.add_argument(
         "--seconds", type=float, default=5.0, help="time per contender in all, split over the rounds (default 5)"
     )

@@ -1,8 +1,11 @@
-"""The page under load (a benchmark, not a test): many games and hint askers against one
-``treppen serve`` process for a while, with the answer codes, latency percentiles and the
-server's peak memory.
+"""Serving (a benchmark, not a test). Variants (the first word; without one, ``load``):
 
-It starts ``treppen serve`` on 127.0.0.1 (the default levels: easy, medium, hard), then runs
+- ``load``: the page under load, many games and hint askers against one ``treppen serve`` process
+  for a while, with the answer codes, latency percentiles and the server's peak memory (below);
+- ``upload``: the server's peak memory while clients post the largest replay files it takes
+  (:func:`upload_main`).
+
+``load`` starts ``treppen serve`` on 127.0.0.1 (the default levels: easy, medium, hard), then runs
 ``--games`` threads that each play deals as the person would (a legal move from the page's groups,
 ``advance`` while the agents are to move; a finished deal starts a new one; the games cycle
 through ``--levels``, indices of ``/api/config``'s agents, by default 0 and 2: half against
@@ -17,7 +20,7 @@ other threads keep both cores busy searching, and reports how far past the deadl
 returned (the tests check the deadline logic with a fake clock; this is its real-time figure).
 Usage::
 
-    python benchmarks/bench_serve_load.py [--games 30] [--hinters 4] [--seconds 60] [--levels 0 2]
+    python benchmarks/bench_serve_load.py [load] [--games 30] [--hinters 4] [--seconds 60] [--levels 0 2]
         [--deadline-trials 20] [--port 8766]
 """
 
@@ -26,19 +29,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from treppen_env.files import atomic_write_text
+from harness import RESULTS, run_variant, write
 
 
 def person_move(view: dict[str, Any]) -> int:
@@ -202,8 +208,8 @@ def serve_load(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_serve_load", description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_serve_load load", description="the page under load")
     parser.add_argument("--games", type=int, default=30)
     parser.add_argument("--hinters", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=60)
@@ -211,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", type=int, nargs="+", default=[0, 2], help="the agents the games cycle through")
     parser.add_argument("--patience", type=float, default=30, help="seconds a client waits for an answer")
     parser.add_argument("--deadline-trials", type=int, default=0, help="time deadline searches under load first")
-    parser.add_argument("--out", type=Path, default=Path("runs/bench/bench_serve_load.json"))
+    parser.add_argument("--out", type=Path, default=RESULTS / "bench_serve_load.json")
     args = parser.parse_args(argv)
     doc: dict[str, Any] = {"games": args.games, "hinters": args.hinters, "seconds": args.seconds}
     if args.deadline_trials:
@@ -229,9 +235,99 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{kind:8s} {row['count']:6d} {row['p50_s']:7.3f} {row['p99_s']:7.3f} {row['max_s']:7.3f}  {codes}")
         print(f"hints cut short: {doc['hints_cut_short']}   server peak memory: {doc['peak_mb']:.0f} MB")
         print(f"load average before {doc['loadavg_before']}, after {doc['loadavg_after']}")
-    atomic_write_text(args.out, json.dumps(doc, indent=1) + "\n")
+    write(args.out, doc)
+    return 0
+
+
+# --- upload: memory under replay uploads
+
+#: The server of ``upload``: the page with greedy as its only level, on the port given.
+UPLOAD_SERVER = (
+    "import sys, uvicorn; from treppen.apps.web import create_app; "
+    "uvicorn.run(create_app(['greedy']), host='127.0.0.1', port=int(sys.argv[1]), log_level='warning')"
+)
+
+
+def largest_record_file(folder: Path) -> bytes:
+    """Tournament deals (random against greedy) repeated to just under ``MAX_RECORD_BYTES``, each
+    line a valid record."""
+    from treppen.apps.web_replay import MAX_RECORD_BYTES
+    from treppen.arena.tournament import run_tournament
+
+    path = folder / "deals.jsonl"
+    run_tournament({"random": "random", "greedy": "greedy"}, decks=4, record_to=path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    out, size, i = [], 0, 0
+    while size + len(lines[i % len(lines)]) <= MAX_RECORD_BYTES:
+        out.append(lines[i % len(lines)])
+        size += len(out[-1])
+        i += 1
+    return b"".join(out)
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (peak) of process ``pid`` in kB (``/proc/PID/status``, Linux only)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+def upload(url: str, content: bytes) -> tuple[int, float]:
+    """Post ``content`` to the replay endpoint; the status and the seconds it took."""
+    request = urllib.request.Request(url, data=content, headers={"Content-Type": "application/octet-stream"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as response:
+        json.load(response)
+        return response.status, time.perf_counter() - started
+
+
+def upload_main(argv: Sequence[str] | None = None) -> int:
+    """Memory of ``treppen serve`` under replay uploads: peak server RSS while ``--uploads`` clients
+    each post a record file of the largest size the server takes (:func:`largest_record_file`).
+    The server runs in a child process on 127.0.0.1; its peak resident memory is read from
+    ``/proc/PID/status`` (``VmHWM``) after the uploads. Target: under 500 MB with 4 uploads at once.
+    ``bench_serve_load.py upload [--uploads 4] [--deal 2]``.
+    """
+    parser = argparse.ArgumentParser(prog="bench_serve_load upload", description="memory under replay uploads")
+    parser.add_argument("--uploads", type=int, default=4, help="uploads at once (default 4)")
+    parser.add_argument("--deal", type=int, default=2, help="the deal each upload asks for (default 2)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "bench_serve_upload.json")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        content = largest_record_file(Path(tmp))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen([sys.executable, "-c", UPLOAD_SERVER, str(port)])
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{base}/api/config", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        idle = memory_kb(server.pid)
+        url = f"{base}/api/replay?deal={args.deal}"
+        with ThreadPoolExecutor(args.uploads) as pool:
+            results = list(pool.map(lambda _: upload(url, content), range(args.uploads)))
+        after = memory_kb(server.pid)
+    finally:
+        server.terminate()
+        server.wait(10)
+    print(f"{args.uploads} uploads of {len(content) / 2**20:.1f} MiB each at once: statuses {[s for s, _ in results]}")
+    print(f"seconds per upload: {', '.join(f'{t:.1f}' for _, t in results)}")
+    mib = {k: v / 1024 for k, v in after.items()}
+    print(f"server RSS: {idle['VmRSS'] / 1024:.0f} MiB idle, peak {mib['VmHWM']:.0f} MiB, {mib['VmRSS']:.0f} MiB after")
+    doc = {"uploads": args.uploads, "upload_mib": len(content) / 2**20, "seconds": [t for _, t in results],
+           "idle_rss_mib": idle["VmRSS"] / 1024, "peak_rss_mib": mib["VmHWM"]}  # fmt: skip
+    write(args.out, doc)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_variant({"load": main, "upload": upload_main}, default="load"))

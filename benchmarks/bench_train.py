@@ -1,6 +1,10 @@
-"""Training throughput of the self-play trainer against the SB3 ceiling.
+"""Training speed (a benchmark, not a test). Variants (the first word; without one, ``sb3``):
 
-Runs, in one process and one after the other:
+- ``sb3``: the self-play trainer's throughput against the SB3 ceiling (below);
+- ``imitation``: the imitation warm start's collection speed (:func:`imitation`);
+- ``rllib``: the RLlib backend's scaling on paper, in the Ray venv (:func:`rllib`).
+
+``sb3`` runs, in one process and one after the other:
 
 1. the real trainer setup: the default config (``configs/selfplay.yaml``), its vector env of
    :class:`treppen.train.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
@@ -12,7 +16,7 @@ Runs, in one process and one after the other:
 It prints both rates and their ratio (target >= 0.7) and writes
 ``benchmarks/results/bench_train.json`` atomically. Usage::
 
-    .venv/bin/python benchmarks/bench_train.py [--steps 16384] [--config configs/selfplay.yaml]
+    .venv/bin/python benchmarks/bench_train.py [sb3] [--steps 16384] [--config configs/selfplay.yaml]
 
 Other processes on the machine skew both numbers; the load average is recorded alongside.
 """
@@ -26,12 +30,14 @@ import os
 import platform
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
+from harness import conditions, rounds_of, run_variant, write
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -175,12 +181,12 @@ def bench_ceiling(config: TrainConfig, steps: int) -> float:
         vec_env.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_train sb3", description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=16384, help="timed steps per measurement")
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "selfplay.yaml")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     config = load_config(args.config, args.overrides)
     torch.set_num_threads(config.torch_threads)
     load_before = os.getloadavg()
@@ -215,7 +221,141 @@ def main() -> None:
     )
     print("one PPO step's wall time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
     print(f"written to {RESULTS}")
+    return 0
+
+
+# --- imitation: the warm start's collection speed
+
+
+def imitation(argv: Sequence[str] | None = None) -> int:
+    """Imitation collection speed: decisions per CPU second that :func:`treppen.train.imitation.collect`
+    records with the greedy teacher at every seat, as the default config's warm start does (16
+    tables side by side, 2 players, treppenromme). Each round collects ``--decisions`` decisions
+    from new seeded deals (CPU seconds of this process); a first, untimed round loads the kernels.
+    ``bench_train.py imitation [--decisions 4000] [--rounds 5]``.
+    """
+    from treppen.train.imitation import collect, make_teacher
+
+    parser = argparse.ArgumentParser(prog="bench_train imitation", description="imitation collection speed")
+    parser.add_argument("--decisions", type=int, default=4000, help="decisions per round")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds")
+    parser.add_argument("--out", type=Path, default=RESULTS.with_name("bench_train_imitation.json"))
+    args = parser.parse_args(argv)
+    before = conditions()
+    collect(lambda: make_teacher("greedy"), 200, seed=10_000)
+    seeds = iter(range(args.rounds))
+    found = rounds_of(
+        lambda: len(collect(lambda: make_teacher("greedy"), args.decisions, seed=next(seeds))), args.rounds
+    )
+    print(
+        f"imitation collection: {found['median']:,.0f} decisions per CPU s [{found['low']:,.0f}, {found['high']:,.0f}]"
+    )
+    write(args.out, {"decisions_per_cpu_s": found}, before)
+    return 0
+
+
+# --- rllib: the RLlib backend's scaling on paper
+
+#: Env runner counts the RLlib projection is given for.
+PROJECTED = (4, 16, 64)
+
+
+def rllib_measure(config_path: str, runners: int, iterations: int) -> dict[str, float]:
+    """Per iteration (means): wall seconds, env and learner steps; and the env steps/s of one
+    runner sampling an iteration's worth on its own (all runners at once)."""
+    from treppen.train.rllib.backend import build_algorithm, iteration_steps, stop_algorithm
+
+    overrides = [f"num_env_runners={runners}", "imitation_decisions=0", "best_every=0", "opponent_best=0"]
+    config = load_config(config_path, [*overrides, "opponent_snapshot=0.4"])
+    batch = config.n_steps * config.n_envs * config.num_players
+    algo = build_algorithm(config, seed=0)
+    try:
+        algo.train()  # warm-up: the first iteration builds the connectors and the episodes
+        rows = []
+        for _ in range(iterations):
+            start = time.perf_counter()
+            result = algo.train()
+            rows.append(
+                {
+                    "wall": time.perf_counter() - start,
+                    "env_steps": result["env_runners"]["num_env_steps_sampled"],
+                    "learner_steps": iteration_steps(result),
+                }
+            )
+
+        def sample(runner: Any) -> float:
+            start = time.perf_counter()
+            runner.sample(num_timesteps=batch // runners)
+            return time.perf_counter() - start
+
+        seconds = algo.env_runner_group.foreach_env_runner(sample, local_env_runner=False)
+    finally:
+        stop_algorithm(algo)
+    means = {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
+    rate = (batch // runners) / (sum(seconds) / len(seconds))
+    return means | {"runner_env_steps_per_s": rate, "update": means["wall"] - means["env_steps"] / (runners * rate)}
+
+
+def rllib_projection(one: dict[str, float]) -> dict[int, dict[str, float]]:
+    """Projected env and learner steps/s for :data:`PROJECTED` runners from the 1-runner figures."""
+    rate = one["runner_env_steps_per_s"]
+    out = {}
+    for n in PROJECTED:
+        seconds = one["env_steps"] / (n * rate) + one["update"]
+        out[n] = {"env_steps_per_s": one["env_steps"] / seconds, "learner_steps_per_s": one["learner_steps"] / seconds}
+    return out
+
+
+def rllib(argv: Sequence[str] | None = None) -> int:
+    """Scaling of the RLlib backend on paper: one env runner's sample rate and the learner's update
+    time. Builds the RLlib PPO of a config (default ``configs/rllib_selfplay.yaml``, without its
+    imitation warm start, which does not change the cost of an iteration) on a local Ray instance,
+    once with 1 and once with 2 env runners, and times ``--iterations`` training iterations after a
+    warm-up one. Each runner then samples an iteration's share on its own (``EnvRunner.sample``),
+    which gives one runner's rate ``r``; the rest of an iteration's wall time is the learner's
+    update and the weight sync, ``T_update``. PPO is synchronous, so an iteration of ``B`` env steps
+    with ``N`` runners takes about ``B / (N r) + T_update``, and::
+
+        projected env steps/s(N) = B / (B / (N r) + T_update)
+
+    which the learner's ``T_update`` caps at ``B / T_update``. In the Ray venv:
+    ``RAY_AUTH_MODE=disabled python benchmarks/bench_train.py rllib [--iterations 2]``.
+    """
+    import ray
+
+    parser = argparse.ArgumentParser(prog="bench_train rllib", description="the RLlib backend's scaling on paper")
+    parser.add_argument("--config", default="configs/rllib_selfplay.yaml")
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS.with_name("bench_train_rllib.json"))
+    args = parser.parse_args(argv)
+    before = conditions()
+    ray.init(address="local", num_cpus=3, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    try:
+        measured = {n: rllib_measure(args.config, n, args.iterations) for n in (1, 2)}
+    finally:
+        ray.shutdown()
+    report = {
+        "measured": measured,
+        "one_runner_env_steps_per_s": measured[1]["runner_env_steps_per_s"],
+        "learner_update_s_per_iteration": measured[1]["update"],
+        "learner_cap_env_steps_per_s": measured[1]["env_steps"] / measured[1]["update"],
+        "projected": rllib_projection(measured[1]),
+    }
+    for n, row in measured.items():
+        print(
+            f"{n} runner(s): {row['env_steps'] / row['wall']:.0f} env steps/s measured "
+            f"({row['learner_steps'] / row['wall']:.0f} learner steps/s); a runner samples "
+            f"{row['runner_env_steps_per_s']:.0f} env steps/s; update and sync {row['update']:.2f} s per "
+            f"iteration of {row['env_steps']:.0f} env steps"
+        )
+    for n, row in report["projected"].items():
+        print(
+            f"projected {n} runners: {row['env_steps_per_s']:.0f} env steps/s "
+            f"({row['learner_steps_per_s']:.0f} learner steps/s)"
+        )
+    write(args.out, report, before)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_variant({"sb3": main, "imitation": imitation, "rllib": rllib}, default="sb3"))

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fit_temperature", description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=20)
     parser.add_argument("--opponents", nargs="+", default=["greedy", "ppo-2p", "rollout,playouts=200"])
-    parser.add_argument("--out", default="runs/bench/fit_temperature.json")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "fit_temperature.json"))
     args = parser.parse_args(argv)
     every, results = [], {}
     for spec in args.opponents:
