@@ -2,7 +2,7 @@
 
 :class:`GreedyAgent` reads the public view of the observation and the action mask (or the same
 public parts of an engine state, :meth:`GreedyAgent.decide_state`), never hidden cards. Its one
-implementation is the kernels of :mod:`treppen_env.core.greedy`, which read the observation as plain
+implementation is the kernels of :mod:`treppen_env.agent_core.greedy`, which read the observation as plain
 arrays of what the mover may see. Each decision scores hands with one
 function, the turn plan: the best way to lay a hand out this turn as card-disjoint melds and
 lay-off chains (a card laid off onto a table run's end, then the next card of that suit onto the
@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.core import greedy as core
-from treppen_env.core import reader
+from treppen_env.agent_core import greedy as core
+from treppen_env.agent_core import reader
+from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
@@ -146,12 +147,12 @@ class GreedyAgent(Agent):
 
     def decide_state(self, state: GameState) -> int:
         """The heuristic's action for the player to move in an engine state, from what that
-        player may see (:meth:`treppen_env.engine.GameState.heuristic_inputs`; no epsilon
+        player may see (:func:`treppen_env.agent_hooks.heuristic_inputs`; no epsilon
         exploration).
 
         :raises ValueError: when the deal is over (nobody is to move).
         """
-        return self._decide(state.heuristic_inputs(state.current), state.legal_mask())
+        return self._decide(heuristic_inputs(state, state.current), state.legal_mask())
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
         cards, stairs, scalars, melds, meld_bits = inputs

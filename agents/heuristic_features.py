@@ -1,5 +1,5 @@
 """Heuristic action features of observations: what the greedy heuristic computes about every
-legal action (:mod:`treppen_env.core.features`), read from the observation and its action mask.
+legal action (:mod:`treppen_env.agent_core.features`), read from the observation and its action mask.
 
 The features depend only on the observation vector and the mask, so they hold only what the
 mover may see (docs/ARCHITECTURE.md "Observations"). The action-feature policy
@@ -14,8 +14,8 @@ from functools import lru_cache
 import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.core import greedy as G
-from treppen_env.core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import Rules, make_rules
 
@@ -46,7 +46,7 @@ _SETTINGS = G.settings_row()
 def heuristic_features(
     obs: np.ndarray, masks: np.ndarray, rules: Rules | str | np.ndarray = "treppenromme"
 ) -> np.ndarray:
-    """The heuristic's features of every action (:mod:`treppen_env.core.features`, columns
+    """The heuristic's features of every action (:mod:`treppen_env.agent_core.features`, columns
     :data:`FEATURE_NAMES`) for a batch of positions, under the greedy heuristic's default settings.
 
     :param obs: observation vectors, float32 (B, 969) or (969,).

@@ -4,7 +4,7 @@ Both agents simulate only from what they may know: a decision samples one full s
 observation (:func:`treppen_env.determinize.sample_state`, the observer at seat 0), and every
 simulation deals the cards the observer cannot see afresh from it, so the same observation and
 seed give the same action whatever the hidden cards are. The search loops are the kernels of
-:mod:`treppen_env.core.search`; simulations play the deal to its end with a fast default policy
+:mod:`treppen_env.agent_core.search`; simulations play the deal to its end with a fast default policy
 at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``).
 
 Settings both agents share:
@@ -47,12 +47,12 @@ import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
+from treppen_env.agent_core import beliefs as Bel
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import net as Net
+from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import search as S
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
-from treppen_env.core import beliefs as Bel
-from treppen_env.core import greedy as G
-from treppen_env.core import net as Net
-from treppen_env.core import playout as P
-from treppen_env.core import search as S
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
@@ -163,7 +163,7 @@ class _Root:
             [agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players
         )
         self.work = agent._scratch()
-        #: How determinizations are dealt (:mod:`treppen_env.core.beliefs`) and their scratch arrays.
+        #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.row, self.settings)
         self.belief_work = Bel.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
@@ -193,7 +193,7 @@ class SearchAgent(Agent):
         consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
         softmax over the greedy heuristic's scores makes the opponents' recent moves, which the
         agent rebuilds from its own observations, :mod:`treppen_env.history`, by
-        sampling-importance-resampling, :mod:`treppen_env.core.beliefs`).
+        sampling-importance-resampling, :mod:`treppen_env.agent_core.beliefs`).
     :param temperature: the opponent model's temperature, in points (:data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``).
     :param epsilon: the opponent model's share of a uniformly random legal move.
@@ -352,7 +352,7 @@ class SearchAgent(Agent):
     ) -> np.ndarray:
         """Per opponent, the probability that it holds each card it is not publicly known to hold,
         as the search's determinizations deal them (uniform, or weighted by the opponents' moves
-        with ``beliefs="greedy"``; :mod:`treppen_env.core.beliefs`), from ``samples`` deals.
+        with ``beliefs="greedy"``; :mod:`treppen_env.agent_core.beliefs`), from ``samples`` deals.
 
         :param known: as in :meth:`analyse`.
         :return: float64 (num_players, 52): row ``k`` the relative seat ``k`` (row 0, the
@@ -448,7 +448,7 @@ class SearchAgent(Agent):
         self, observation: dict[str, Any], own_known: int, history: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
-        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`); with ``history``
+        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search`); with ``history``
         the determinizations follow the beliefs (:meth:`_beliefs_for`)."""
         self._use_history = history
         root = self._root(observation, own_known)
@@ -519,7 +519,7 @@ class _Rounds:
 
 class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
-    :func:`treppen_env.core.search.flat_monte_carlo`).
+    :func:`treppen_env.agent_core.search.flat_monte_carlo`).
 
     :param allocation: ``"uniform"`` (default): every move on every determinization (playout
         ``t`` plays move ``t % m`` of ``m`` on determinization ``t // m``); ``"halving"``:
@@ -601,7 +601,7 @@ class RolloutAgent(SearchAgent):
 
 class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS (see the module docstring;
-    :func:`treppen_env.core.search.ismcts`).
+    :func:`treppen_env.agent_core.search.ismcts`).
 
     :param c: UCB1 exploration constant, in the objective's units.
     :param widening: progressive widening: a node visited ``n`` times has at most
@@ -613,7 +613,7 @@ class ISMCTSAgent(SearchAgent):
     :param prior: a learned policy, an agent with ``action_probabilities(observation)`` (in a
         spec, any :func:`treppen.agents.load` spec of a model: a ``.zip``, a run folder), whose
         probabilities of the searched moves, renormalised over them, guide the root's choice by
-        PUCT (:func:`treppen_env.core.search.ismcts`); ``None``: UCB1 only.
+        PUCT (:func:`treppen_env.agent_core.search.ismcts`); ``None``: UCB1 only.
     :param c_prior: the PUCT constant, in the objective's units.
     :raises ValueError: also for a ``prior`` that gives no action probabilities (not a model).
     """

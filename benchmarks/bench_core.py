@@ -10,7 +10,7 @@ Usage: ``python benchmarks/bench_core.py [--positions 20] [--rounds 7] [--playou
   (``time.process_time``); reported: the median over the rounds with a distribution-free
   interval (``train.bench.median_interval``).
 - ``random_playouts_kernel_per_cpu_s``: the same playouts in one kernel
-  (:meth:`GameState.random_playout`, its own seeded generator).
+  (:func:`treppen_env.agent_hooks.random_playout`, its own seeded generator).
 - ``env_decisions_per_cpu_s``: random legal play in ``treppen_env.env()`` and ``raw_env`` as
   PettingZoo users play (``agent_iter``, ``last``, ``step``), per CPU second, same rounds.
 - ``compile_s``: wall and CPU seconds from a fresh interpreter to a dealt state, its legal mask, one action
@@ -39,6 +39,7 @@ import numpy as np
 from bench_search import positions
 
 from treppen.apps.bench import median_interval, treppen_player
+from treppen_env.agent_hooks import random_playout as kernel_playout
 from treppen_env.engine import GameState
 from treppen_env.files import atomic_write_text
 
@@ -90,14 +91,14 @@ def measure(rules_name: str, players: int, count: int, rounds: int, playouts: in
     def kernel_round() -> int:
         for i, state in enumerate(states):
             for k in range(playouts):
-                state.clone(rng).random_playout(i * playouts + k)
+                kernel_playout(state.clone(rng), i * playouts + k)
         return len(states) * playouts
 
     def env_round(play_one: Callable[[], int], deals: int = 20) -> Callable[[], int]:
         return lambda: sum(play_one() for _ in range(deals))
 
     random_playout(states[0].clone(rng), rng)  # load the kernels before timing
-    states[0].clone(rng).random_playout(0)
+    kernel_playout(states[0].clone(rng), 0)
     wrapped = treppen_player(True, players, rules_name, seed)
     raw = treppen_player(False, players, rules_name, seed)
     return {

@@ -16,7 +16,7 @@ import torch
 from treppen.agents import GreedyAgent
 from treppen.train.kernel_net import KernelNet
 from treppen_env import raw_env
-from treppen_env.core import net as N
+from treppen_env.agent_core import net as N
 from treppen_env.core.cache import kernel
 from treppen_env.files import atomic_write_text
 

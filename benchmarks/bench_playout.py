@@ -5,7 +5,7 @@ Usage: ``python benchmarks/bench_playout.py [--positions 40] [--rounds 9] [--pla
 
 Positions are those of ``benchmarks/bench_search.py`` (6-30 greedy moves into seeded deals). Each
 is sampled once from the mover's observation (:func:`treppen_env.determinize.sample_state`), then
-:func:`treppen_env.core.playout.playouts` plays ``--playouts`` playouts from it, each from a
+:func:`treppen_env.agent_core.playout.playouts` plays ``--playouts`` playouts from it, each from a
 fresh redeal of the unseen cards, as flat Monte Carlo search does. A round covers every position;
 the rate of a round is its playouts over the CPU seconds of this process (``time.process_time``:
 one core, other load on the machine does not count). The report gives the median of the rounds
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from bench_search import observe, positions
 
-from treppen_env.core import greedy as G
-from treppen_env.core import playout as P
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
 from treppen_env.determinize import sample_state
 from treppen_env.files import atomic_write_text
 

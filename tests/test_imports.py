@@ -125,6 +125,19 @@ def test_the_installed_names_are_the_root_folders_without_links():
     assert [line for line in listed.splitlines() if line.startswith("120000")] == []  # git's mode of a link
 
 
+def test_the_rules_core_imports_no_agent_kernels_and_the_engine_no_search_hooks():
+    graph = import_graph()
+    rules = ["treppen_env.engine", *(name for name in graph if name.startswith("treppen_env.core"))]
+    assert len(rules) > 5
+    assert {name: sorted(t for t in graph[name] if t.startswith("treppen_env.agent_core")) for name in rules} == {
+        name: [] for name in rules
+    }
+    assert "treppen_env.agent_core.search" in graph["treppen.agents.search"]  # the walk sees agent_core
+    from treppen_env.engine import GameState
+
+    assert [hook for hook in ("heuristic_inputs", "random_playout", "redeal") if hasattr(GameState, hook)] == []
+
+
 def test_no_upward_imports():
     assert upward(import_graph()) == []
 

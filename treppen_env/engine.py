@@ -32,10 +32,8 @@ from treppen_env.cards import (
     parse_card,
     parse_deck,
 )
-from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core import layout as L
-from treppen_env.core import playout as P
 from treppen_env.core.tables import rules_table
 from treppen_env.melds import MAX_RUN, MELD_BITS, MIN_RUN, run_allowed, run_cards
 from treppen_env.rules import Rules
@@ -107,10 +105,10 @@ class _SeatBits(Sequence[int]):
             return bits[self._base + index]
         if isinstance(index, slice):
             return bits[self._base : self._base + len(self)][index]
-        return bits[self._base + _seat_index(operator.index(index), len(self))]
+        return bits[self._base + seat_index(operator.index(index), len(self))]
 
     def __setitem__(self, index: int, bits: int) -> None:
-        self._state._u64[self._base + _seat_index(index, len(self))] = _as_bits(bits)
+        self._state._u64[self._base + seat_index(index, len(self))] = _as_bits(bits)
         self._state._touch()
 
     def __eq__(self, other: object) -> bool:
@@ -162,7 +160,8 @@ class _CardRow(Sequence[int]):
         return repr(self[:])
 
 
-def _seat_index(index: int, n: int) -> int:
+def seat_index(index: int, n: int) -> int:
+    """``index`` as a seat 0..n-1 (negative counts from the last seat), or IndexError."""
     if not -n <= index < n:
         raise IndexError(f"seat {index} out of range for {n} players")
     return index % n
@@ -460,6 +459,12 @@ class GameState:
         self._stale()  # the caller may write
         return self._u64, self._i8, self._i64
 
+    def kernel_wrote(self) -> None:
+        """Note that a kernel changed the position through :meth:`arrays` (a playout, a redeal):
+        the legal mask and the arrays' Python lists are computed afresh when next read."""
+        self._mask_valid = False
+        self._stale()
+
     @property
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(tab, meld_bits)``: the rules table and the candidate melds' bitsets the kernels read."""
@@ -623,54 +628,6 @@ class GameState:
             self._reshuffle(spare)
             self._stale()
         self._spare, self._mask = mask, spare
-
-    def redeal(self, observer: int, seed: int, tries: int = 10_000) -> None:
-        """A new determinization for ``observer``, in place: deal the cards it cannot see afresh
-        (:func:`treppen_env.core.playout.redeal`): every other seat keeps its publicly known
-        cards (RULES §4.1) and its hand size, the stock its size; a must-use card of another seat
-        to move stays playable (RULES §4.2). Everything ``observer`` sees stays as it is.
-
-        :param seed: seeds the deal (the kernels' SplitMix64 generator).
-        :raises ValueError: for a seat not in play, or when ``tries`` deals found none that lets
-            the seat to move play its must-use card.
-        """
-        if not 0 <= observer < self.num_players:
-            raise ValueError(f"observer {observer} is not a seat 0..{self.num_players - 1}")
-        self._check()
-        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
-        found = P.redeal(self._u64, self._i8, self._i64, self._tab, MELD_BITS, observer, rng, tries)
-        self._stale()
-        self._mask_valid = False
-        if not found:
-            raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")
-
-    def heuristic_inputs(self, seat: int) -> G.Inputs:
-        """What ``seat`` may see, in the greedy heuristic's input layout
-        (:func:`treppen_env.core.greedy.state_inputs`): the same arrays as the reader of that
-        seat's observation fills (:func:`treppen_env.core.reader.observation_inputs`)."""
-        self._check()
-        inputs = G.empty_inputs()
-        G.state_inputs(self._u64, self._i8, self._i64, _seat_index(seat, self.num_players), *inputs)
-        return inputs
-
-    def random_playout(self, seed: int) -> int:
-        """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
-        a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded
-        with ``seed``, not :attr:`rng`).
-
-        :return: the number of actions played.
-        """
-        self._check()
-        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
-        self._stale()
-        policies = np.full(self.num_players, P.RANDOM, dtype=np.int64)
-        row, settings = G.rules_row(self.rules).copy(), G.settings_row()  # writeable: the agents' kernel types
-        steps = P.play_to_end(
-            self._u64, self._i8, self._i64, self._tab, MELD_BITS, policies, row, settings, rng, P.scratch()
-        )
-        self._mask[:] = 0
-        self._mask_valid = True
-        return int(steps)
 
     def _reshuffle(self, mask: np.ndarray) -> None:
         """RULES §6.4, ``stock_exhausted="reshuffle"``: the staircase except its top card, shuffled

@@ -1,4 +1,4 @@
-"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/core/beliefs.py, the search
+"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/agent_core/beliefs.py, the search
 agents' ``beliefs="greedy"``): the rebuilt decision positions are the opponents' own, the weights are
 the opponent model's exact likelihoods, and nothing hidden is read."""
 
@@ -13,10 +13,10 @@ from tests.env_helpers import swap_hidden
 from treppen.agents import GreedyAgent, RolloutAgent
 from treppen_env import raw_env
 from treppen_env.actions import DRAW, parse_action
+from treppen_env.agent_core import beliefs as B
+from treppen_env.agent_core import features as F
+from treppen_env.agent_core import greedy as G
 from treppen_env.cards import cards_to_bits, parse_card
-from treppen_env.core import beliefs as B
-from treppen_env.core import features as F
-from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core.layout import HAND, STOCK
 from treppen_env.engine import GameState, Phase
@@ -208,7 +208,7 @@ def test_card_beliefs_are_probabilities_of_the_hidden_cards() -> None:
 
 
 def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> None:
-    from treppen_env.core import playout as P
+    from treppen_env.agent_core import playout as P
 
     state = _decision_position("7H")
     stock = list(state.stock)

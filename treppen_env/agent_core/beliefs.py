@@ -11,7 +11,7 @@ probability of the action it chose there (:func:`decision_log_likelihood`). The 
 deal's weight.
 
 The opponent model is a softmax over the greedy heuristic's own score of every legal action
-(:func:`treppen_env.core.features.action_scores`, in points) at temperature ``T``, mixed with
+(:func:`treppen_env.agent_core.features.action_scores`, in points) at temperature ``T``, mixed with
 ``epsilon`` of the uniform choice over the legal actions (so no deal is ruled out for a move the
 heuristic would not make, while a move illegal with the deal's hand rules it out):
 
@@ -21,7 +21,7 @@ over the legal actions ``b`` the heuristic scores (an unscored legal action gets
 ``epsilon`` share).
 
 :func:`determinize` is sampling-importance-resampling: it deals ``candidates`` candidate deals
-afresh (:func:`treppen_env.core.playout.redeal`), weighs them, and keeps one with probability
+afresh (:func:`treppen_env.agent_core.playout.redeal`), weighs them, and keeps one with probability
 proportional to its weight; the effective sample size of the weights, ``(sum w)^2 / sum w^2``
 divided by the candidates, is added up in ``stats``. Nothing here reads a hidden card: the root
 state holds the observer's sampled view, and every candidate is a fresh deal of what it cannot see.
@@ -33,11 +33,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from treppen_env.core import features as F
-from treppen_env.core import greedy as G
+from treppen_env.agent_core import features as F
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
 from treppen_env.core import kernels as K
-from treppen_env.core import playout as P
+from treppen_env.core.bits import bit, count, lowest
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import next_random, random_below
 from treppen_env.core.layout import (
     HAND,
     I8_SIZE,
@@ -122,11 +124,11 @@ def hand_then(b, j, hand_now, rng):
             pool = hand & b.unknown[j, k]
             if pool == np.uint64(0):
                 break
-            skip = K.random_below(rng, K.count(pool))
+            skip = random_below(rng, count(pool))
             while skip:
                 pool &= pool - _ONE
                 skip -= 1
-            hand &= ~K.bit(K.lowest(pool))
+            hand &= ~bit(lowest(pool))
     return hand
 
 
@@ -202,7 +204,7 @@ def scratch():
 @kernel
 def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh: uniformly (:func:`treppen_env.core.playout.redeal`) without decisions to weigh, else
+    afresh: uniformly (:func:`treppen_env.agent_core.playout.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
@@ -228,7 +230,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
     b.stats[ST_ESS] += total * total / (weights * weights).sum() / count
     b.stats[ST_WEIGHED] += 1.0
     b.stats[ST_RULED_OUT] += (weights == 0.0).sum()
-    pick = (K.next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    pick = (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
     chosen = count - 1
     for c in range(count):
         pick -= weights[c]
@@ -252,6 +254,6 @@ def card_counts(root, det, tab, meld_bits, observer, rng, b, work, samples, coun
                 continue
             hidden = u64[HAND + s] & ~u64[KNOWN + s]
             while hidden:
-                c = K.lowest(hidden)
-                hidden &= ~K.bit(c)
+                c = lowest(hidden)
+                hidden &= ~bit(c)
                 counts[s, c] += 1.0

@@ -2,8 +2,8 @@
 
 :class:`treppen.agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
-:func:`treppen_env.core.reader.observation_inputs` (or, without Python, by
-:func:`treppen_env.core.reader.read_observation` inside a kernel),
+:func:`treppen_env.agent_core.reader.observation_inputs` (or, without Python, by
+:func:`treppen_env.agent_core.reader.read_observation` inside a kernel),
 or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
 builds the same way without Python). It reads no engine state
 and imports no other agent: only the card, meld, action and observation-layout tables, so it
@@ -69,6 +69,7 @@ import numpy as np
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
 from treppen_env.core import layout as L
+from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
 from treppen_env.melds import (
     MAX_RUN,
@@ -169,34 +170,7 @@ def rules_row(rules: Rules) -> np.ndarray:
     return row
 
 
-# ---------------------------------------------------------------------- bit helpers
-@kernel
-def _bit(card: int) -> np.uint64:
-    """The bitset of one card (card index 13 * suit + rank, RULES §1.1)."""
-    return _ONE << np.uint64(card)
-
-
-@kernel
-def _has(bits: np.uint64, card: int) -> bool:
-    """Whether ``card`` is in the card set ``bits`` (RULES §1.1)."""
-    return (bits >> np.uint64(card)) & _ONE != _ZERO
-
-
-@kernel
-def _popcount(x: np.uint64) -> int:
-    """Cards in the card set ``x`` (RULES §1.1)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@kernel
-def _lowest(x: np.uint64) -> int:
-    """The lowest card of the nonempty card set ``x`` (RULES §1.1)."""
-    return _popcount((x & (~x + _ONE)) - _ONE)
-
-
+# ---------------------------------------------------------------------- sorting
 @kernel
 def _stable_order(keys, n, descending, order):
     """Write into ``order[:n]`` the indices of ``keys[:n]`` in ascending (or descending) order,
@@ -230,7 +204,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         other_known |= cards[KNOWN + k - 1]
     stair_bits = _ZERO
     for i in range(scalars[STAIRS_LEN]):
-        stair_bits |= _bit(stairs[i])
+        stair_bits |= bit(stairs[i])
     on_table = _ZERO
     num_melds = scalars[NUM_TABLE_MELDS]
     for i in range(num_melds):
@@ -249,10 +223,10 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         points = 0
         b = seen
         while b:
-            points += _HAND_POINTS[_lowest(b)]
+            points += _HAND_POINTS[lowest(b)]
             b &= b - _ONE
         opp += points
-        opp += (scalars[HAND_SIZES + k] - _popcount(seen)) * MEAN_HAND_POINTS
+        opp += (scalars[HAND_SIZES + k] - count(seen)) * MEAN_HAND_POINTS
     if row[R_GOING_OUT_CREDIT] == 0.0:
         opp /= max(1, n - 1)
     elif row[R_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
@@ -270,7 +244,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         if melds[i, M_KIND] == KIND_SET:
             if length == 3:
                 rank = melds[i, M_LOW]
-                missing = _lowest((_MATES[rank] | _bit(rank)) & ~meld_bits[i])
+                missing = lowest((_MATES[rank] | bit(rank)) & ~meld_bits[i])
                 slots[num_slots, 0] = missing
                 slots[num_slots, 1] = TARGET_SET
                 slots[num_slots, 2] = 1
@@ -280,12 +254,12 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         suit = melds[i, M_SUIT]
         low = _DOWN[NUM_RANKS * suit + melds[i, M_LOW]]
         high = _UP[NUM_RANKS * suit + (melds[i, M_LOW] + length - 1) % NUM_RANKS]
-        if room and _has(cards[FITS + TARGET_LOW], low):
+        if room and has(cards[FITS + TARGET_LOW], low):
             slots[num_slots, 0] = low
             slots[num_slots, 1] = TARGET_LOW
             slots[num_slots, 2] = room
             num_slots += 1
-        if room and _has(cards[FITS + TARGET_HIGH], high):
+        if room and has(cards[FITS + TARGET_HIGH], high):
             slots[num_slots, 0] = high
             slots[num_slots, 1] = TARGET_HIGH
             slots[num_slots, 2] = room
@@ -314,7 +288,7 @@ def decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi
     )
     b = cards[HAND] | ctx[2]
     while b:
-        c = _lowest(b)
+        c = lowest(b)
         b &= b - _ONE
         danger[c] = _danger(c, ctx)
     return Decision(ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi)
@@ -343,11 +317,11 @@ def _set_candidates(hand, row, c_bits, c_val, c_first):
     """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
     n = 0
     for rank in range(NUM_RANKS):
-        if _popcount(hand & _RANK_BITS[rank]) < 3:
+        if count(hand & _RANK_BITS[rank]) < 3:
             continue
         suits = 0
         for s in range(NUM_SUITS):
-            if _has(hand, NUM_RANKS * s + rank):
+            if has(hand, NUM_RANKS * s + rank):
                 suits |= 1 << s
         held = (suits & 1) + (suits >> 1 & 1) + (suits >> 2 & 1) + (suits >> 3 & 1)
         base = rank * (NUM_SUITS + 1)
@@ -373,10 +347,10 @@ def _run_candidates(hand, row, c_bits, c_val, c_first, n):
         if ranks & next_up & _rotate_down(next_up) == _ZERO:
             continue  # no three ranks in a row, even around the corner
         for low in range(NUM_RANKS):
-            if not _has(hand, NUM_RANKS * suit + low):
+            if not has(hand, NUM_RANKS * suit + low):
                 continue
             for length in range(2, MAX_RUN + 1):
-                if not _has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
+                if not has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
                     break
                 if length < MIN_RUN:
                     continue
@@ -402,14 +376,14 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
     corner = row[R_CORNER] != 0.0
     for k in range(num_slots):
         card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
-        if not _has(hand, card):
+        if not has(hand, card):
             continue
         first = LAYOFF_BASE + 3 * card + target
         bits = _ZERO
         value = 0.0
         cur = card
         for _ in range(room):
-            bits |= _bit(cur)
+            bits |= bit(cur)
             value += row[R_LAYOFF + 3 * cur + target]
             c_bits[n] = bits
             c_val[n] = value
@@ -418,7 +392,7 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
             if target == TARGET_SET or (not corner and cur % NUM_RANKS == 0):
                 break  # a set takes one card; without corner runs the ace ends a run (§3.2)
             cur = _UP[cur] if target == TARGET_HIGH else _DOWN[cur]
-            if not _has(hand, cur):
+            if not has(hand, cur):
                 break
     return n
 
@@ -428,12 +402,12 @@ def _usable(card, cards, d):
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
     and the number of candidates of ``cards`` it left in the work rows of the :data:`Decision`
     ``d`` (-1: it listed none)."""
-    if _has(d.ctx[4], card):
+    if has(d.ctx[4], card):
         return True, -1
     c_bits = d.wu[U_WORK]
     n = _candidates(cards, d.row, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
     for j in range(n):
-        if _has(c_bits[j], card):
+        if has(c_bits[j], card):
             return True, n
     return False, n
 
@@ -442,7 +416,7 @@ def _usable(card, cards, d):
 @kernel
 def _live(bits, unseen, stair_bits):
     """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
-    return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
+    return count(bits & unseen & ~stair_bits) + 0.5 * count(bits & stair_bits)
 
 
 @kernel
@@ -455,15 +429,15 @@ def _weight(c, cards, unseen, stair_bits, settings):
         live += _live(mates & ~cards, unseen, stair_bits)
     up = _UP[c]
     down = _DOWN[c]
-    if _has(cards, up) or _has(cards, down):  # two in a row: the cards at both ends
-        lo = _DOWN[down] if _has(cards, down) else down
-        hi = _UP[up] if _has(cards, up) else up
-        live += _live(_bit(lo) | _bit(hi), unseen, stair_bits)
+    if has(cards, up) or has(cards, down):  # two in a row: the cards at both ends
+        lo = _DOWN[down] if has(cards, down) else down
+        hi = _UP[up] if has(cards, up) else up
+        live += _live(bit(lo) | bit(hi), unseen, stair_bits)
     else:
-        if _has(cards, _UP[up]):  # a gap: the middle card completes it
-            live += _live(_bit(up), unseen, stair_bits)
-        if _has(cards, _DOWN[down]):
-            live += _live(_bit(down), unseen, stair_bits)
+        if has(cards, _UP[up]):  # a gap: the middle card completes it
+            live += _live(bit(up), unseen, stair_bits)
+        if has(cards, _DOWN[down]):
+            live += _live(bit(down), unseen, stair_bits)
     capped = 3.0 if 3.0 < live else live
     weight = _HAND_POINTS[c] + settings[S_CARD_COST] - settings[S_OUT_CREDIT] * capped
     return settings[S_MIN_WEIGHT] if settings[S_MIN_WEIGHT] > weight else weight
@@ -474,7 +448,7 @@ def _danger(card, ctx):
     """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
     it fits a table meld, or completes or extends a meld with an opponent's known cards."""
     value = _HAND_POINTS[card]
-    if _has(ctx[4], card):
+    if has(ctx[4], card):
         return value + 10.0
     danger = 0.0
     up = _UP[card]
@@ -484,13 +458,13 @@ def _danger(card, ctx):
         weight = 1.0 if who == 0 else 0.5
         if known == _ZERO:
             continue
-        mates = _popcount(_MATES[card] & known)
-        run = (_has(known, up) and (_has(known, _UP[up]) or _has(known, down))) or (
-            _has(known, down) and _has(known, _DOWN[down])
+        mates = count(_MATES[card] & known)
+        run = (has(known, up) and (has(known, _UP[up]) or has(known, down))) or (
+            has(known, down) and has(known, _DOWN[down])
         )
         if mates >= 2 or run:
             danger += weight * (value + 15.0)
-        elif mates or _has(known, up) or _has(known, down):
+        elif mates or has(known, up) or has(known, down):
             danger += weight * 4.0
     return danger
 
@@ -508,11 +482,11 @@ def _left_weight(rest, ctx, ban, unknown, settings, danger):
     have = False
     b = rest
     while b:
-        c = _lowest(b)
+        c = lowest(b)
         b &= b - _ONE
         w = _weight(c, rest, unseen, ctx[2], settings)
         total += w
-        if not _has(ban, c):
+        if not has(ban, c):
             saved = w - danger[c]
             if not have or saved > best:
                 best, have = saved, True
@@ -549,8 +523,8 @@ def _plan(hand, d, banned, include, before_draw, listed):
         s_bits[k] = work_bits[order[k]]
         s_val[k] = work_val[order[k]]
         s_first[k] = work_first[order[k]]
-    need = _ZERO if include < 0 else _bit(include)
-    ban = _ZERO if banned < 0 else _bit(banned)
+    need = _ZERO if include < 0 else bit(include)
+    ban = _ZERO if banned < 0 else bit(banned)
     best = -np.inf
     best_len = 0
     budget = PLAN_BUDGET
@@ -567,7 +541,7 @@ def _plan(hand, d, banned, include, before_draw, listed):
             if not (need and not used & need):
                 rest = hand & ~used
                 if not (rest and rest == ban):  # a dead end (§4.5)
-                    if rest == _ZERO or (not before_draw and _popcount(rest) == 1):
+                    if rest == _ZERO or (not before_draw and count(rest) == 1):
                         score = booked + d.out_bonus
                     else:
                         score = booked - _left_weight(rest, d.ctx, ban, before_draw, d.settings, d.danger)
@@ -680,7 +654,7 @@ def draw_scores(hand, stairs, scalars, mask, d):
     taken = _ZERO
     for take in range(1, depth + 1):
         card = np.int64(stairs[depth - take])
-        taken |= _bit(card)
+        taken |= bit(card)
         scores[take] = -np.inf
         uses[take] = _ZERO
         if not mask[take]:
@@ -711,11 +685,11 @@ def _meld(hand, scalars, mask, first_legal, d):
     if include >= 0:  # steps that lay the must-use card first, each group in plan order
         for k in range(steps):
             j = best_chosen[k]
-            if _has(s_bits[j], include) and mask[s_first[j]]:
+            if has(s_bits[j], include) and mask[s_first[j]]:
                 return s_first[j]
     for k in range(steps):
         j = best_chosen[k]
-        if (include < 0 or not _has(s_bits[j], include)) and mask[s_first[j]]:
+        if (include < 0 or not has(s_bits[j], include)) and mask[s_first[j]]:
             return s_first[j]
     best_card = -1
     best_key = 0.0
@@ -798,7 +772,7 @@ def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
     scalars[BANNED] = i64[L.BANNED]
     scalars[LAID_BEFORE] = i64[L.LAID_BEFORE + seat]
     for k in range(4):
-        scalars[HAND_SIZES + k] = _popcount(u64[L.HAND + (seat + k) % n]) if k < n else 0
+        scalars[HAND_SIZES + k] = count(u64[L.HAND + (seat + k) % n]) if k < n else 0
     set_row = np.full(NUM_RANKS, -1, dtype=np.int8)
     run_row = np.full(NUM_CARDS, -1, dtype=np.int8)
     for i in range(i64[L.NUM_MELDS]):

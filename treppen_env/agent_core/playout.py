@@ -1,12 +1,12 @@
 """Playouts and determinization as kernels over the compiled core's arrays.
 
-A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.core.greedy`) or
-uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
-greedy seats decide from what they may see: :func:`treppen_env.core.greedy.state_inputs` fills the heuristic's input
-layout from the state's arrays for the seat to move exactly as the heuristic's observation reader
-does from that seat's observation (the same cards, counts and table, melds in the same order), so
-a greedy seat in a playout makes the move :class:`treppen.agents.GreedyAgent` would make from its
-observation.
+A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy`)
+or uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
+greedy seats decide from what they may see: :func:`treppen_env.agent_core.greedy.state_inputs`
+fills the heuristic's input layout from the state's arrays for the seat to move exactly as the
+heuristic's observation reader does from that seat's observation (the same cards, counts and
+table, melds in the same order), so a greedy seat in a playout makes the move
+:class:`treppen.agents.GreedyAgent` would make from its observation.
 
 A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh
 random deal of the unseen cards: each opponent keeps the cards it is publicly known to hold
@@ -20,7 +20,7 @@ shuffle.
 Randomness inside the kernels is the SplitMix64 generator of :mod:`treppen_env.core.kernels`,
 whose whole state is a uint64 (1,) array the caller seeds: the same seed, the same playouts.
 
-The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.core.greedy`;
+The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.agent_core.greedy`;
 their cache is keyed on every core source (:mod:`treppen_env.core.cache`), so an edit to a callee
 recompiles its callers too.
 """
@@ -31,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from treppen_env.core import greedy as G
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import net as N
 from treppen_env.core import kernels as K
-from treppen_env.core import net as N
+from treppen_env.core.bits import bit, count, has
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import MASK_WORDS, random_below, random_legal
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -51,6 +53,7 @@ from treppen_env.core.layout import (
     STOCK_LEN,
     TURN,
 )
+from treppen_env.core.observe import write_observation
 
 #: Policies of a seat in a playout.
 GREEDY, RANDOM, NET = 0, 1, 2
@@ -63,7 +66,7 @@ _ZERO = np.uint64(0)
 def shuffle(cards, rng) -> None:
     """Fisher-Yates shuffle of the int8 array ``cards`` in place with the generator ``rng``."""
     for k in range(cards.size - 1, 0, -1):
-        j = K.random_below(rng, k + 1)
+        j = random_below(rng, k + 1)
         cards[k], cards[j] = cards[j], cards[k]
 
 
@@ -79,8 +82,8 @@ def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
 @kernel
 def scratch():
     """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
-    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.kernels.random_legal` reads it as uint64 words),
-    the greedy seat's inputs (:mod:`treppen_env.core.greedy`), the greedy decision's workspace, and
+    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.generator.random_legal` reads it as uint64 words),
+    the greedy seat's inputs (:mod:`treppen_env.agent_core.greedy`), the greedy decision's workspace, and
     no network (:func:`with_net` gives one)."""
     no_net = np.zeros(0, dtype=np.float32)
     return with_net(no_net, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 0, 0.0)
@@ -88,12 +91,12 @@ def scratch():
 
 @kernel
 def with_net(w, shape, offsets, consts, value_turns, value_weight):
-    """:func:`scratch` with the kernels' network (:mod:`treppen_env.core.net`: flat weights ``w``,
+    """:func:`scratch` with the kernels' network (:mod:`treppen_env.agent_core.net`: flat weights ``w``,
     ``shape``) for :data:`NET` seats, which read observations written with the observation layout's
-    ``offsets`` and ``consts`` (:func:`treppen_env.core.kernels.write_observation`); with
+    ``offsets`` and ``consts`` (:func:`treppen_env.core.observe.write_observation`); with
     ``value_turns > 0`` a search's playout is valued by the network's value head after that many
     turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
-    padded = np.zeros(K.MASK_WORDS * 8, dtype=np.int8)
+    padded = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     inputs = G.empty_inputs()
     hidden = max(shape[1], 1)
     net = (
@@ -110,7 +113,7 @@ def net_choice(u64, i8, i64, tab, rng, work) -> int:
     ``work`` (the seat's observation written first: it sees only what that seat may see)."""
     w, shape, offsets, consts, obs, h, scratch_h, logits, _, _ = work[3]
     seat = i64[CURRENT]
-    K.write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
+    write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
     N.hidden_units(w, shape, obs, h, scratch_h)
     N.policy_logits(w, shape, h, work[0][: K.A_DISCARD_BASE + NUM_CARDS], logits)
     return N.sample_action(logits, rng)
@@ -119,7 +122,7 @@ def net_choice(u64, i8, i64, tab, rng, work) -> int:
 @kernel
 def greedy_choice(u64, i8, i64, row, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
-    (:func:`treppen_env.core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
+    (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
     padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work[0], work[1], work[2]
     mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
     G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
@@ -170,7 +173,7 @@ def finish(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work, obs
         policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
     if i64[PHASE] == DEAL_OVER:
         return outcome(i64, observer)
-    K.write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
+    write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
     N.hidden_units(w, shape, obs, h, scratch_h)
     estimate = 0.5 * (N.value(w, shape, h, u64, observer, i64[NUM_PLAYERS]) + 1.0)
     if value_weight >= 1.0:
@@ -207,7 +210,7 @@ def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
     elif policy == NET:
         action = net_choice(u64, i8, i64, tab, rng, work)
     else:
-        action = K.random_legal(work[0].view(np.uint64), rng)
+        action = random_legal(work[0].view(np.uint64), rng)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
@@ -230,13 +233,13 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO)
     for s in range(n):
         if s != observer:
             secret = u64[HAND + s] & ~u64[KNOWN + s]
-            need[s] = K.count(secret)
+            need[s] = count(secret)
             hidden |= secret
     stock_len = i64[STOCK_LEN]
-    pool = np.empty(K.count(hidden) + stock_len, dtype=np.int8)
+    pool = np.empty(count(hidden) + stock_len, dtype=np.int8)
     j = 0
     for c in range(NUM_CARDS):
-        if K.has(hidden, c):
+        if has(hidden, c):
             pool[j] = c
             j += 1
     pool[j:] = i8[STOCK : STOCK + stock_len]
@@ -254,7 +257,7 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO)
             if s != observer:
                 hand = u64[KNOWN + s]
                 for k in range(need[s]):
-                    hand |= K.bit(pool[j + k])
+                    hand |= bit(pool[j + k])
                 u64[HAND + s] = hand
                 j += need[s]
         i8[STOCK : STOCK + stock_len] = pool[:stock_len] if reshuffled else pool[j:]
@@ -269,7 +272,7 @@ def _reshuffled_first(pool, stock_pool, stock_len) -> int:
     when there is no pool or it holds fewer cards than the stock (then the stock is dealt freely)."""
     front = 0
     for k in range(pool.size):
-        if K.has(stock_pool, pool[k]):
+        if has(stock_pool, pool[k]):
             pool[front], pool[k] = pool[k], pool[front]
             front += 1
     return front if stock_pool != _ZERO and front >= stock_len else 0
@@ -332,7 +335,7 @@ def play_out(
     :param seed: seeds the random moves, reshuffles and redeals (the same seed, the same playouts).
     :param observer: redeal what this seat cannot see before every playout (a determinization);
         ``None`` plays the state's own cards.
-    :param settings: the greedy seats' settings row (:func:`treppen_env.core.greedy.settings_row`;
+    :param settings: the greedy seats' settings row (:func:`treppen_env.agent_core.greedy.settings_row`;
         default: the default heuristic); the rules are the state's.
     :return: int64 (count, num_players): each playout's deal points per seat (RULES §6).
     :raises ValueError: for a deal that is over, or a bad policy or observer.

@@ -2,8 +2,8 @@
 
 Both search the moves of one observer from a root state sampled once from its observation
 (:func:`treppen_env.determinize.sample_state`): every simulation first deals what the observer
-cannot see afresh (:func:`treppen_env.core.playout.redeal`), so the search never reads a hidden
-card, then plays the deal out with each seat's playout policy (:func:`treppen_env.core.playout.play_to_end`).
+cannot see afresh (:func:`treppen_env.agent_core.playout.redeal`), so the search never reads a hidden
+card, then plays the deal out with each seat's playout policy (:func:`treppen_env.agent_core.playout.play_to_end`).
 
 Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
 
@@ -12,12 +12,12 @@ Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
   (RULES §4.4); melds and lay-offs are played as the heuristic plans them (:func:`greedy_lays`);
 - :data:`ALL`: every legal action.
 
-A simulation's result for a seat (:func:`treppen_env.core.playout.outcome`) is its score against
+A simulation's result for a seat (:func:`treppen_env.agent_core.playout.outcome`) is its score against
 the other seats, as the ratings count it (``arena.ratings``: more points 1, equal points 0.5,
 averaged over the other seats; for 2 players the deal's win, draw or loss), and its point margin,
 its deal points minus the mean of the others' (RULES §6.2), in hundreds of points. With a value
 network, a flat Monte Carlo simulation may stop after some turns and count the network's
-estimate of the win score instead (:func:`treppen_env.core.playout.finish`). The search maximises the
+estimate of the win score instead (:func:`treppen_env.agent_core.playout.finish`). The search maximises the
 :data:`WIN`, :data:`MARGIN` or :data:`MIX` (their mean) objective (:func:`objective_value`).
 
 The kernels run a given number of simulations and keep all their state in arrays the caller
@@ -33,10 +33,12 @@ import math
 
 import numpy as np
 
-from treppen_env.core import beliefs as B
+from treppen_env.agent_core import beliefs as B
+from treppen_env.agent_core import playout as P
 from treppen_env.core import kernels as K
-from treppen_env.core import playout as P
+from treppen_env.core.bits import bit
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import next_random
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -111,7 +113,7 @@ def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) ->
     length = i64[STAIRS_LEN]
     for depth in range(1, length + 1):
         card = i8[STAIRS + length - depth]
-        taken |= K.bit(card)
+        taken |= bit(card)
         action = K.A_TAKE_BASE + depth
         if action != first and mask[action]:
             if depth == 1 or K.can_play(u64, tab, meld_bits, card, hand | taken):
@@ -154,7 +156,7 @@ def _copy(src, dst) -> None:
 @kernel
 def determinize(root, det, tab, meld_bits, observer, rng, beliefs, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh, uniformly or weighted by the ``beliefs`` (:func:`treppen_env.core.beliefs.determinize`),
+    afresh, uniformly or weighted by the ``beliefs`` (:func:`treppen_env.agent_core.beliefs.determinize`),
     its legal mask in ``work`` (``(playout scratch, beliefs scratch)``)."""
     B.determinize(root, det, tab, meld_bits, observer, rng, beliefs, work[1])
     P.start(det[0], det[1], det[2], tab, meld_bits, work[0])
@@ -178,7 +180,7 @@ def flat_monte_carlo(
     :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
         determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
     :param rng: the search's generator (uint64 (1,)), ``det_rng`` the determinization's.
-    :param beliefs: how determinizations are dealt (:mod:`treppen_env.core.beliefs`); ``work``:
+    :param beliefs: how determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`); ``work``:
         the playout scratch and the beliefs scratch.
     """
     sim_rng = np.empty(1, dtype=np.uint64)
@@ -188,7 +190,7 @@ def flat_monte_carlo(
         j = active[k]
         if k == 0:
             determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
-            det_rng[0] = K.next_random(rng)
+            det_rng[0] = next_random(rng)
         _copy(det, sim)
         sim_rng[0] = det_rng[0]
         P.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
