@@ -155,14 +155,11 @@ class GreedyAgent(Agent):
         return self._decide(heuristic_inputs(state, state.current), state.legal_mask())
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
-        cards, stairs, scalars, melds, meld_bits = inputs
         mask = _mask(mask)
-        if core.must_use_evidence(scalars, mask):
+        if core.must_use_evidence(inputs[2], mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = core.greedy_action(
-            cards, stairs, scalars, melds, meld_bits, mask, rows[index], self._current_settings()
-        )
+        action = core.greedy_action(inputs, mask, rows[index], self._current_settings())
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)

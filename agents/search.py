@@ -156,25 +156,28 @@ class _Root:
         u64, i8, i64 = state.arrays()
         self.arrays = (u64.copy(), i8.copy(), i64.copy())
         self.det = (u64.copy(), i8.copy(), i64.copy())
-        self.tab, self.meld_bits = state.tables
+        self.tables = state.tables
         self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
         self.settings = G.settings_row()
-        self.policies = P.seat_policies(
-            [agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players
-        )
+        policies = P.seat_policies([agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players)
+        self.playout = P.Playout(policies, self.row, self.settings)
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.row, self.settings)
         self.belief_work = Bel.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
-        P.start(*self.arrays, self.tab, self.meld_bits, self.work)
-        moves = S.MOVES[agent.moves]
-        n = S.candidates(*self.arrays, self.tab, self.meld_bits, moves, self.row, self.settings, self.work, cand)
+        P.start(*self.arrays, *self.tables, self.work)
+        n = S.candidates(self.arrays, *self.tables, S.MOVES[agent.moves], self.playout, self.work, cand)
         self.choices = cand[:n].copy()
         #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
         #: ``prior``; zeros without one).
         self.prior = np.zeros(S.NUM_ACTIONS)
+
+
+def _work(root: _Root) -> tuple[Any, Any]:
+    """The search kernels' scratch: the playout scratch and the beliefs with theirs."""
+    return root.work, (root.beliefs, root.belief_work)
 
 
 class SearchAgent(Agent):
@@ -365,9 +368,8 @@ class SearchAgent(Agent):
         root = self._root(observation, own_known)
         counts = np.zeros((Bel.MAX_SEATS, NUM_CARDS))
         Bel.card_counts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, samples,
-            counts,
-        )  # fmt: skip
+            root.arrays, root.det, root.tables, 0, root.rng, (root.beliefs, root.belief_work), samples, counts
+        )
         return counts[: decode(observation).num_players] / samples
 
     def label(self, observations: Iterable[dict[str, Any]]) -> np.ndarray:
@@ -407,6 +409,11 @@ class SearchAgent(Agent):
         if not n:
             return -math.inf
         return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, S.OBJECTIVES[self.objective]))
+
+    def _settings(self, root: _Root) -> Any:
+        """The search kernels' settings bundle (:data:`treppen_env.agent_core.search.Search`): flat
+        Monte Carlo reads the observer, the searched moves and how the seats play out."""
+        return S.Search(0, S.MOVES[self.moves], False, S.OBJECTIVES[self.objective], 0.0, 0.0, 0.0, root.playout)
 
     def _scratch(self) -> Any:
         """The playout scratch of a decision, with this agent's network when it has one."""
@@ -579,11 +586,10 @@ class RolloutAgent(SearchAgent):
         sim, det_rng, stats, rounds = state
         while count:
             n = min(count, rounds.size - rounds.done)
+            calls = S.Rounds(root.choices, rounds.active, rounds.active.size, det_rng, rounds.done, n, stats)
             S.flat_monte_carlo(
-                root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, rounds.active,
-                rounds.active.size, S.MOVES[self.moves], root.policies, root.row, root.settings, root.rng,
-                det_rng, rounds.done, n, stats, root.beliefs, (root.work, root.belief_work),
-            )  # fmt: skip
+                root.arrays, root.det, sim, root.tables, self._settings(root), calls, root.rng, _work(root)
+            )
             rounds.done += n
             count -= n
             if rounds.done == rounds.size:
@@ -665,6 +671,12 @@ class ISMCTSAgent(SearchAgent):
         prior = "" if self.prior is None else f", prior={self.prior!r}, c_prior={self.c_prior}"
         return f", c={self.c}, widening={self.widening}, others={self.others!r}{prior}"
 
+    def _settings(self, root: _Root) -> Any:
+        c_prior = 0.0 if self.prior is None else float(self.c_prior)
+        moves, objective = S.MOVES[self.moves], S.OBJECTIVES[self.objective]
+        search_others = self.others == "search"
+        return S.Search(0, moves, search_others, objective, float(self.c), float(self.widening), c_prior, root.playout)
+
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         root = super()._root(observation, own_known)
         if self.prior is not None:
@@ -688,13 +700,8 @@ class ISMCTSAgent(SearchAgent):
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
-        S.ismcts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[self.moves], self.others == "search",
-            root.policies, root.row,
-            root.settings, S.OBJECTIVES[self.objective], self.c, self.widening,
-            root.prior, 0.0 if self.prior is None else self.c_prior, root.rng, count,
-            nodes, values, size, path, cand, root.beliefs, (root.work, root.belief_work),
-        )  # fmt: skip
+        tree = S.Tree(nodes, values, size, path, cand, root.prior)
+        S.ismcts(root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root))
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         (nodes, values, _), _, _ = state

@@ -24,8 +24,11 @@ SHAPES = ((32, 1), (64, 1), (64, 2))
 
 
 @kernel
-def evaluate_all(w, shape, obs, masks, u64s, seats, repeats, h, scratch, logits) -> float:
-    """Every position's hidden units, legal logits and value, ``repeats`` times; their sum."""
+def evaluate_all(w, shape, data, repeats, work) -> float:
+    """Every position's hidden units, legal logits and value, ``repeats`` times; their sum
+    (``data``: :func:`positions`; ``work``: the scratch ``(h, scratch, logits)``)."""
+    obs, masks, u64s, seats = data
+    h, scratch, logits = work
     total = 0.0
     for _ in range(repeats):
         for i in range(obs.shape[0]):
@@ -65,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         torch.manual_seed(0)
         w, shape = KernelNet(hidden, depth).export()
         h, scratch, logits = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32), np.zeros(N.NUM_ACTIONS)
-        evaluate_all(w, shape, *data, 1, h, scratch, logits)  # compile
+        evaluate_all(w, shape, data, 1, (h, scratch, logits))  # compile
         start = time.process_time()
-        evaluate_all(w, shape, *data, args.repeats, h, scratch, logits)
+        evaluate_all(w, shape, data, args.repeats, (h, scratch, logits))
         micros = (time.process_time() - start) / (args.repeats * args.positions) * 1e6
         results[f"H={hidden}, depth={depth}"] = micros
         print(f"H={hidden}, depth {depth}: {micros:.2f} µs per evaluation (hidden units, legal logits, value)")

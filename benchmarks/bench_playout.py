@@ -35,18 +35,14 @@ def rates(rules_name: str, players: int, count: int, rounds: int, playouts: int,
     """Playouts per CPU second over ``rounds`` rounds (median, interval, all rounds), and moves per playout."""
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules_name, rng) for s in positions(rules_name, players, count, seed)]
-    row = G.rules_row(samples[0].rules).copy()
-    settings = G.settings_row()
-    policies = P.seat_policies(policy, players)
+    playout = P.Playout(P.seat_policies(policy, players), G.rules_row(samples[0].rules).copy(), G.settings_row())
     points = np.zeros((playouts, players), dtype=np.int64)
 
     def one_round(round_seed: int) -> tuple[float, int]:
         moves = 0
         start = time.process_time()
         for k, s in enumerate(samples):
-            u64, i8, i64 = s.arrays()
-            tab, meld_bits = s.tables
-            moves += P.playouts(u64, i8, i64, tab, meld_bits, 0, policies, row, settings, round_seed * 1000 + k, points)
+            moves += P.playouts(s.arrays(), *s.tables, 0, playout, round_seed * 1000 + k, points)
         return len(samples) * playouts / (time.process_time() - start), moves
 
     one_round(0)  # load (or compile) the kernels before timing

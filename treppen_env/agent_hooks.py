@@ -30,7 +30,7 @@ def heuristic_inputs(state: GameState, seat: int) -> G.Inputs:
     """
     u64, i8, i64 = state.arrays()
     inputs = G.empty_inputs()
-    G.state_inputs(u64, i8, i64, seat_index(seat, state.num_players), *inputs)
+    G.state_inputs(u64, i8, i64, seat_index(seat, state.num_players), inputs)
     return inputs
 
 
@@ -44,8 +44,8 @@ def random_playout(state: GameState, seed: int) -> int:
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     policies = np.full(state.num_players, P.RANDOM, dtype=np.int64)
-    row, settings = G.rules_row(state.rules).copy(), G.settings_row()  # writeable: the agents' kernel types
-    steps = P.play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, _generator(seed), P.scratch())
+    playout = P.Playout(policies, G.rules_row(state.rules).copy(), G.settings_row())  # writeable: the kernels' types
+    steps = P.play_to_end((u64, i8, i64), tab, meld_bits, playout, _generator(seed), P.scratch())
     state.kernel_wrote()
     return int(steps)
 
@@ -64,7 +64,7 @@ def redeal(state: GameState, observer: int, seed: int, tries: int = 10_000) -> N
         raise ValueError(f"observer {observer} is not a seat 0..{state.num_players - 1}")
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
-    found = P.redeal(u64, i8, i64, tab, meld_bits, observer, _generator(seed), tries)
+    found = P.redeal((u64, i8, i64), tab, meld_bits, observer, _generator(seed), tries)
     state.kernel_wrote()
     if not found:
         raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")

@@ -132,6 +132,11 @@ class TreppenVectorEnv(VectorEnv):
         self._autoreset = np.zeros(n, dtype=bool)
         self._work = P.scratch()
         self._all = np.arange(n, dtype=np.int64)
+        #: The step kernel's bundles of what it writes how, and where (the arrays above, in place).
+        self._report = S.Report(O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward)
+        self._written = S.Written(
+            self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards
+        )
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -245,12 +250,16 @@ class TreppenVectorEnv(VectorEnv):
         generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
         describe each row."""
         while rows.size:
+            seats = S.Seats(actions, self.kinds, self.observer, self._kernel_rngs, self._row, self._settings)
             S.step_rows(
-                self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self.observer,
-                self._kernel_rngs, self._row, self._settings, O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward,
-                self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards,
+                (self._u64, self._i8, self._i64),
+                (self._tab, MELD_BITS),
+                rows,
+                seats,
+                self._report,
+                self._written,
                 self._work,
-            )  # fmt: skip
+            )
             rows = rows[self._pending[rows] != 0]
             for i in rows:
                 self._reshuffle(int(i))

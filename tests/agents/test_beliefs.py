@@ -93,9 +93,9 @@ def _model_probability(state: GameState, hand: int, action: int, temperature: fl
     mask = np.zeros(898, dtype=np.int8)
     K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
     inputs = G.empty_inputs()
-    G.state_inputs(u64, i8, i64, 1, *inputs)
+    G.state_inputs(u64, i8, i64, 1, inputs)
     scores, out = np.empty(898), np.zeros((898, F.NUM_FEATURES), dtype=np.float32)
-    F.action_scores(*inputs, mask, G.rules_row(rules).copy(), G.settings_row(), *G.workspace(), scores, out)
+    F.action_scores(inputs, mask, G.rules_row(rules).copy(), G.settings_row(), G.workspace(), scores, out)
     legal = np.flatnonzero(mask)
     scored = legal[np.isfinite(scores[legal])]
     soft = np.exp((scores[scored] - scores[scored].max()) / temperature)
@@ -218,9 +218,9 @@ def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> Non
     rng = np.ones(1, dtype=np.uint64)
     for _ in range(5):
         u64, i8, i64 = (a.copy() for a in state.arrays())
-        assert P.redeal(u64, i8, i64, tab, meld_bits, 0, rng, 10, np.uint64(pool))
+        assert P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(pool))
         assert cards_to_bits([int(c) for c in i8[STOCK : STOCK + len(stock)]]) == pool
         assert int(u64[HAND + 1]) == cards_to_bits(stock[:3] + opponent[3:])
     u64, i8, i64 = (a.copy() for a in state.arrays())
-    P.redeal(u64, i8, i64, tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10])))  # too few: any deal
+    P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10])))  # too few: any deal
     assert sorted(int(c) for c in i8[STOCK : STOCK + len(stock)]) != sorted(stock[:10])

@@ -24,7 +24,7 @@ def state_features(state, seat: int, rules) -> np.ndarray:
     out = np.empty((NUM_ACTIONS, F.NUM_FEATURES), dtype=np.float32)
     mask = state.legal_mask().astype(np.int8)
     row, settings = rules_row(rules), core.settings_row()
-    F.action_features(*heuristic_inputs(state, seat), mask, row, settings, *core.workspace(), out)
+    F.action_features(heuristic_inputs(state, seat), mask, row, settings, core.workspace(), out)
     return out
 
 

@@ -41,9 +41,9 @@ def state_action(state: GameState, agent: GreedyAgent) -> int:
     """The greedy kernel's action from the state's arrays (:func:`treppen_env.agent_core.greedy.state_inputs`)."""
     inputs = G.empty_inputs()
     u64, i8, i64 = state.arrays()
-    G.state_inputs(u64, i8, i64, state.current, *inputs)
+    G.state_inputs(u64, i8, i64, state.current, inputs)
     mask = state.legal_mask().astype(np.int8)
-    return int(G.greedy_action(*inputs, mask, G.rules_row(state.rules).copy(), agent._current_settings()))
+    return int(G.greedy_action(inputs, mask, G.rules_row(state.rules).copy(), agent._current_settings()))
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)
@@ -108,7 +108,7 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
         copy = state.clone(np.random.default_rng(0))
         u64, i8, i64 = copy.arrays()
         tab, meld_bits = copy.tables
-        assert P.redeal(u64, i8, i64, tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
+        assert P.redeal((u64, i8, i64), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]
         assert copy.staircase == state.staircase and copy.melds == state.melds

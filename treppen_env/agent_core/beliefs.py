@@ -136,7 +136,7 @@ def hand_then(b, j, hand_now, rng):
 def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
     """The opponent model's log-probability (see the module docstring) of decision ``j``'s action,
     had its opponent held ``hand`` then; -inf when the action is illegal with that hand."""
-    u64, mask, scores, out, inputs, (wu, wf, wi, slots) = scratch
+    u64, mask, scores, out, inputs, work = scratch
     u64[:] = b.u64[j]
     seat = b.seat[j]
     u64[HAND + seat] = hand
@@ -145,9 +145,8 @@ def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
     action = b.action[j]
     if not mask[action]:
         return -np.inf
-    cards, stairs, scalars, melds, bits = inputs
-    G.state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, bits)
-    F.action_scores(cards, stairs, scalars, melds, bits, mask, b.row, b.settings, wu, wf, wi, slots, scores, out)
+    G.state_inputs(u64, i8, i64, seat, inputs)
+    F.action_scores(inputs, mask, b.row, b.settings, work, scores, out)
     legal, best = 0, -np.inf
     for a in range(mask.size):
         if mask[a]:
@@ -218,7 +217,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
         i64[:] = root[2]
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
-        P.redeal(u64, i8, i64, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
+        P.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
         if count == 1:
             return
         hands[c] = u64[HAND : HAND + MAX_SEATS]
@@ -242,10 +241,13 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
 
 
 @kernel
-def card_counts(root, det, tab, meld_bits, observer, rng, b, work, samples, counts) -> None:
-    """Deal ``samples`` determinizations (:func:`determinize`) and count in ``counts`` (float64
-    (MAX_SEATS, 52)) how often each seat holds each card it is not publicly known to hold: the
-    beliefs' probability that it holds the card, times ``samples``."""
+def card_counts(root, det, tables, observer, rng, beliefs, samples, counts) -> None:
+    """Deal ``samples`` determinizations (:func:`determinize`, with ``beliefs = (b, work)``: the
+    beliefs and their :func:`scratch`; ``tables``: the rules core's ``(tab, meld_bits)``) and count
+    in ``counts`` (float64 (MAX_SEATS, 52)) how often each seat holds each card it is not publicly
+    known to hold: the beliefs' probability that it holds the card, times ``samples``."""
+    tab, meld_bits = tables
+    b, work = beliefs
     u64 = det[0]
     for _ in range(samples):
         determinize(root, det, tab, meld_bits, observer, rng, b, work)

@@ -62,17 +62,17 @@ def _clip(x, bound):
 
 
 @kernel
-def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, out):
+def action_features(inputs, mask, row, settings, work, out):
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
-    (see the module docstring) of the position in the heuristic's input layout, with its mask
-    (int8 (898,)), rules row and settings, using the scratch arrays of
-    :func:`treppen_env.agent_core.greedy.workspace`."""
+    (see the module docstring) of the position in the heuristic's input layout
+    (:data:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules row and
+    settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
     out[:] = 0.0
-    pick = G.greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+    pick = G.greedy_move(inputs, mask, row, settings, work)
     if pick < 0:
         return
     scores = np.empty(NUM_ACTIONS)
-    action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out)
+    action_scores(inputs, mask, row, settings, work, scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -91,26 +91,27 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
 
 
 @kernel
-def action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out):
+def action_scores(inputs, mask, row, settings, work, scores, out):
     """The heuristic's score of every action (see the module docstring), in points, into
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
     :func:`action_features` (the other columns untouched). The greedy action has the best score up
     to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.beliefs`)."""
+    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
     scores[:] = -np.inf
     draw = True
     for a in range(MELD_BASE, NUM_ACTIONS):
         if mask[a]:
             draw = False
             break
-    d = G.decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
+    d = G.decision(inputs, row, settings, work)
     if draw:
         depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
             if mask[k]:
-                scores[k] = wf[G.F_SCORES][k]
+                scores[k] = d.wf[G.F_SCORES][k]
             if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = count(wu[G.U_USES][k]) / k
+                out[k, H_USED] = count(d.wu[G.U_USES][k]) / k
     else:
         _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
 
@@ -168,7 +169,7 @@ def batch_features(obs, masks, row, settings, out):
     scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
     melds = np.zeros((G.MAX_TABLE_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
     meld_bits = np.zeros(G.MAX_TABLE_MELDS, dtype=np.uint64)
-    wu, wf, wi, ws_slots = G.workspace()
+    work = G.workspace()
     for b in range(obs.shape[0]):
         read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
-        action_features(cards, stairs, scalars, melds, meld_bits, masks[b], row, settings, wu, wf, wi, ws_slots, out[b])
+        action_features((cards, stairs, scalars, melds, meld_bits), masks[b], row, settings, work, out[b])

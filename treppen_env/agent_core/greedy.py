@@ -188,7 +188,7 @@ def _stable_order(keys, n, descending, order):
 
 # ---------------------------------------------------------------------- context
 @kernel
-def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, order):
+def _context(inputs, row, ctx, slots, keys, order):
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
     Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
@@ -197,6 +197,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
     sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
     are scratch. Returns (number of slots, going-out bonus).
     """
+    cards, stairs, scalars, melds, meld_bits = inputs
     n = scalars[NUM_PLAYERS]
     next_known = cards[KNOWN] if n > 1 else _ZERO
     other_known = _ZERO
@@ -278,15 +279,14 @@ Decision = namedtuple(
 
 
 @kernel
-def decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots):
-    """The :data:`Decision` of a position in the input layout (RULES §4.1, §4.3, §6.2-6.3): its
-    context, open ends and the danger of each card of the hand and the staircase, in the
-    scratch arrays of :func:`workspace`."""
+def decision(inputs, row, settings, work):
+    """The :data:`Decision` of a position in the input layout (:data:`Inputs`; RULES §4.1, §4.3,
+    §6.2-6.3): its context, open ends and the danger of each card of the hand and the staircase,
+    in the scratch arrays ``work`` of :func:`workspace`."""
+    wu, wf, wi, ws_slots = work
     ctx, danger = wu[U_CTX], wf[F_DANGER]
-    num_slots, out_bonus = _context(
-        cards, stairs, scalars, melds, meld_bits, row, ctx, ws_slots, wi[I_WORK], wi[I_ORDER]
-    )
-    b = cards[HAND] | ctx[2]
+    num_slots, out_bonus = _context(inputs, row, ctx, ws_slots, wi[I_WORK], wi[I_ORDER])
+    b = inputs[0][HAND] | ctx[2]
     while b:
         c = lowest(b)
         b &= b - _ONE
@@ -567,9 +567,10 @@ def _plan(hand, d, banned, include, before_draw, listed):
 
 # ---------------------------------------------------------------------- decisions
 @kernel
-def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings):
-    """The greedy heuristic's action (RULES §4): from the input layout of the module docstring,
-    the rules row (:func:`rules_row`) and the settings; -1 when the mask has no legal action.
+def greedy_action(inputs, mask, row, settings):
+    """The greedy heuristic's action (RULES §4): from the input layout of the module docstring
+    (:data:`Inputs`), the action mask, the rules row (:func:`rules_row`) and the settings; -1
+    when the mask has no legal action.
 
     Draw phase (RULES §4.1-4.2): every legal staircase take whose deepest card the plan can use
     (a deep card taken for nothing is never considered) is scored against the stock (the
@@ -578,8 +579,7 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
     card first), else the discard of highest weight - danger (ties: the higher card), else the
     most valuable legal lay (ties: the higher action).
     """
-    wu, wf, wi, ws_slots = workspace()
-    return greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+    return greedy_move(inputs, mask, row, settings, workspace())
 
 
 @kernel
@@ -596,8 +596,10 @@ def workspace():
 
 
 @kernel
-def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots):
-    """:func:`greedy_action` with the scratch arrays of :func:`workspace` given (the same action)."""
+def greedy_move(inputs, mask, row, settings, work):
+    """:func:`greedy_action` with the scratch arrays ``work`` of :func:`workspace` given (the same
+    action)."""
+    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
     first_legal = 0
     while first_legal < NUM_ACTIONS and not mask[first_legal]:
         first_legal += 1
@@ -606,10 +608,10 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
     last_legal = NUM_ACTIONS - 1
     while not mask[last_legal]:
         last_legal -= 1
-    d = decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
+    d = decision(inputs, row, settings, work)
     if last_legal < MELD_BASE:
         depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
-        return _best_draw(mask, wf[F_SCORES], depth)
+        return _best_draw(mask, d.wf[F_SCORES], depth)
     return _meld(cards[HAND], scalars, mask, first_legal, d)
 
 
@@ -749,12 +751,14 @@ def must_use_evidence(scalars, mask):
 
 # ---------------------------------------------------------------------- engine states
 @kernel
-def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
-    """Fill the input layout for ``seat`` from a state's arrays (:mod:`treppen_env.core.layout`):
+def state_inputs(u64, i8, i64, seat, inputs):
+    """Fill the input layout ``inputs`` (:data:`Inputs`) for ``seat`` from a state's arrays
+    (:mod:`treppen_env.core.layout`):
     its hand, the cards each other seat publicly holds (relative seats),
     the lay-off slots (RULES §4.3), the staircase, the counts, the must-use card (§4.2), the ban
     (§4.4), its laid-before flag (§6.2) and the table melds, sets by rank then runs by low-end
     card, as its observation lists them."""
+    cards, stairs, scalars, melds, meld_bits = inputs
     n = i64[L.NUM_PLAYERS]
     cards[HAND] = u64[L.HAND + seat]
     for k in range(3):

@@ -27,6 +27,7 @@ recompiles its callers too.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,13 @@ from treppen_env.core.observe import write_observation
 #: Policies of a seat in a playout.
 GREEDY, RANDOM, NET = 0, 1, 2
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
+
+#: How the seats of a playout play (a bundle the kernels take as one argument): ``policies``
+#: (int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`), and the
+#: greedy seats' ``row`` (the rules row, :func:`treppen_env.agent_core.greedy.rules_row`) and
+#: ``settings`` (:func:`treppen_env.agent_core.greedy.settings_row`), both float64. The kernels also
+#: take a state's three arrays as one ``pos`` tuple ``(u64, i8, i64)`` (:mod:`treppen_env.core.layout`).
+Playout = namedtuple("Playout", ("policies", "row", "settings"))
 
 _ZERO = np.uint64(0)
 
@@ -123,10 +131,9 @@ def net_choice(u64, i8, i64, tab, rng, work) -> int:
 def greedy_choice(u64, i8, i64, row, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
-    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work[0], work[1], work[2]
-    mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
-    G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
-    return G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
+    padded, inputs = work[0], work[1]
+    G.state_inputs(u64, i8, i64, i64[CURRENT], inputs)
+    return G.greedy_move(inputs, padded[: K.A_DISCARD_BASE + NUM_CARDS], row, settings, work[2])
 
 
 @kernel
@@ -145,32 +152,34 @@ def start(u64, i8, i64, tab, meld_bits, work) -> None:
 
 
 @kernel
-def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> int:
-    """Play the state (its arrays changed in place) to the end of its deal, each seat by its
-    policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
+def play_to_end(pos, tab, meld_bits, playout, rng, work) -> int:
+    """Play the state ``pos`` (its arrays changed in place) to the end of its deal, each seat by
+    its policy (the :data:`Playout` ``playout``), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
+    u64, i8, i64 = pos
     start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while i64[PHASE] != DEAL_OVER:
-        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        policy_move(pos, tab, meld_bits, playout, rng, work)
         moves += 1
     return moves
 
 
 @kernel
-def finish(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work, observer):
+def finish(pos, tab, meld_bits, playout, rng, work, observer):
     """Play a search's simulation on to its end (:func:`play_to_end`) and return ``observer``'s
     ``(win, margin)`` (:func:`outcome`'s units); with a value network
     (:func:`with_net`), after ``value_turns`` turns its value head's score of the observer's side
     is mixed in, ``value_weight`` of it (1: the playout stops there, its margin counted 0)."""
+    u64, i8, i64 = pos
     w, shape, offsets, consts, obs, h, scratch_h, _, value_turns, value_weight = work[3]
     if value_turns <= 0:
-        play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        play_to_end(pos, tab, meld_bits, playout, rng, work)
         return outcome(i64, observer)
     start(u64, i8, i64, tab, meld_bits, work)
     stop = i64[TURN] + value_turns
     while i64[PHASE] != DEAL_OVER and i64[TURN] < stop:
-        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        policy_move(pos, tab, meld_bits, playout, rng, work)
     if i64[PHASE] == DEAL_OVER:
         return outcome(i64, observer)
     write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
@@ -178,7 +187,7 @@ def finish(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work, obs
     estimate = 0.5 * (N.value(w, shape, h, u64, observer, i64[NUM_PLAYERS]) + 1.0)
     if value_weight >= 1.0:
         return estimate, 0.0
-    play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+    play_to_end(pos, tab, meld_bits, playout, rng, work)
     win, margin = outcome(i64, observer)
     return value_weight * estimate + (1.0 - value_weight) * win, margin
 
@@ -201,12 +210,14 @@ def outcome(i64, seat):
 
 
 @kernel
-def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> None:
-    """Play one move of the seat to move by its policy (:data:`GREEDY`, :data:`RANDOM` or
-    :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the state's."""
-    policy = policies[i64[CURRENT]]
+def policy_move(pos, tab, meld_bits, playout, rng, work) -> None:
+    """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
+    :data:`RANDOM` or :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the
+    state's."""
+    u64, i8, i64 = pos
+    policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
-        action = greedy_choice(u64, i8, i64, row, settings, work)
+        action = greedy_choice(u64, i8, i64, playout.row, playout.settings, work)
     elif policy == NET:
         action = net_choice(u64, i8, i64, tab, rng, work)
     else:
@@ -215,8 +226,8 @@ def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work
 
 
 @kernel
-def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
-    """Deal the cards ``observer`` cannot see afresh (the state's arrays changed in place): each
+def redeal(pos, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
+    """Deal the cards ``observer`` cannot see afresh (the arrays of ``pos`` changed in place): each
     other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
     unseen cards, the stock the others in random order. When another seat is to move with a
     must-use card (RULES §4.2), deals it could not play it from are dealt again, at most ``tries``
@@ -227,6 +238,7 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO)
         that became the stock was public), when enough of them are unseen.
     :return: whether a deal was found (the arrays hold the last one tried either way).
     """
+    u64, i8, i64 = pos
     n = i64[NUM_PLAYERS]
     need = np.zeros(4, dtype=np.int64)
     hidden = _ZERO
@@ -279,12 +291,13 @@ def _reshuffled_first(pool, stock_pool, stock_len) -> int:
 
 
 @kernel
-def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, seed, points) -> int:
-    """``points.shape[0]`` playouts of the state (left unchanged), each seat playing its policy,
-    each from a fresh determinization for ``observer`` (:func:`redeal`), or from the state as it
-    is when ``observer`` is -1; playout ``k``'s deal points per seat go to ``points[k, :n]``
-    (RULES §6). The generator is seeded with ``seed``. Returns the moves played in all (the inner
-    loop of flat Monte Carlo search)."""
+def playouts(pos, tab, meld_bits, observer, playout, seed, points) -> int:
+    """``points.shape[0]`` playouts of the state ``pos`` (left unchanged), each seat playing its
+    policy (the :data:`Playout` ``playout``), each from a fresh determinization for ``observer``
+    (:func:`redeal`), or from the state as it is when ``observer`` is -1; playout ``k``'s deal
+    points per seat go to ``points[k, :n]`` (RULES §6). The generator is seeded with ``seed``.
+    Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
+    u64, i8, i64 = pos
     rng = np.full(1, seed, dtype=np.uint64)
     work = scratch()
     n = i64[NUM_PLAYERS]
@@ -295,8 +308,8 @@ def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, se
         ci8[:] = i8
         ci64[:] = i64
         if observer >= 0:
-            redeal(cu64, ci8, ci64, tab, meld_bits, observer, rng, 100)
-        moves += play_to_end(cu64, ci8, ci64, tab, meld_bits, policies, row, settings, rng, work)
+            redeal((cu64, ci8, ci64), tab, meld_bits, observer, rng, 100)
+        moves += play_to_end((cu64, ci8, ci64), tab, meld_bits, playout, rng, work)
         for s in range(n):
             points[k, s] = ci64[DEAL_POINTS + s]
     return moves
@@ -349,8 +362,8 @@ def play_out(
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
     # a writeable copy of the cached rules row: the kernels are compiled for the agents' writeable rows
-    playouts(
-        u64, i8, i64, tab, meld_bits, -1 if observer is None else observer, seat_policies(policy, n),
-        G.rules_row(state.rules).copy(), G.settings_row() if settings is None else settings, seed & (2**64 - 1), points,
-    )  # fmt: skip
+    playout = Playout(
+        seat_policies(policy, n), G.rules_row(state.rules).copy(), G.settings_row() if settings is None else settings
+    )
+    playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

@@ -215,7 +215,7 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     evidence = must_use_evidence(scalars, mask)
     if infer and evidence:
         row_index = 1
-    action = greedy_action(cards, stairs, scalars, melds, meld_bits, mask, rows[row_index], settings)
+    action = greedy_action((cards, stairs, scalars, melds, meld_bits), mask, rows[row_index], settings)
     return action, evidence
 
 

@@ -18,6 +18,8 @@ generator (as :class:`~treppen_env.engine.GameState` does) and continues the row
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from treppen_env.agent_core import greedy as G
@@ -33,9 +35,39 @@ from treppen_env.core.vector import deal_rewards
 EXTERNAL = -1
 GREEDY, RANDOM = P.GREEDY, P.RANDOM
 
+#: :func:`step_rows` takes its arguments in bundles (named tuples; N rows, 4 seats a row), besides
+#: the rows' arrays ``batch = (U, I8, I64)``, the rules core's ``tables = (tab, meld_bits)``, the
+#: ``rows`` to step (int64) and the kernel seats' scratch ``work``
+#: (:func:`treppen_env.agent_core.playout.scratch`):
+#:
+#: ===============  ==============================================================================
+#: bundle           fields
+#: ===============  ==============================================================================
+#: :data:`Seats`    who moves: ``actions`` (int64 (N,): the external seat's action per row, -1 for
+#:                  none: the row was just dealt or reshuffled, only the kernel seats move; legal,
+#:                  the caller checks), ``kinds`` (int64 (N, 4)), ``observer`` (int64 (N,): the
+#:                  seat whose final observation a finished deal shows, -1 for the last external
+#:                  seat that moved), ``rngs`` (uint64 (N,): each row's SplitMix64 state for random
+#:                  seats) and the greedy seats' rules ``row`` and ``settings`` (float64)
+#: :data:`Report`   what is written how: the observation layout's ``offsets`` and ``consts``
+#:                  (:func:`treppen_env.core.observe.write_observation`) and the ``reward`` kind
+#:                  (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``)
+#: :data:`Written`  what the caller reads back: ``obs`` (float32 (N, OBS_SIZE)), ``masks`` (int8
+#:                  (N, 8 * MASK_WORDS): the legal mask in the first 898 entries, the padding 0;
+#:                  :func:`treppen_env.core.vector.sample_legal` reads rows as uint64 words),
+#:                  ``to_move`` (int64 (N,): the external seat to move, -1 when the deal is over),
+#:                  ``actor`` (int64 (N,): the last external seat that moved, kept between calls),
+#:                  ``over`` (int8 (N,)), ``pending`` (int8 (N,): 1 when the row waits for a
+#:                  reshuffle, nothing else written) and ``rewards`` (float32 (N, 4): every seat's
+#:                  reward once the deal is over)
+#: ===============  ==============================================================================
+Seats = namedtuple("Seats", ("actions", "kinds", "observer", "rngs", "row", "settings"))
+Report = namedtuple("Report", ("offsets", "consts", "reward"))
+Written = namedtuple("Written", ("obs", "masks", "to_move", "actor", "over", "pending", "rewards"))
+
 
 @kernel
-def _kernel_move(u64, i8, i64, tab, meld_bits, kind, rng, row, settings, work) -> int:
+def _kernel_move(u64, i8, i64, kind, rng, row, settings, work) -> int:
     """A kernel seat's move in the row (its legal mask already in ``work``)."""
     if kind == GREEDY:
         return P.greedy_choice(u64, i8, i64, row, settings, work)
@@ -43,25 +75,14 @@ def _kernel_move(u64, i8, i64, tab, meld_bits, kind, rng, row, settings, work) -
 
 
 @kernel
-def step_rows(
-    U, I8, I64, tab, meld_bits, rows, actions, kinds, observer, rngs, row, settings, offsets, consts, reward,
-    obs, masks, to_move, actor, over, pending, rewards, work,
-) -> None:  # fmt: skip
-    """Play the rows ``rows`` (int64) one step (see the module docstring).
-
-    :param actions: int64 (N,): the external seat's action per row, -1 for none (the row was just
-        dealt or reshuffled: only the kernel seats move). It must be legal (the caller checks).
-    :param observer: int64 (N,): the seat whose final observation a finished deal shows, or -1 for
-        the last external seat that moved (``actor``).
-    :param rngs: uint64 (N,): each row's SplitMix64 state for random seats.
-    :param obs: float32 (N, OBS_SIZE), ``masks`` int8 (N, 8 * MASK_WORDS): written for each row,
-        the legal mask in its first 898 entries (the padding stays 0; :func:`sample_legal` reads
-        rows as uint64 words).
-    :param to_move: int64 (N,): the external seat to move now, -1 when the deal is over.
-    :param actor: int64 (N,): the last external seat that moved (kept between calls).
-    :param over: int8 (N,): 1 when the deal is over; ``rewards``: float32 (N, 4) every seat's reward then.
-    :param pending: int8 (N,): 1 when the row waits for a reshuffle (nothing else written).
-    """
+def step_rows(batch, tables, rows, seats, report, written, work) -> None:
+    """Play the rows ``rows`` (int64) of ``batch`` one step (see the module docstring; the
+    bundles :data:`Seats`, :data:`Report` and :data:`Written`)."""
+    U, I8, I64 = batch
+    tab, meld_bits = tables
+    actions, kinds, observer, rngs, row, settings = seats
+    offsets, consts, reward = report
+    obs, masks, to_move, actor, over, pending, rewards = written
     _, inputs, workspace, net = work
     rng = np.empty(1, dtype=np.uint64)
     for i in rows:
@@ -79,7 +100,7 @@ def step_rows(
             K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
         rng[0] = rngs[i]
         while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
-            move = _kernel_move(u64, i8, i64, tab, meld_bits, kinds[i, i64[CURRENT]], rng, row, settings, row_work)
+            move = _kernel_move(u64, i8, i64, kinds[i, i64[CURRENT]], rng, row, settings, row_work)
             if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
                 pending[i] = 1
                 break
