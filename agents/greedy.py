@@ -36,6 +36,7 @@ from treppen.agents.base import Agent, legal_actions
 from treppen_env.agent_core import greedy as core
 from treppen_env.agent_core import reader
 from treppen_env.agent_hooks import heuristic_inputs
+from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
@@ -44,8 +45,11 @@ _NOT_TO_MOVE = "the action mask has no legal action: this agent is not to move"
 
 
 def _rows(*rules: Rules) -> np.ndarray:
-    """Rules rows stacked for the kernels (float64 (len(rules), RULES_ROW_SIZE), writeable)."""
-    return np.stack([core.rules_row(r) for r in rules])
+    """Rules tables stacked for the kernels (int64 (len(rules), TAB_SIZE), read-only as every rules
+    table the kernels read: :func:`treppen_env.core.tables.rules_table`)."""
+    tables = np.stack([rules_table(r) for r in rules])
+    tables.flags.writeable = False
+    return tables
 
 
 #: Rules rows of an agent that infers the preset: row 0 treppenromme, row 1 rum500.
@@ -165,7 +169,7 @@ class GreedyAgent(Agent):
         return int(action)
 
     def _rows(self) -> tuple[np.ndarray, int]:
-        """The kernels' rules rows and the row to use (an inferring agent: 1 once rum500 is seen)."""
+        """The kernels' rules tables and the one to use (an inferring agent: 1 once rum500 is seen)."""
         if self.rules is None:
             return _INFERRED_ROWS, 1 if self._seen_must_use else 0
         if self._rules_key is not self.rules:

@@ -157,13 +157,12 @@ class _Root:
         self.arrays = (u64.copy(), i8.copy(), i64.copy())
         self.det = (u64.copy(), i8.copy(), i64.copy())
         self.tables = state.tables
-        self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
         self.settings = G.settings_row()
         policies = P.seat_policies([agent.own_playout, *[agent.playout] * (state.num_players - 1)], state.num_players)
-        self.playout = P.Playout(policies, self.row, self.settings)
+        self.playout = P.Playout(policies, self.settings)
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
-        self.beliefs = agent._beliefs_for(self.row, self.settings)
+        self.beliefs = agent._beliefs_for(self.settings)
         self.belief_work = Bel.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
@@ -422,11 +421,11 @@ class SearchAgent(Agent):
         w, shape = self._net
         return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, self.value_turns, self.value_weight)
 
-    def _beliefs_for(self, row: np.ndarray, settings: np.ndarray) -> Any:
+    def _beliefs_for(self, settings: np.ndarray) -> Any:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
         weighted = self.beliefs == "greedy" and self._use_history
-        beliefs = Bel.new_beliefs(self.candidates if weighted else 1, self.temperature, self.epsilon, row, settings)
+        beliefs = Bel.new_beliefs(self.candidates if weighted else 1, self.temperature, self.epsilon, settings)
         decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
             u64, i8, i64 = d.state.arrays()

@@ -35,7 +35,7 @@ def rates(rules_name: str, players: int, count: int, rounds: int, playouts: int,
     """Playouts per CPU second over ``rounds`` rounds (median, interval, all rounds), and moves per playout."""
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules_name, rng) for s in positions(rules_name, players, count, seed)]
-    playout = P.Playout(P.seat_policies(policy, players), G.rules_row(samples[0].rules).copy(), G.settings_row())
+    playout = P.Playout(P.seat_policies(policy, players), G.settings_row())
     points = np.zeros((playouts, players), dtype=np.int64)
 
     def one_round(round_seed: int) -> tuple[float, int]:

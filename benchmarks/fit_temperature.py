@@ -48,7 +48,7 @@ def decisions(spec: str, deals: int) -> list[tuple]:
 
 def log_likelihood(recorded: list[tuple], temperature: float, epsilon: float = 0.05) -> float:
     rules = make_rules("treppenromme")
-    b = B.new_beliefs(2, temperature, epsilon, G.rules_row(rules).copy(), G.settings_row())
+    b = B.new_beliefs(2, temperature, epsilon, G.settings_row())
     scratch = B.scratch()[0]
     total = 0.0
     table = rules_table(rules)

@@ -44,7 +44,7 @@ def random_playout(state: GameState, seed: int) -> int:
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     policies = np.full(state.num_players, P.RANDOM, dtype=np.int64)
-    playout = P.Playout(policies, G.rules_row(state.rules).copy(), G.settings_row())  # writeable: the kernels' types
+    playout = P.Playout(policies, G.settings_row())
     steps = P.play_to_end((u64, i8, i64), tab, meld_bits, playout, _generator(seed), P.scratch())
     state.kernel_wrote()
     return int(steps)

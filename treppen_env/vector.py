@@ -116,7 +116,6 @@ class TreppenVectorEnv(VectorEnv):
         for i in range(n):
             self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(num_players)
         self._tab = rules_table(self.rules)
-        self._row = G.rules_row(self.rules).copy()  # writeable: the kernels' types
         self._settings = G.settings_row()
         self._obs = np.zeros((n, O.OBS_SIZE), dtype=np.float32)
         self._padded = np.zeros((n, 8 * MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
@@ -250,7 +249,7 @@ class TreppenVectorEnv(VectorEnv):
         generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
         describe each row."""
         while rows.size:
-            seats = S.Seats(actions, self.kinds, self.observer, self._kernel_rngs, self._row, self._settings)
+            seats = S.Seats(actions, self.kinds, self.observer, self._kernel_rngs, self._settings)
             S.step_rows(
                 (self._u64, self._i8, self._i64),
                 (self._tab, MELD_BITS),

@@ -19,6 +19,7 @@ from treppen_env.agent_core import greedy as G
 from treppen_env.cards import cards_to_bits, parse_card
 from treppen_env.core import kernels as K
 from treppen_env.core.layout import HAND, STOCK
+from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState, Phase
 from treppen_env.history import History
 from treppen_env.melds import MELD_BITS
@@ -75,8 +76,7 @@ def _decision_position(top: str) -> GameState:
 
 
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
-    rules = make_rules("treppenromme")
-    b = B.new_beliefs(8, temperature, epsilon, G.rules_row(rules).copy(), G.settings_row())
+    b = B.new_beliefs(8, temperature, epsilon, G.settings_row())
     u64, i8, i64 = state.arrays()
     b.u64[0], b.i8[0], b.i64[0] = u64, i8, i64
     b.seat[0], b.action[0], b.steps[0] = 1, action, 0  # its hand now is its hand then
@@ -95,7 +95,7 @@ def _model_probability(state: GameState, hand: int, action: int, temperature: fl
     inputs = G.empty_inputs()
     G.state_inputs(u64, i8, i64, 1, inputs)
     scores, out = np.empty(898), np.zeros((898, F.NUM_FEATURES), dtype=np.float32)
-    F.action_scores(inputs, mask, G.rules_row(rules).copy(), G.settings_row(), G.workspace(), scores, out)
+    F.action_scores(inputs, mask, rules_table(rules), G.settings_row(), G.workspace(), scores, out)
     legal = np.flatnonzero(mask)
     scored = legal[np.isfinite(scores[legal])]
     soft = np.exp((scores[scored] - scores[scored].max()) / temperature)

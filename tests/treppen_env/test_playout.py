@@ -43,7 +43,7 @@ def state_action(state: GameState, agent: GreedyAgent) -> int:
     u64, i8, i64 = state.arrays()
     G.state_inputs(u64, i8, i64, state.current, inputs)
     mask = state.legal_mask().astype(np.int8)
-    return int(G.greedy_action(inputs, mask, G.rules_row(state.rules).copy(), agent._current_settings()))
+    return int(G.greedy_action(inputs, mask, state.tables[0], agent._current_settings()))
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)

@@ -63,14 +63,14 @@ from treppen_env.core.layout import (
 #:   (1: no weighting, uniform deals; 0: no deals, the root as it is); ``temperature`` and
 #:   ``epsilon`` of the opponent model;
 #: - ``stock_pool``: uint64 (1,), cards the stock is dealt from after a reshuffle (0: any);
-#: - ``row`` and ``settings``: the heuristic's rules row and settings;
+#: - ``settings``: the heuristic's settings (its rules: the rules table the kernels are given);
 #: - ``stats``: float64 (3,), the sum of the effective sample sizes (as shares of the candidates),
 #:   the weighted determinizations and the candidates ruled out (weight 0).
 Beliefs = namedtuple(
     "Beliefs",
     (
         "u64", "i8", "i64", "seat", "action", "steps", "add", "remove", "draws", "unknown", "size", "candidates",
-        "temperature", "epsilon", "stock_pool", "row", "settings", "stats",
+        "temperature", "epsilon", "stock_pool", "settings", "stats",
     ),
 )  # fmt: skip
 #: Columns of ``Beliefs.stats``.
@@ -86,10 +86,10 @@ _ONE = np.uint64(1)
 
 
 @kernel
-def new_beliefs(candidates, temperature, epsilon, row, settings):
+def new_beliefs(candidates, temperature, epsilon, settings):
     """Empty beliefs (no decisions yet: uniform deals) with ``candidates`` candidate deals per kept
-    one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's rules
-    row and settings (float64)."""
+    one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's
+    settings (float64)."""
     return Beliefs(
         np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
         np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
@@ -106,7 +106,6 @@ def new_beliefs(candidates, temperature, epsilon, row, settings):
         temperature,
         epsilon,
         np.zeros(1, dtype=np.uint64),
-        row,
         settings,
         np.zeros(3),
     )
@@ -146,7 +145,7 @@ def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
     if not mask[action]:
         return -np.inf
     G.state_inputs(u64, i8, i64, seat, inputs)
-    F.action_scores(inputs, mask, b.row, b.settings, work, scores, out)
+    F.action_scores(inputs, mask, tab, b.settings, work, scores, out)
     legal, best = 0, -np.inf
     for a in range(mask.size):
         if mask[a]:

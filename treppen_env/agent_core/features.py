@@ -44,6 +44,7 @@ from treppen_env.agent_core.reader import read_observation
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core.bits import count, has, lowest
 from treppen_env.core.cache import kernel
+from treppen_env.core.layout import T_LAYOFF_VALUE, T_MELD_VALUE
 
 H_LEGAL, H_PICK, H_SCORED, H_GAP, H_SCORE, H_BOOKED, H_WEIGHT, H_DANGER, H_USED = range(9)
 #: Columns of a feature row.
@@ -62,17 +63,17 @@ def _clip(x, bound):
 
 
 @kernel
-def action_features(inputs, mask, row, settings, work, out):
+def action_features(inputs, mask, tab, settings, work, out):
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
     (see the module docstring) of the position in the heuristic's input layout
-    (:data:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules row and
+    (:data:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
     settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
     out[:] = 0.0
-    pick = G.greedy_move(inputs, mask, row, settings, work)
+    pick = G.greedy_move(inputs, mask, tab, settings, work)
     if pick < 0:
         return
     scores = np.empty(NUM_ACTIONS)
-    action_scores(inputs, mask, row, settings, work, scores, out)
+    action_scores(inputs, mask, tab, settings, work, scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -91,7 +92,7 @@ def action_features(inputs, mask, row, settings, work, out):
 
 
 @kernel
-def action_scores(inputs, mask, row, settings, work, scores, out):
+def action_scores(inputs, mask, tab, settings, work, scores, out):
     """The heuristic's score of every action (see the module docstring), in points, into
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
@@ -104,7 +105,7 @@ def action_scores(inputs, mask, row, settings, work, scores, out):
         if mask[a]:
             draw = False
             break
-    d = G.decision(inputs, row, settings, work)
+    d = G.decision(inputs, tab, settings, work)
     if draw:
         depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
@@ -121,16 +122,16 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
     """The meld phase's scores (RULES §4.3-4.4; see the module docstring) in the
     :data:`~treppen_env.agent_core.greedy.Decision` ``d`` into ``scores``, and the booked points,
     weights and dangers into ``out``."""
-    row, wu, wf, wi = d.row, d.wu, d.wf, d.wi
+    tab, wu, wf, wi = d.tab, d.wu, d.wf, d.wi
     banned = scalars[G.BANNED]
     must_use = scalars[G.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
-            value = row[G.R_VALUES + a - MELD_BASE] if a < LAYOFF_BASE else row[G.R_LAYOFF + a - LAYOFF_BASE]
+            value = tab[T_MELD_VALUE + a - MELD_BASE] if a < LAYOFF_BASE else tab[T_LAYOFF_VALUE + a - LAYOFF_BASE]
             out[a, H_BOOKED] = value / SCORE_SCALE
     # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
     # the cards it leaves; a lay's score is that of the best candidate it starts
-    n = G._candidates(hand, row, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
+    n = G._candidates(hand, tab, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
     c_bits = wu[G.U_WORK][:n].copy()
     c_val = wf[G.F_WORK][:n].copy()
     c_first = wi[G.I_WORK][:n].copy()
@@ -160,7 +161,7 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
 
 
 @kernel
-def batch_features(obs, masks, row, settings, out):
+def batch_features(obs, masks, tab, settings, out):
     """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
     masks (int8 (B, 898)) into ``out``, each position read by
     :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see)."""
@@ -172,4 +173,4 @@ def batch_features(obs, masks, row, settings, out):
     work = G.workspace()
     for b in range(obs.shape[0]):
         read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
-        action_features((cards, stairs, scalars, melds, meld_bits), masks[b], row, settings, work, out[b])
+        action_features((cards, stairs, scalars, melds, meld_bits), masks[b], tab, settings, work, out[b])

@@ -51,8 +51,10 @@ Input layout (what :func:`greedy_action` reads):
 ``STOCK``, ``PHASE``, ``M_OWNER`` and ``HAND_SIZES + 0`` complete the public view for other
 kernels; the heuristic itself does not read them.
 
-The rules enter as one float64 row (:func:`rules_row`): meld values, allowed melds, lay-off
-values and flags; the agent's constructor settings as float64 (:data:`NUM_SETTINGS`,).
+The rules enter as the rules core's int64 table ``tab`` (:func:`treppen_env.core.tables.rules_table`,
+the ``T_*`` slots of :mod:`treppen_env.core.layout`: meld values, allowed melds, lay-off values and
+flags), the one encoding of the rules every kernel reads; the agent's constructor settings as
+float64 (:data:`NUM_SETTINGS`,).
 
 Tie-breaking and float arithmetic follow the recorded decisions exactly: candidates sorted by
 value with ties in candidate order, the first best plan found kept, sums taken left to right in
@@ -62,7 +64,6 @@ card order.
 from __future__ import annotations
 
 from collections import namedtuple
-from functools import lru_cache
 
 import numpy as np
 
@@ -78,11 +79,7 @@ from treppen_env.melds import (
     NUM_MELDS,
     NUM_RUN_LENGTHS,
     NUM_SET_MELDS,
-    allowed_melds,
-    layoff_value,
-    meld_values,
 )
-from treppen_env.rules import Rules
 
 # ---------------------------------------------------------------------- input layout
 #: The input arrays (cards, stairs, scalars, melds, meld_bits).
@@ -96,16 +93,6 @@ NUM_MELD_COLUMNS = 5
 KIND_SET, KIND_RUN = 0, 1
 #: Melds never share a card and hold at least 3 (RULES §3, §3.5).
 MAX_TABLE_MELDS = NUM_CARDS // 3
-
-# ---------------------------------------------------------------------- rules row layout
-R_VALUES = 0  # points of laying candidate meld i (RULES §3.3-3.4, §5.1)
-R_ALLOWED = NUM_MELDS  # 1.0 when candidate i is a legal meld (RULES §3.1-3.2)
-R_LAYOFF = 2 * NUM_MELDS  # points of laying off card c onto target t at R_LAYOFF + 3c + t (§5.2)
-R_CORNER = R_LAYOFF + 3 * NUM_CARDS  # 1.0: runs turn the corner (RULES §3.2)
-R_MUST_USE_TAKEN = R_CORNER + 1  # 1.0: the deepest taken card must be played (RULES §4.2)
-R_GOING_OUT_CREDIT = R_CORNER + 2  # 1.0: going out books the opponents' hands (RULES §6.2)
-R_ROMME_DOUBLE = R_CORNER + 3  # 1.0: that credit doubles after a Rommé (RULES §6.2)
-RULES_ROW_SIZE = R_CORNER + 4
 
 # ---------------------------------------------------------------------- settings layout
 S_STOCK_GAIN, S_TAKE_MARGIN, S_CARD_COST, S_OUT_CREDIT, S_MIN_WEIGHT = range(5)
@@ -152,24 +139,6 @@ _RANK_BITS = np.array(
 _SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)
 
 
-@lru_cache(maxsize=16)
-def rules_row(rules: Rules) -> np.ndarray:
-    """The rules as the kernels read them (RULES §3.2-3.4, §4.2, §5.2, §6.2): float64
-    (:data:`RULES_ROW_SIZE`,), read-only."""
-    row = np.zeros(RULES_ROW_SIZE)
-    row[R_VALUES : R_VALUES + NUM_MELDS] = meld_values(rules)
-    row[R_ALLOWED : R_ALLOWED + NUM_MELDS] = allowed_melds(rules)
-    for card in range(NUM_CARDS):
-        for target in range(3):
-            row[R_LAYOFF + 3 * card + target] = layoff_value(rules, card, target)
-    row[R_CORNER] = rules.corner_runs
-    row[R_MUST_USE_TAKEN] = rules.must_use_taken
-    row[R_GOING_OUT_CREDIT] = rules.going_out_credit
-    row[R_ROMME_DOUBLE] = rules.romme_double
-    row.flags.writeable = False
-    return row
-
-
 # ---------------------------------------------------------------------- sorting
 @kernel
 def _stable_order(keys, n, descending, order):
@@ -188,7 +157,7 @@ def _stable_order(keys, n, descending, order):
 
 # ---------------------------------------------------------------------- context
 @kernel
-def _context(inputs, row, ctx, slots, keys, order):
+def _context(inputs, tab, ctx, slots, keys, order):
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
     Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
@@ -228,9 +197,9 @@ def _context(inputs, row, ctx, slots, keys, order):
             b &= b - _ONE
         opp += points
         opp += (scalars[HAND_SIZES + k] - count(seen)) * MEAN_HAND_POINTS
-    if row[R_GOING_OUT_CREDIT] == 0.0:
+    if tab[L.T_GOING_OUT_CREDIT] == 0.0:
         opp /= max(1, n - 1)
-    elif row[R_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+    elif tab[L.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
         opp *= 2
     # Open ends, sets by rank then runs by low-end card.
     for i in range(num_melds):
@@ -270,50 +239,50 @@ def _context(inputs, row, ctx, slots, keys, order):
 
 #: A decision's context, built once per decision by :func:`decision` and read by the plan search
 #: and the scorers: ``ctx`` (uint64 (5,), :func:`_context`), ``out_bonus`` (the going-out bonus,
-#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules row and
+#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules table and
 #: the settings, ``danger`` (float64 (52,), :func:`_danger` of every card a plan may keep), and
 #: the scratch rows ``wu``, ``wf``, ``wi`` of :func:`workspace`.
 Decision = namedtuple(
-    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "row", "settings", "danger", "wu", "wf", "wi")
+    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "tab", "settings", "danger", "wu", "wf", "wi")
 )
 
 
 @kernel
-def decision(inputs, row, settings, work):
+def decision(inputs, tab, settings, work):
     """The :data:`Decision` of a position in the input layout (:data:`Inputs`; RULES §4.1, §4.3,
     §6.2-6.3): its context, open ends and the danger of each card of the hand and the staircase,
     in the scratch arrays ``work`` of :func:`workspace`."""
     wu, wf, wi, ws_slots = work
     ctx, danger = wu[U_CTX], wf[F_DANGER]
-    num_slots, out_bonus = _context(inputs, row, ctx, ws_slots, wi[I_WORK], wi[I_ORDER])
+    num_slots, out_bonus = _context(inputs, tab, ctx, ws_slots, wi[I_WORK], wi[I_ORDER])
     b = inputs[0][HAND] | ctx[2]
     while b:
         c = lowest(b)
         b &= b - _ONE
         danger[c] = _danger(c, ctx)
-    return Decision(ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi)
+    return Decision(ctx, out_bonus, ws_slots, num_slots, tab, settings, danger, wu, wf, wi)
 
 
 # ---------------------------------------------------------------------- candidates
 @kernel
-def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
+def _candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first):
     """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3): fills card bits, booked
     value and first action; returns their count. Melds come in candidate-index order (sets by
     rank and omitted suit, then runs by suit, low end, length), then chains by slot: a card laid
     off onto an open end, then the next card of that suit onto the new end, ..."""
-    n = _meld_candidates(hand, row, c_bits, c_val, c_first)
-    return _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n)
+    n = _meld_candidates(hand, tab, c_bits, c_val, c_first)
+    return _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n)
 
 
 @kernel
-def _meld_candidates(hand, row, c_bits, c_val, c_first):
+def _meld_candidates(hand, tab, c_bits, c_val, c_first):
     """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
-    n = _set_candidates(hand, row, c_bits, c_val, c_first)
-    return _run_candidates(hand, row, c_bits, c_val, c_first, n)
+    n = _set_candidates(hand, tab, c_bits, c_val, c_first)
+    return _run_candidates(hand, tab, c_bits, c_val, c_first, n)
 
 
 @kernel
-def _set_candidates(hand, row, c_bits, c_val, c_first):
+def _set_candidates(hand, tab, c_bits, c_val, c_first):
     """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
     n = 0
     for rank in range(NUM_RANKS):
@@ -329,16 +298,16 @@ def _set_candidates(hand, row, c_bits, c_val, c_first):
             if held == 3 and (omitted == NUM_SUITS or suits >> omitted & 1):
                 continue  # three suits: only the set omitting the fourth
             i = base + omitted
-            if row[R_ALLOWED + i] != 0.0:
+            if tab[L.T_ALLOWED + i] != 0.0:
                 c_bits[n] = _MELD_BITS[i]
-                c_val[n] = row[R_VALUES + i]
+                c_val[n] = tab[L.T_MELD_VALUE + i]
                 c_first[n] = MELD_BASE + i
                 n += 1
     return n
 
 
 @kernel
-def _run_candidates(hand, row, c_bits, c_val, c_first, n):
+def _run_candidates(hand, tab, c_bits, c_val, c_first, n):
     """Append the allowed runs within ``hand`` (RULES §3.2), by suit, low end and length, after
     the first ``n`` candidates; return the new count."""
     for suit in range(NUM_SUITS):
@@ -355,9 +324,9 @@ def _run_candidates(hand, row, c_bits, c_val, c_first, n):
                 if length < MIN_RUN:
                     continue
                 i = NUM_SET_MELDS + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - MIN_RUN
-                if row[R_ALLOWED + i] != 0.0:
+                if tab[L.T_ALLOWED + i] != 0.0:
                     c_bits[n] = _MELD_BITS[i]
-                    c_val[n] = row[R_VALUES + i]
+                    c_val[n] = tab[L.T_MELD_VALUE + i]
                     c_first[n] = MELD_BASE + i
                     n += 1
     return n
@@ -370,10 +339,10 @@ def _rotate_down(ranks):
 
 
 @kernel
-def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
+def _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n):
     """Append the lay-off chains within ``hand`` (RULES §4.3) by slot after the first ``n``
     candidates; return the new count."""
-    corner = row[R_CORNER] != 0.0
+    corner = tab[L.T_CORNER_RUNS] != 0.0
     for k in range(num_slots):
         card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
         if not has(hand, card):
@@ -384,7 +353,7 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
         cur = card
         for _ in range(room):
             bits |= bit(cur)
-            value += row[R_LAYOFF + 3 * cur + target]
+            value += tab[L.T_LAYOFF_VALUE + 3 * cur + target]
             c_bits[n] = bits
             c_val[n] = value
             c_first[n] = first
@@ -405,7 +374,7 @@ def _usable(card, cards, d):
     if has(d.ctx[4], card):
         return True, -1
     c_bits = d.wu[U_WORK]
-    n = _candidates(cards, d.row, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
+    n = _candidates(cards, d.tab, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
     for j in range(n):
         if has(c_bits[j], card):
             return True, n
@@ -517,7 +486,7 @@ def _plan(hand, d, banned, include, before_draw, listed):
     work_bits, work_val, work_first = wu[U_WORK], wf[F_WORK], wi[I_WORK]
     s_bits, s_val, s_first = wu[U_SORTED], wf[F_SORTED], wi[I_SORTED]
     chosen, best_chosen = wi[I_CHOSEN], wi[I_BEST]
-    n = listed if listed >= 0 else _candidates(hand, d.row, d.slots, d.num_slots, work_bits, work_val, work_first)
+    n = listed if listed >= 0 else _candidates(hand, d.tab, d.slots, d.num_slots, work_bits, work_val, work_first)
     order = _stable_order(work_val, n, True, wi[I_ORDER])
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
@@ -567,9 +536,9 @@ def _plan(hand, d, banned, include, before_draw, listed):
 
 # ---------------------------------------------------------------------- decisions
 @kernel
-def greedy_action(inputs, mask, row, settings):
+def greedy_action(inputs, mask, tab, settings):
     """The greedy heuristic's action (RULES §4): from the input layout of the module docstring
-    (:data:`Inputs`), the action mask, the rules row (:func:`rules_row`) and the settings; -1
+    (:data:`Inputs`), the action mask, the rules table ``tab`` and the settings; -1
     when the mask has no legal action.
 
     Draw phase (RULES §4.1-4.2): every legal staircase take whose deepest card the plan can use
@@ -579,7 +548,7 @@ def greedy_action(inputs, mask, row, settings):
     card first), else the discard of highest weight - danger (ties: the higher card), else the
     most valuable legal lay (ties: the higher action).
     """
-    return greedy_move(inputs, mask, row, settings, workspace())
+    return greedy_move(inputs, mask, tab, settings, workspace())
 
 
 @kernel
@@ -596,7 +565,7 @@ def workspace():
 
 
 @kernel
-def greedy_move(inputs, mask, row, settings, work):
+def greedy_move(inputs, mask, tab, settings, work):
     """:func:`greedy_action` with the scratch arrays ``work`` of :func:`workspace` given (the same
     action)."""
     cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
@@ -608,7 +577,7 @@ def greedy_move(inputs, mask, row, settings, work):
     last_legal = NUM_ACTIONS - 1
     while not mask[last_legal]:
         last_legal -= 1
-    d = decision(inputs, row, settings, work)
+    d = decision(inputs, tab, settings, work)
     if last_legal < MELD_BASE:
         depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
         return _best_draw(mask, d.wf[F_SCORES], depth)
@@ -652,7 +621,7 @@ def draw_scores(hand, stairs, scalars, mask, d):
     if mask[0]:
         score, _ = _plan(hand, d, -1, -1, True, -1)
         scores[0] = score + d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
-    must_use_taken = d.row[R_MUST_USE_TAKEN] != 0.0
+    must_use_taken = d.tab[L.T_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
     for take in range(1, depth + 1):
         card = np.int64(stairs[depth - take])
@@ -709,9 +678,9 @@ def _meld(hand, scalars, mask, first_legal, d):
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
             if a < LAYOFF_BASE:
-                value = d.row[R_VALUES + a - MELD_BASE]
+                value = d.tab[L.T_MELD_VALUE + a - MELD_BASE]
             else:
-                value = d.row[R_LAYOFF + a - LAYOFF_BASE]
+                value = d.tab[L.T_LAYOFF_VALUE + a - LAYOFF_BASE]
             if best_play < 0 or value >= best_value:
                 best_play, best_value = a, value
     return best_play if best_play >= 0 else first_legal

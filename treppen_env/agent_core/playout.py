@@ -61,11 +61,11 @@ GREEDY, RANDOM, NET = 0, 1, 2
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
 
 #: How the seats of a playout play (a bundle the kernels take as one argument): ``policies``
-#: (int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`), and the
-#: greedy seats' ``row`` (the rules row, :func:`treppen_env.agent_core.greedy.rules_row`) and
-#: ``settings`` (:func:`treppen_env.agent_core.greedy.settings_row`), both float64. The kernels also
+#: (int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`) and the
+#: greedy seats' ``settings`` (float64, :func:`treppen_env.agent_core.greedy.settings_row`; their
+#: rules are the rules table the kernels are given). The kernels also
 #: take a state's three arrays as one ``pos`` tuple ``(u64, i8, i64)`` (:mod:`treppen_env.core.layout`).
-Playout = namedtuple("Playout", ("policies", "row", "settings"))
+Playout = namedtuple("Playout", ("policies", "settings"))
 
 _ZERO = np.uint64(0)
 
@@ -128,12 +128,12 @@ def net_choice(u64, i8, i64, tab, rng, work) -> int:
 
 
 @kernel
-def greedy_choice(u64, i8, i64, row, settings, work) -> int:
+def greedy_choice(u64, i8, i64, tab, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
     padded, inputs = work[0], work[1]
     G.state_inputs(u64, i8, i64, i64[CURRENT], inputs)
-    return G.greedy_move(inputs, padded[: K.A_DISCARD_BASE + NUM_CARDS], row, settings, work[2])
+    return G.greedy_move(inputs, padded[: K.A_DISCARD_BASE + NUM_CARDS], tab, settings, work[2])
 
 
 @kernel
@@ -217,7 +217,7 @@ def policy_move(pos, tab, meld_bits, playout, rng, work) -> None:
     u64, i8, i64 = pos
     policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
-        action = greedy_choice(u64, i8, i64, playout.row, playout.settings, work)
+        action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
     elif policy == NET:
         action = net_choice(u64, i8, i64, tab, rng, work)
     else:
@@ -361,9 +361,6 @@ def play_out(
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
-    # a writeable copy of the cached rules row: the kernels are compiled for the agents' writeable rows
-    playout = Playout(
-        seat_policies(policy, n), G.rules_row(state.rules).copy(), G.settings_row() if settings is None else settings
-    )
+    playout = Playout(seat_policies(policy, n), G.settings_row() if settings is None else settings)
     playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

@@ -199,10 +199,11 @@ def observation_inputs(obs: np.ndarray) -> Inputs:
 
 
 @kernel
-def observation_action(obs, mask, rows, row_index, infer, settings):
+def observation_action(obs, mask, tables, index, infer, settings):
     """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
-    ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
+    ``tables``: int64 (k, TAB_SIZE) rules tables (:func:`treppen_env.core.tables.rules_table`);
+    table ``index`` is used, or table 1 when
     ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
     (action or -1, evidence).
     """
@@ -214,8 +215,8 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     read_observation(obs, cards, stairs, scalars, melds, meld_bits)
     evidence = must_use_evidence(scalars, mask)
     if infer and evidence:
-        row_index = 1
-    action = greedy_action((cards, stairs, scalars, melds, meld_bits), mask, rows[row_index], settings)
+        index = 1
+    action = greedy_action((cards, stairs, scalars, melds, meld_bits), mask, tables[index], settings)
     return action, evidence
 
 

@@ -113,7 +113,7 @@ def greedy_lays(pos, tab, meld_bits, playout, rng, work) -> None:
     would discard or the deal is over (RULES §4.3-4.5; the heuristic of ``playout``)."""
     u64, i8, i64 = pos
     while i64[PHASE] == MELD:
-        action = P.greedy_choice(u64, i8, i64, playout.row, playout.settings, work)
+        action = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
         if action >= K.A_DISCARD_BASE:
             return
         P.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
@@ -126,7 +126,7 @@ def candidates(pos, tab, meld_bits, moves, playout, work, out) -> int:
     number (see the module docstring; the legal mask in ``work`` must be the state's)."""
     u64, i8, i64 = pos
     mask = work[0][:NUM_ACTIONS]
-    first = P.greedy_choice(u64, i8, i64, playout.row, playout.settings, work)
+    first = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
     out[0] = first
     n = 1
     if moves == ALL:

@@ -48,7 +48,7 @@ GREEDY, RANDOM = P.GREEDY, P.RANDOM
 #:                  the caller checks), ``kinds`` (int64 (N, 4)), ``observer`` (int64 (N,): the
 #:                  seat whose final observation a finished deal shows, -1 for the last external
 #:                  seat that moved), ``rngs`` (uint64 (N,): each row's SplitMix64 state for random
-#:                  seats) and the greedy seats' rules ``row`` and ``settings`` (float64)
+#:                  seats) and the greedy seats' ``settings`` (float64)
 #: :data:`Report`   what is written how: the observation layout's ``offsets`` and ``consts``
 #:                  (:func:`treppen_env.core.observe.write_observation`) and the ``reward`` kind
 #:                  (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``)
@@ -61,16 +61,16 @@ GREEDY, RANDOM = P.GREEDY, P.RANDOM
 #:                  reshuffle, nothing else written) and ``rewards`` (float32 (N, 4): every seat's
 #:                  reward once the deal is over)
 #: ===============  ==============================================================================
-Seats = namedtuple("Seats", ("actions", "kinds", "observer", "rngs", "row", "settings"))
+Seats = namedtuple("Seats", ("actions", "kinds", "observer", "rngs", "settings"))
 Report = namedtuple("Report", ("offsets", "consts", "reward"))
 Written = namedtuple("Written", ("obs", "masks", "to_move", "actor", "over", "pending", "rewards"))
 
 
 @kernel
-def _kernel_move(u64, i8, i64, kind, rng, row, settings, work) -> int:
+def _kernel_move(u64, i8, i64, tab, kind, rng, settings, work) -> int:
     """A kernel seat's move in the row (its legal mask already in ``work``)."""
     if kind == GREEDY:
-        return P.greedy_choice(u64, i8, i64, row, settings, work)
+        return P.greedy_choice(u64, i8, i64, tab, settings, work)
     return random_legal(work[0].view(np.uint64), rng)
 
 
@@ -80,7 +80,7 @@ def step_rows(batch, tables, rows, seats, report, written, work) -> None:
     bundles :data:`Seats`, :data:`Report` and :data:`Written`)."""
     U, I8, I64 = batch
     tab, meld_bits = tables
-    actions, kinds, observer, rngs, row, settings = seats
+    actions, kinds, observer, rngs, settings = seats
     offsets, consts, reward = report
     obs, masks, to_move, actor, over, pending, rewards = written
     _, inputs, workspace, net = work
@@ -100,7 +100,7 @@ def step_rows(batch, tables, rows, seats, report, written, work) -> None:
             K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
         rng[0] = rngs[i]
         while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
-            move = _kernel_move(u64, i8, i64, kinds[i, i64[CURRENT]], rng, row, settings, row_work)
+            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, settings, row_work)
             if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
                 pending[i] = 1
                 break
