@@ -2,7 +2,7 @@
 
 :class:`GreedyAgent` reads the public view of the observation and the action mask (or the same
 public parts of an engine state, :meth:`GreedyAgent.decide_state`), never hidden cards. Its one
-implementation is the kernels of :mod:`treppen_env.core.greedy`, which read the observation as plain
+implementation is the kernels of :mod:`treppen_env.agent_core.greedy`, which read the observation as plain
 arrays of what the mover may see. Each decision scores hands with one
 function, the turn plan: the best way to lay a hand out this turn as card-disjoint melds and
 lay-off chains (a card laid off onto a table run's end, then the next card of that suit onto the
@@ -33,8 +33,10 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.core import greedy as core
-from treppen_env.core import reader
+from treppen_env.agent_core import greedy as core
+from treppen_env.agent_core import reader
+from treppen_env.agent_hooks import heuristic_inputs
+from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState
 from treppen_env.observation import PublicView
 from treppen_env.rules import PRESETS, Rules, make_rules
@@ -43,8 +45,11 @@ _NOT_TO_MOVE = "the action mask has no legal action: this agent is not to move"
 
 
 def _rows(*rules: Rules) -> np.ndarray:
-    """Rules rows stacked for the kernels (float64 (len(rules), RULES_ROW_SIZE), writeable)."""
-    return np.stack([core.rules_row(r) for r in rules])
+    """Rules tables stacked for the kernels (int64 (len(rules), TAB_SIZE), read-only as every rules
+    table the kernels read: :func:`treppen_env.core.tables.rules_table`)."""
+    tables = np.stack([rules_table(r) for r in rules])
+    tables.flags.writeable = False
+    return tables
 
 
 #: Rules rows of an agent that infers the preset: row 0 treppenromme, row 1 rum500.
@@ -146,28 +151,25 @@ class GreedyAgent(Agent):
 
     def decide_state(self, state: GameState) -> int:
         """The heuristic's action for the player to move in an engine state, from what that
-        player may see (:meth:`treppen_env.engine.GameState.heuristic_inputs`; no epsilon
+        player may see (:func:`treppen_env.agent_hooks.heuristic_inputs`; no epsilon
         exploration).
 
         :raises ValueError: when the deal is over (nobody is to move).
         """
-        return self._decide(state.heuristic_inputs(state.current), state.legal_mask())
+        return self._decide(heuristic_inputs(state, state.current), state.legal_mask())
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
-        cards, stairs, scalars, melds, meld_bits = inputs
         mask = _mask(mask)
-        if core.must_use_evidence(scalars, mask):
+        if core.must_use_evidence(inputs[2], mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = core.greedy_action(
-            cards, stairs, scalars, melds, meld_bits, mask, rows[index], self._current_settings()
-        )
+        action = core.greedy_action(inputs, mask, rows[index], self._current_settings())
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)
 
     def _rows(self) -> tuple[np.ndarray, int]:
-        """The kernels' rules rows and the row to use (an inferring agent: 1 once rum500 is seen)."""
+        """The kernels' rules tables and the one to use (an inferring agent: 1 once rum500 is seen)."""
         if self.rules is None:
             return _INFERRED_ROWS, 1 if self._seen_must_use else 0
         if self._rules_key is not self.rules:

@@ -1,5 +1,5 @@
 """Heuristic action features of observations: what the greedy heuristic computes about every
-legal action (:mod:`treppen_env.core.features`), read from the observation and its action mask.
+legal action (:mod:`treppen_env.agent_core.features`), read from the observation and its action mask.
 
 The features depend only on the observation vector and the mask, so they hold only what the
 mover may see (docs/ARCHITECTURE.md "Observations"). The action-feature policy
@@ -14,30 +14,77 @@ from functools import lru_cache
 import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.core import greedy as G
-from treppen_env.core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
+from treppen_env.cards import NUM_CARDS
+from treppen_env.core import layout as L
+from treppen_env.core.tables import rules_table
+from treppen_env.melds import NUM_MELDS
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import Rules, make_rules
 
 __all__ = ["FEATURE_NAMES", "NUM_FEATURES", "heuristic_features", "rules_row"]
 
 
+# The rules as a saved policy holds them (the ``heuristic_rules`` buffer of a policy with heuristic
+# features, ``features: heuristic``, and of its NumPy snapshot): a float64 row. The kernels read the
+# rules core's int64 table (:func:`treppen_env.core.tables.rules_table`); :func:`_kernel_table` puts
+# a row's entries in the table's slots.
+R_VALUES = 0  # points of laying candidate meld i (RULES §3.3-3.4, §5.1)
+R_ALLOWED = NUM_MELDS  # 1.0 when candidate i is a legal meld (RULES §3.1-3.2)
+R_LAYOFF = 2 * NUM_MELDS  # points of laying off card c onto target t at R_LAYOFF + 3c + t (§5.2)
+R_CORNER = R_LAYOFF + 3 * NUM_CARDS  # 1.0: runs turn the corner (RULES §3.2)
+R_MUST_USE_TAKEN = R_CORNER + 1  # 1.0: the deepest taken card must be played (RULES §4.2)
+R_GOING_OUT_CREDIT = R_CORNER + 2  # 1.0: going out books the opponents' hands (RULES §6.2)
+R_ROMME_DOUBLE = R_CORNER + 3  # 1.0: that credit doubles after a Rommé (RULES §6.2)
+RULES_ROW_SIZE = R_CORNER + 4
+#: The table's slots of each run of the row: (row start, table start, length).
+_ROW_IN_TABLE = (
+    (R_VALUES, L.T_MELD_VALUE, NUM_MELDS),
+    (R_ALLOWED, L.T_ALLOWED, NUM_MELDS),
+    (R_LAYOFF, L.T_LAYOFF_VALUE, 3 * NUM_CARDS),
+    (R_CORNER, L.T_CORNER_RUNS, 1),
+    (R_MUST_USE_TAKEN, L.T_MUST_USE_TAKEN, 1),
+    (R_GOING_OUT_CREDIT, L.T_GOING_OUT_CREDIT, 1),
+    (R_ROMME_DOUBLE, L.T_ROMME_DOUBLE, 1),
+)
+
+
 @lru_cache(maxsize=8)
 def _preset_row(rules: Rules) -> np.ndarray:
-    return G.rules_row(rules)
+    table = rules_table(rules)
+    row = np.zeros(RULES_ROW_SIZE)
+    for start, slot, size in _ROW_IN_TABLE:
+        row[start : start + size] = table[slot : slot + size]
+    row.flags.writeable = False
+    return row
 
 
 def rules_row(rules: Rules | str | np.ndarray) -> np.ndarray:
-    """The kernels' rules row (float64 (RULES_ROW_SIZE,)) of ``rules``: a preset name, a
-    :class:`Rules`, or a row already (returned as float64).
+    """The rules as a saved policy holds them: a float64 row (RULES_ROW_SIZE,) of meld values,
+    allowed melds, lay-off values and flags, of ``rules`` (a preset name, a :class:`Rules`, or a
+    row already, returned as float64).
 
     :raises ValueError: for an unknown preset, or a row of another length.
     """
     if isinstance(rules, np.ndarray):
-        if rules.shape != (G.RULES_ROW_SIZE,):
-            raise ValueError(f"a rules row has shape ({G.RULES_ROW_SIZE},); got {rules.shape}")
+        if rules.shape != (RULES_ROW_SIZE,):
+            raise ValueError(f"a rules row has shape ({RULES_ROW_SIZE},); got {rules.shape}")
         return np.ascontiguousarray(rules, dtype=np.float64)
     return _preset_row(make_rules(rules))
+
+
+def _kernel_table(rules: Rules | str | np.ndarray) -> np.ndarray:
+    """The int64 rules table the kernels read (read-only): a preset's or a :class:`Rules`' own, or
+    a saved row's entries in the table's slots (the heuristic reads no other slot)."""
+    if not isinstance(rules, np.ndarray):
+        return rules_table(make_rules(rules))
+    row = rules_row(rules)
+    table = np.zeros(L.TAB_SIZE, dtype=np.int64)
+    for start, slot, size in _ROW_IN_TABLE:
+        table[slot : slot + size] = row[start : start + size]
+    table.flags.writeable = False
+    return table
 
 
 _SETTINGS = G.settings_row()
@@ -46,7 +93,7 @@ _SETTINGS = G.settings_row()
 def heuristic_features(
     obs: np.ndarray, masks: np.ndarray, rules: Rules | str | np.ndarray = "treppenromme"
 ) -> np.ndarray:
-    """The heuristic's features of every action (:mod:`treppen_env.core.features`, columns
+    """The heuristic's features of every action (:mod:`treppen_env.agent_core.features`, columns
     :data:`FEATURE_NAMES`) for a batch of positions, under the greedy heuristic's default settings.
 
     :param obs: observation vectors, float32 (B, 969) or (969,).
@@ -67,5 +114,5 @@ def heuristic_features(
             f"observations {obs.shape} and masks {masks.shape} must be (B, {OBS_SIZE}) and (B, {NUM_ACTIONS})"
         )
     out = np.empty((obs.shape[0], NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
-    batch_features(obs, masks, rules_row(rules), _SETTINGS, out)
+    batch_features(obs, masks, _kernel_table(rules), _SETTINGS, out)
     return out[0] if single else out

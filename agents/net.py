@@ -2,7 +2,7 @@
 
 :class:`NetAgent` plays the most probable legal action of the policy head of a network saved by
 :meth:`treppen.train.kernel_net.KernelNet.save` (``.npz`` of ``w`` and ``shape``), computed by the
-kernels of :mod:`treppen_env.core.net` from the observation alone; ``agents.load`` builds it from
+kernels of :mod:`treppen_env.agent_core.net` from the observation alone; ``agents.load`` builds it from
 such a file.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.core import net as N
+from treppen_env.agent_core import net as N
 
 
 class NetAgent(Agent):

@@ -4,7 +4,7 @@ Both agents simulate only from what they may know: a decision samples one full s
 observation (:func:`treppen_env.determinize.sample_state`, the observer at seat 0), and every
 simulation deals the cards the observer cannot see afresh from it, so the same observation and
 seed give the same action whatever the hidden cards are. The search loops are the kernels of
-:mod:`treppen_env.core.search`; simulations play the deal to its end with a fast default policy
+:mod:`treppen_env.agent_core.search`; simulations play the deal to its end with a fast default policy
 at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``).
 
 Settings both agents share:
@@ -52,12 +52,12 @@ import numpy as np
 from treppen.agents.base import Agent, legal_actions
 from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
+from treppen_env.agent_core import beliefs as Bel
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import net as Net
+from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import search as S
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
-from treppen_env.core import beliefs as Bel
-from treppen_env.core import greedy as G
-from treppen_env.core import net as Net
-from treppen_env.core import playout as P
-from treppen_env.core import search as S
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
@@ -156,25 +156,29 @@ class _Root:
         u64, i8, i64 = state.arrays()
         self.arrays = (u64.copy(), i8.copy(), i64.copy())
         self.det = (u64.copy(), i8.copy(), i64.copy())
-        self.tab, self.meld_bits = state.tables
-        self.row = G.rules_row(state.rules).copy()  # writeable: the kernels are compiled for it
+        self.tables = state.tables
         self.settings = G.settings_row()
-        self.policies = P.seat_policies(
+        policies = P.seat_policies(
             [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
+        self.playout = P.Playout(policies, self.settings)
         self.work = agent._scratch()
-        #: How determinizations are dealt (:mod:`treppen_env.core.beliefs`) and their scratch arrays.
-        self.beliefs = agent._beliefs_for(self.row, self.settings)
+        #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
+        self.beliefs = agent._beliefs_for(self.settings)
         self.belief_work = Bel.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
-        P.start(*self.arrays, self.tab, self.meld_bits, self.work)
-        moves = S.MOVES[agent.settings.moves]
-        n = S.candidates(*self.arrays, self.tab, self.meld_bits, moves, self.row, self.settings, self.work, cand)
+        P.start(*self.arrays, *self.tables, self.work)
+        n = S.candidates(self.arrays, *self.tables, S.MOVES[agent.settings.moves], self.playout, self.work, cand)
         self.choices = cand[:n].copy()
         #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
         #: ``prior``; zeros without one).
         self.prior = np.zeros(S.NUM_ACTIONS)
+
+
+def _work(root: _Root) -> tuple[Any, Any]:
+    """The search kernels' scratch: the playout scratch and the beliefs with theirs."""
+    return root.work, (root.beliefs, root.belief_work)
 
 
 class SearchAgent(Agent):
@@ -323,7 +327,7 @@ class SearchAgent(Agent):
     ) -> np.ndarray:
         """Per opponent, the probability that it holds each card it is not publicly known to hold,
         as the search's determinizations deal them (uniform, or weighted by the opponents' moves
-        with ``beliefs="greedy"``; :mod:`treppen_env.core.beliefs`), from ``samples`` deals.
+        with ``beliefs="greedy"``; :mod:`treppen_env.agent_core.beliefs`), from ``samples`` deals.
 
         :param known: as in :meth:`analyse`.
         :param ends: a time of :attr:`clock` after which no more deals are counted, looked at
@@ -341,9 +345,8 @@ class SearchAgent(Agent):
         while done < samples and not (done and self.clock() >= ends):
             count = min(BELIEF_CHUNK, samples - done)
             Bel.card_counts(
-                root.arrays, root.det, root.tab, root.meld_bits, 0, root.rng, root.beliefs, root.belief_work, count,
-                counts,
-            )  # fmt: skip
+                root.arrays, root.det, root.tables, 0, root.rng, (root.beliefs, root.belief_work), count, counts
+            )
             done += count
         return counts[: decode(observation).num_players] / done
 
@@ -386,6 +389,12 @@ class SearchAgent(Agent):
         objective = S.OBJECTIVES[self.settings.objective]
         return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, objective))
 
+    def _settings(self, root: _Root) -> Any:
+        """The search kernels' settings bundle (:data:`treppen_env.agent_core.search.Search`): flat
+        Monte Carlo reads the observer, the searched moves and how the seats play out."""
+        s = self.settings
+        return S.Search(0, S.MOVES[s.moves], False, S.OBJECTIVES[s.objective], 0.0, 0.0, 0.0, root.playout)
+
     def _scratch(self) -> Any:
         """The playout scratch of a decision, with this agent's network when it has one."""
         if self._net is None:
@@ -394,12 +403,12 @@ class SearchAgent(Agent):
         s = self.settings
         return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, s.value_turns, s.value_weight)
 
-    def _beliefs_for(self, row: np.ndarray, settings: np.ndarray) -> Any:
+    def _beliefs_for(self, settings: np.ndarray) -> Any:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
         s = self.settings
         weighted = s.beliefs == "greedy" and self._use_history
-        beliefs = Bel.new_beliefs(s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, row, settings)
+        beliefs = Bel.new_beliefs(s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings)
         decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
             u64, i8, i64 = d.state.arrays()
@@ -428,7 +437,7 @@ class SearchAgent(Agent):
         self, observation: dict[str, Any], own_known: int, started: float, history: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
-        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.core.search`); with ``history``
+        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search`); with ``history``
         the determinizations follow the beliefs (:meth:`_beliefs_for`). The budgets are looked at
         every :data:`CHUNK` playouts; the ``deadline`` counts from ``started`` (:attr:`clock`) and
         only once every searched move has had a playout (:attr:`cut_short` says it ended the search)."""
@@ -508,7 +517,7 @@ class _Rounds:
 
 class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
-    :func:`treppen_env.core.search.flat_monte_carlo`).
+    :func:`treppen_env.agent_core.search.flat_monte_carlo`).
 
     Its settings are :class:`~treppen.agents.search_settings.RolloutSettings`. With
     ``allocation="uniform"`` (default) playout ``t`` plays move ``t % m`` of ``m`` on
@@ -537,11 +546,10 @@ class RolloutAgent(SearchAgent):
         sim, det_rng, stats, rounds = state
         while count:
             n = min(count, rounds.size - rounds.done)
+            calls = S.Rounds(root.choices, rounds.active, rounds.active.size, det_rng, rounds.done, n, stats)
             S.flat_monte_carlo(
-                root.arrays, root.det, sim, root.tab, root.meld_bits, 0, root.choices, rounds.active,
-                rounds.active.size, S.MOVES[self.settings.moves], root.policies, root.row, root.settings, root.rng,
-                det_rng, rounds.done, n, stats, root.beliefs, (root.work, root.belief_work),
-            )  # fmt: skip
+                root.arrays, root.det, sim, root.tables, self._settings(root), calls, root.rng, _work(root)
+            )
             rounds.done += n
             count -= n
             if rounds.done == rounds.size:
@@ -559,12 +567,12 @@ class RolloutAgent(SearchAgent):
 
 class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS (see the module docstring;
-    :func:`treppen_env.core.search.ismcts`).
+    :func:`treppen_env.agent_core.search.ismcts`).
 
     Its settings are :class:`~treppen.agents.search_settings.ISMCTSSettings`; in a spec,
     ``prior`` is any :func:`treppen.agents.load` spec of a model (a ``.zip``, a run folder), whose
     probabilities of the searched moves, renormalised over them, guide the root's choice by PUCT
-    (:func:`treppen_env.core.search.ismcts`).
+    (:func:`treppen_env.agent_core.search.ismcts`).
     """
 
     name = "ismcts"
@@ -575,6 +583,12 @@ class ISMCTSAgent(SearchAgent):
         s = self.settings
         prior = "" if s.prior is None else f", prior={s.prior!r}, c_prior={s.c_prior}"
         return f", c={s.c}, widening={s.widening}, others={s.others!r}{prior}"
+
+    def _settings(self, root: _Root) -> Any:
+        s = self.settings
+        c_prior = 0.0 if s.prior is None else float(s.c_prior)
+        moves, objective = S.MOVES[s.moves], S.OBJECTIVES[s.objective]
+        return S.Search(0, moves, s.others == "search", objective, float(s.c), float(s.widening), c_prior, root.playout)
 
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         root = super()._root(observation, own_known)
@@ -599,14 +613,8 @@ class ISMCTSAgent(SearchAgent):
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
-        s = self.settings
-        S.ismcts(
-            root.arrays, root.det, root.tab, root.meld_bits, 0, S.MOVES[s.moves], s.others == "search",
-            root.policies, root.row,
-            root.settings, S.OBJECTIVES[s.objective], s.c, s.widening,
-            root.prior, 0.0 if s.prior is None else s.c_prior, root.rng, count,
-            nodes, values, size, path, cand, root.beliefs, (root.work, root.belief_work),
-        )  # fmt: skip
+        tree = S.Tree(nodes, values, size, path, cand, root.prior)
+        S.ismcts(root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root))
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         (nodes, values, _), _, _ = state

@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from treppen_env.core import beliefs as Bel
-from treppen_env.core import playout as P
-from treppen_env.core import search as S
+from treppen_env.agent_core import beliefs as Bel
+from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import search as S
 
 PLAYOUTS = tuple(P.POLICIES)
 #: How the unseen cards are dealt (:class:`SearchSettings`'s ``beliefs``).
@@ -80,7 +80,7 @@ class SearchSettings:
     :param beliefs: how the unseen cards are dealt in the simulations: ``"uniform"`` (every deal
         consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
         softmax over the greedy heuristic's scores makes the opponents' recent moves,
-        :mod:`treppen_env.core.beliefs`).
+        :mod:`treppen_env.agent_core.beliefs`).
     :param temperature: the opponent model's temperature, in points (``None``: :data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].

@@ -6,7 +6,7 @@ Variants (the first word; ``--help`` after it lists its options):
 
 - ``playouts``: greedy and random playouts per CPU second. Each position is sampled once from the
   mover's observation (:func:`treppen_env.determinize.sample_state`), then
-  :func:`treppen_env.core.playout.playouts` plays ``--playouts`` playouts from it, each from a fresh
+  :func:`treppen_env.agent_core.playout.playouts` plays ``--playouts`` playouts from it, each from a fresh
   redeal of the unseen cards, as flat Monte Carlo search does. A round covers every position; the
   report gives the median of the rounds with its order-statistic interval (about 95% for 9 rounds:
   the 2nd-lowest to the 2nd-highest) and the moves a playout takes.
@@ -49,9 +49,9 @@ from harness import RESULTS, conditions, median_interval, observe, positions, ro
 
 from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
 from treppen_env import raw_env
-from treppen_env.core import greedy as G
-from treppen_env.core import net as N
-from treppen_env.core import playout as P
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import net as N
+from treppen_env.agent_core import playout as P
 from treppen_env.core.cache import kernel
 from treppen_env.determinize import sample_state
 
@@ -75,9 +75,7 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
     """Playouts per CPU second over ``rounds`` rounds (median, interval, all rounds), and moves per playout."""
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules, rng) for s in positions(rules, players, count, seed)]
-    row = G.rules_row(samples[0].rules).copy()
-    settings = G.settings_row()
-    policies = P.seat_policies(policy, players)
+    playout = P.Playout(P.seat_policies(policy, players), G.settings_row())
     points = np.zeros((playouts, players), dtype=np.int64)
     moves = [0]
     round_seed = iter(range(1, rounds + 2))
@@ -86,9 +84,7 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
         seed = next(round_seed)
         moves[0] = 0
         for k, s in enumerate(samples):
-            u64, i8, i64 = s.arrays()
-            tab, meld_bits = s.tables
-            moves[0] += P.playouts(u64, i8, i64, tab, meld_bits, 0, policies, row, settings, seed * 1000 + k, points)
+            moves[0] += P.playouts(s.arrays(), *s.tables, 0, playout, seed * 1000 + k, points)
         return len(samples) * playouts
 
     one_round()  # load (or compile) the kernels before timing
@@ -251,8 +247,11 @@ NET_SHAPES = ((32, 1), (64, 1), (64, 2))
 
 
 @kernel
-def evaluate_all(w, shape, obs, masks, u64s, seats, repeats, h, scratch, logits) -> float:
-    """Every position's hidden units, legal logits and value, ``repeats`` times; their sum."""
+def evaluate_all(w, shape, data, repeats, work) -> float:
+    """Every position's hidden units, legal logits and value, ``repeats`` times; their sum
+    (``data``: ``(obs, masks, u64s, seats)`` of the positions; ``work``: the scratch ``(h, scratch, logits)``)."""
+    obs, masks, u64s, seats = data
+    h, scratch, logits = work
     total = 0.0
     for _ in range(repeats):
         for i in range(obs.shape[0]):
@@ -291,9 +290,9 @@ def net_main(argv: Sequence[str] | None = None) -> int:
         torch.manual_seed(0)
         w, shape = KernelNet(hidden, depth).export()
         h, scratch, logits = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32), np.zeros(N.NUM_ACTIONS)
-        evaluate_all(w, shape, *data, 1, h, scratch, logits)  # compile
+        evaluate_all(w, shape, data, 1, (h, scratch, logits))  # compile
         start = time.process_time()
-        evaluate_all(w, shape, *data, args.repeats, h, scratch, logits)
+        evaluate_all(w, shape, data, args.repeats, (h, scratch, logits))
         micros = (time.process_time() - start) / (args.repeats * args.positions) * 1e6
         results[f"H={hidden}, depth={depth}"] = micros
         print(f"H={hidden}, depth {depth}: {micros:.2f} µs per evaluation (hidden units, legal logits, value)")

@@ -4,25 +4,34 @@ and no modules import each other in a circle. Every import counts, those inside 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import subprocess
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The packages from the bottom layer up: a package may import only those before it (and itself).
-#: The repository's agents/, arena/, train/ and apps/ are imported as treppen.agents, ... (treppen/
-#: links them in).
+#: The repository's agents/, arena/, train/ and apps/ are imported as treppen.agents, ... (package-dir
+#: in pyproject.toml maps the installed names onto the root folders).
 LAYERS = ("treppen_env", "treppen.agents", "treppen.arena", "treppen.train", "treppen.apps")
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def package_folder(package: str) -> Path:
+    """The folder that the installed name ``package`` imports from."""
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.origin is not None, f"{package} is not installed"
+    return Path(spec.origin).parent
 
 
 def project_modules() -> dict[str, Path]:
-    folders = [ROOT.joinpath(*package.split(".")) for package in LAYERS]
-    return {module_name(p): p for folder in folders for p in sorted(folder.rglob("*.py"))}
+    modules = {}
+    for package in LAYERS:
+        folder = package_folder(package)
+        for path in sorted(folder.rglob("*.py")):
+            parts = (package, *path.relative_to(folder).with_suffix("").parts)
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
 
 
 def layer_of(name: str) -> int:
@@ -106,6 +115,27 @@ def test_the_walk_sees_imports_inside_functions():
         "treppen.train.rundir",
         "treppen.apps.cli",
     }
+
+
+def test_the_installed_names_are_the_root_folders_without_links():
+    assert {package: package_folder(package) for package in LAYERS[1:]} == {
+        package: ROOT / package.removeprefix("treppen.") for package in LAYERS[1:]
+    }
+    listed = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert [line for line in listed.splitlines() if line.startswith("120000")] == []  # git's mode of a link
+
+
+def test_the_rules_core_imports_no_agent_kernels_and_the_engine_no_search_hooks():
+    graph = import_graph()
+    rules = ["treppen_env.engine", *(name for name in graph if name.startswith("treppen_env.core"))]
+    assert len(rules) > 5
+    assert {name: sorted(t for t in graph[name] if t.startswith("treppen_env.agent_core")) for name in rules} == {
+        name: [] for name in rules
+    }
+    assert "treppen_env.agent_core.search" in graph["treppen.agents.search"]  # the walk sees agent_core
+    from treppen_env.engine import GameState
+
+    assert [hook for hook in ("heuristic_inputs", "random_playout", "redeal") if hasattr(GameState, hook)] == []
 
 
 def test_no_upward_imports():

@@ -34,6 +34,19 @@ def test_the_wheel_installs_only_our_own_top_level_packages(wheel_names: list[st
     assert "treppen/apps/cli.py" in wheel_names and "treppen_env/core/kernels.py" in wheel_names
 
 
+def test_the_wheel_holds_every_module_of_the_folders_it_maps(wheel_names: list[str]) -> None:
+    # pyproject.toml lists the packages one by one (package-dir maps the root folders): a subpackage
+    # left off that list would be missing from the wheel
+    folders = {"treppen_env": "treppen_env", "treppen": "treppen"}
+    folders |= {name: f"treppen/{name}" for name in ("agents", "arena", "train", "apps", "configs")}
+    sources = {
+        f"{installed}/{path.relative_to(ROOT / folder).as_posix()}"
+        for folder, installed in folders.items()
+        for path in (ROOT / folder).rglob("*.py")
+    }
+    assert sources and sources <= set(wheel_names)
+
+
 def test_the_wheel_carries_the_configs_the_zoo_and_the_page(wheel_names: list[str]) -> None:
     names = set(wheel_names)
     configs = {p.name for p in (ROOT / "configs").glob("*.yaml")}

@@ -232,7 +232,7 @@ class TrainConfig:
     features: FeatureSet = field(default_factory=recipe("features"))
     """``action_features`` only: what the action head sees beside the state, ``cards`` (the
     cards each action moves) or ``heuristic`` (also what the greedy heuristic computes about each
-    legal action: :mod:`treppen_env.core.features`)"""
+    legal action: :mod:`treppen_env.agent_core.features`)"""
 
     # --- expert iteration (backend: expert, train/expert.py)
     expert_generations: Count = 3

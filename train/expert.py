@@ -35,7 +35,7 @@ from treppen.train.config import TrainConfig
 from treppen.train.kernel_net import KernelNet, fit
 from treppen.train.rundir import open_run_dir
 from treppen_env.aec import raw_env
-from treppen_env.core import net as N
+from treppen_env.agent_core import net as N
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.observation import OBS_SIZE
 

@@ -1,4 +1,4 @@
-"""The small policy/value network that runs inside the kernels (:mod:`treppen_env.core.net`): its
+"""The small policy/value network that runs inside the kernels (:mod:`treppen_env.agent_core.net`): its
 torch module, its export to the kernels' flat weights, and its training on labelled positions.
 
 :class:`KernelNet` computes what the kernel computes: ``tanh`` hidden layers over the observation,
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from treppen_env.core import net as N
+from treppen_env.agent_core import net as N
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
 
@@ -55,7 +55,7 @@ class KernelNet(nn.Module):
         return logits, value
 
     def export(self) -> tuple[np.ndarray, np.ndarray]:
-        """The kernels' flat float32 weights and int64 shape (:func:`treppen_env.core.net.layout`)."""
+        """The kernels' flat float32 weights and int64 shape (:func:`treppen_env.agent_core.net.layout`)."""
         places = N.layout(OBS_SIZE, self.hidden, self.depth)
         w = np.zeros(places["size"][0], dtype=np.float32)
 

@@ -22,13 +22,14 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from treppen.train.pool import OpponentPool, PoolOpponent
+from treppen_env.agent_core import seats as S
 from treppen_env.core import layout as L
 from treppen_env.core import vector as V
 from treppen_env.rules import Rules, make_rules
 from treppen_env.vector import TreppenVectorEnv
 
 #: Pool kinds the kernel plays itself.
-KERNEL_KINDS = {"random": V.RANDOM, "greedy": V.GREEDY}
+KERNEL_KINDS = {"random": S.RANDOM, "greedy": S.GREEDY}
 
 
 class KernelVecEnv(VecEnv):
@@ -147,11 +148,11 @@ class KernelVecEnv(VecEnv):
             learner = int(self._rng.integers(n))
             self.learner[i] = learner
             core.observer[i] = learner
-            core.kinds[i, :] = V.EXTERNAL
+            core.kinds[i, :] = S.EXTERNAL
             for s, opponent in enumerate(self.opponents[i]):
                 if s != learner:
                     opponent.reset()
-                    core.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, V.EXTERNAL)
+                    core.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, S.EXTERNAL)
         self._returns[rows] = 0.0
         self._lengths[rows] = 0
         core.deal_rows(rows)

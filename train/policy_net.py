@@ -18,7 +18,7 @@ Actions that move the same cards share what is learnt about those cards; an acti
 training still gets a sensible score from its features.
 
 With ``features="heuristic"`` each action's logit also gets a term from what the greedy
-heuristic computes about that action in this position (:mod:`treppen_env.core.features`: its
+heuristic computes about that action in this position (:mod:`treppen_env.agent_core.features`: its
 plan's score after the action, the points it books, a discard's weight and danger, the taken
 cards a take's plan lays, the heuristic's own pick), through one hidden layer modulated by the
 state embedding. Those features are computed from the observation and the action mask
@@ -52,8 +52,8 @@ from treppen.agents.action_features import (
 )
 from treppen.train.config import FEATURE_SETS
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
+from treppen_env.agent_core.features import H_LEGAL
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
-from treppen_env.core.features import H_LEGAL
 from treppen_env.observation import SLICES
 from treppen_env.rules import Rules, make_rules
 

@@ -4,9 +4,10 @@ NumPy arrays and Numba kernels (no RL imports). :class:`GameState` deals (RULES 
 phases draw -> meld/discard (RULES §4) with booking at lay time (§5), ends deals (§6) and games
 (§7). The position is a fixed layout of three arrays (:mod:`treppen_env.core.layout`); legality,
 the actions and the end of a deal are kernels over them (:mod:`treppen_env.core.kernels`), one per
-rule, and this module is their validated Python face: it deals, checks outside input, explains
-illegal actions and reads the arrays back as cards. Randomness comes only from the
-``numpy.random.Generator`` passed in.
+rule, and this module is their validated Python face: it deals, checks outside input
+(:mod:`treppen_env.validation`), explains illegal actions (:mod:`treppen_env.explain`) and reads the
+arrays back as cards. The agents' kernels run on a state through :mod:`treppen_env.agent_hooks`;
+the engine holds none. Randomness comes only from the ``numpy.random.Generator`` passed in.
 """
 
 from __future__ import annotations
@@ -26,19 +27,17 @@ from treppen_env.cards import (
     NUM_CARDS,
     NUM_RANKS,
     bits_to_cards,
-    card_to_str,
-    cards_to_str,
     make_card,
     parse_card,
     parse_deck,
 )
-from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core import layout as L
-from treppen_env.core import playout as P
 from treppen_env.core.tables import rules_table
-from treppen_env.melds import MAX_RUN, MELD_BITS, MIN_RUN, run_allowed, run_cards
+from treppen_env.explain import illegal_reason
+from treppen_env.melds import MELD_BITS
 from treppen_env.rules import Rules
+from treppen_env.validation import check_meld_row, validate_arrays
 
 OUTCOMES = ("went_out", "romme", "stock_exhausted", "max_turns")
 
@@ -107,10 +106,10 @@ class _SeatBits(Sequence[int]):
             return bits[self._base + index]
         if isinstance(index, slice):
             return bits[self._base : self._base + len(self)][index]
-        return bits[self._base + _seat_index(operator.index(index), len(self))]
+        return bits[self._base + seat_index(operator.index(index), len(self))]
 
     def __setitem__(self, index: int, bits: int) -> None:
-        self._state._u64[self._base + _seat_index(index, len(self))] = _as_bits(bits)
+        self._state._u64[self._base + seat_index(index, len(self))] = _as_bits(bits)
         self._state._touch()
 
     def __eq__(self, other: object) -> bool:
@@ -162,7 +161,8 @@ class _CardRow(Sequence[int]):
         return repr(self[:])
 
 
-def _seat_index(index: int, n: int) -> int:
+def seat_index(index: int, n: int) -> int:
+    """``index`` as a seat 0..n-1 (negative counts from the last seat), or IndexError."""
     if not -n <= index < n:
         raise IndexError(f"seat {index} out of range for {n} players")
     return index % n
@@ -460,6 +460,12 @@ class GameState:
         self._stale()  # the caller may write
         return self._u64, self._i8, self._i64
 
+    def kernel_wrote(self) -> None:
+        """Note that a kernel changed the position through :meth:`arrays` (a playout, a redeal):
+        the legal mask and the arrays' Python lists are computed afresh when next read."""
+        self._mask_valid = False
+        self._stale()
+
     @property
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(tab, meld_bits)``: the rules table and the candidate melds' bitsets the kernels read."""
@@ -615,7 +621,7 @@ class GameState:
             raise IllegalActionError(f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}") from None
         mask = self._mask if self._mask_valid else self.legal_mask()
         if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
-            raise IllegalActionError(self._illegal_reason(action))
+            raise IllegalActionError(illegal_reason(self, action))
         spare = self._spare
         status = K.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action)
         self._stale()
@@ -623,54 +629,6 @@ class GameState:
             self._reshuffle(spare)
             self._stale()
         self._spare, self._mask = mask, spare
-
-    def redeal(self, observer: int, seed: int, tries: int = 10_000) -> None:
-        """A new determinization for ``observer``, in place: deal the cards it cannot see afresh
-        (:func:`treppen_env.core.playout.redeal`): every other seat keeps its publicly known
-        cards (RULES §4.1) and its hand size, the stock its size; a must-use card of another seat
-        to move stays playable (RULES §4.2). Everything ``observer`` sees stays as it is.
-
-        :param seed: seeds the deal (the kernels' SplitMix64 generator).
-        :raises ValueError: for a seat not in play, or when ``tries`` deals found none that lets
-            the seat to move play its must-use card.
-        """
-        if not 0 <= observer < self.num_players:
-            raise ValueError(f"observer {observer} is not a seat 0..{self.num_players - 1}")
-        self._check()
-        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
-        found = P.redeal(self._u64, self._i8, self._i64, self._tab, MELD_BITS, observer, rng, tries)
-        self._stale()
-        self._mask_valid = False
-        if not found:
-            raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")
-
-    def heuristic_inputs(self, seat: int) -> G.Inputs:
-        """What ``seat`` may see, in the greedy heuristic's input layout
-        (:func:`treppen_env.core.greedy.state_inputs`): the same arrays as the reader of that
-        seat's observation fills (:func:`treppen_env.core.reader.observation_inputs`)."""
-        self._check()
-        inputs = G.empty_inputs()
-        G.state_inputs(self._u64, self._i8, self._i64, _seat_index(seat, self.num_players), *inputs)
-        return inputs
-
-    def random_playout(self, seed: int) -> int:
-        """Play the deal to its end with uniformly random legal actions in one kernel (RULES §4-6;
-        a simulation for search: the reshuffles use the kernel's own SplitMix64 generator seeded
-        with ``seed``, not :attr:`rng`).
-
-        :return: the number of actions played.
-        """
-        self._check()
-        rng = np.array([seed & (2**64 - 1)], dtype=np.uint64)
-        self._stale()
-        policies = np.full(self.num_players, P.RANDOM, dtype=np.int64)
-        row, settings = G.rules_row(self.rules).copy(), G.settings_row()  # writeable: the agents' kernel types
-        steps = P.play_to_end(
-            self._u64, self._i8, self._i64, self._tab, MELD_BITS, policies, row, settings, rng, P.scratch()
-        )
-        self._mask[:] = 0
-        self._mask_valid = True
-        return int(steps)
 
     def _reshuffle(self, mask: np.ndarray) -> None:
         """RULES §6.4, ``stock_exhausted="reshuffle"``: the staircase except its top card, shuffled
@@ -680,181 +638,6 @@ class GameState:
         if sorted(stock) != sorted(rest):
             raise ValueError("the reshuffled stock is not the staircase's cards below its top (RULES §6.4)")
         K.reshuffle(self._u64, self._i8, self._i64, self._tab, MELD_BITS, mask, np.array(stock, dtype=np.int8))
-
-    # ------------------------------------------------------------------ errors
-    def _illegal_reason(self, action: int) -> str:
-        """Explain why ``action`` is illegal here (slow path, only on error)."""
-        try:
-            act = A.decode(action)
-        except ValueError as err:
-            return str(err)
-        text = f"illegal action {act} (action {action}) for player {self.current}"
-        if self.phase == Phase.DEAL_OVER:
-            return f"{text}: the deal is over (RULES §6)"
-        if self.phase == Phase.DRAW:
-            if act.kind == "draw":
-                return f"{text}: the stock is empty (RULES §6.4)"
-            if act.kind == "take":
-                if act.depth > len(self.staircase):
-                    return f"{text}: the staircase holds only {len(self.staircase)} cards (RULES §4.1)"
-                deepest = card_to_str(self.staircase[-act.depth])
-                return f"{text}: the deepest card taken, {deepest}, cannot be played at once (RULES §4.2)"
-            return f"{text} in the draw phase: draw from the stock or take from the staircase first (RULES §4.1)"
-        hand = self.hands[self.current]
-        if act.kind in ("draw", "take"):
-            return f"{text}: already drew this turn (RULES §4.1)"
-        missing = [c for c in act.cards if not hand >> c & 1]
-        if missing:
-            return f"{text}: {' '.join(card_to_str(c) for c in missing)} not in hand"
-        if self.must_use >= 0:
-            return (
-                f"{text}: {card_to_str(self.must_use)} taken from the staircase must be melded or "
-                "laid off first (RULES §4.2)"
-            )
-        if act.kind == "discard":
-            return f"{text}: a single staircase card just taken may not be discarded (RULES §4.4)"
-        if act.kind == "meld":
-            return f"{text}: not a legal meld under these rules (RULES §3.1-3.2) or it leaves a dead end (§4.5)"
-        return (
-            f"{text}: no meld on the table takes {card_to_str(act.card)} at its "
-            f"{A.TARGETS[act.target]} (RULES §4.3), or it leaves a dead end (§4.5)"
-        )
-
-
-def _rank_bits(rank: int) -> int:
-    return sum(1 << make_card(s, rank) for s in range(4))
-
-
-def validate_arrays(rules: Rules, num_players: int, u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> None:
-    """Check that ``(u64, i8, i64)`` hold a position of a deal under ``rules`` (RULES §1.1, §3,
-    §4) before a kernel runs on them; see :meth:`GameState.validate`.
-
-    :raises ValueError: naming the first problem found.
-    """
-    n = num_players
-    if i64[L.NUM_PLAYERS] != n:
-        raise ValueError(f"the state's arrays are for {i64[L.NUM_PLAYERS]} players, not {n}")
-    if not i64[L.DEALT]:
-        return
-    _check_counters(rules, n, i64)
-    for s in range(L.MAX_SEATS):
-        _check_seat_bits(n, s, int(u64[L.HAND + s]), int(u64[L.KNOWN + s]))
-    for i in range(int(i64[L.NUM_MELDS])):
-        _check_meld_row(rules, n, i, i8, int(u64[L.MELD_BITS + i]))
-    if not _each_card_once(u64, i8, i64):
-        _name_misplaced_card(u64, i8, i64)
-    _check_turn_fields(u64, i64)
-
-
-def _each_card_once(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> bool:
-    """Whether the hands, the staircase, the stock and the table melds hold each card exactly once
-    (RULES §1.1): the quick test, on bitsets."""
-    bits = u64.tolist()
-    seen = 0
-    for set_bits in (*bits[L.HAND : L.HAND + L.MAX_SEATS], *bits[L.MELD_BITS : L.MELD_BITS + int(i64[L.NUM_MELDS])]):
-        if seen & set_bits:
-            return False
-        seen |= set_bits
-    for start, slot in ((L.STAIRS, L.STAIRS_LEN), (L.STOCK, L.STOCK_LEN)):
-        for card in i8[start : start + i64[slot]].tolist():
-            if not 0 <= card < NUM_CARDS or seen >> card & 1:
-                return False
-            seen |= 1 << card
-    return seen == FULL_DECK
-
-
-def _name_misplaced_card(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray) -> None:
-    """Raise the ``ValueError`` that names a card in two places, a card in none or a card index
-    that is not a card (RULES §1.1)."""
-    places: dict[int, str] = {}
-
-    def put(card: int, where: str) -> None:
-        if not 0 <= card < NUM_CARDS:
-            raise ValueError(f"{where} holds card index {card}, not a card 0..{NUM_CARDS - 1}")
-        if card in places:
-            raise ValueError(f"card {card_to_str(card)} is in two places: {places[card]} and {where} (RULES §1.1)")
-        places[card] = where
-
-    for s in range(L.MAX_SEATS):
-        for card in bits_to_cards(int(u64[L.HAND + s])):
-            put(card, f"the hand of seat {s}")
-    for name, start, slot in (("the staircase", L.STAIRS, L.STAIRS_LEN), ("the stock", L.STOCK, L.STOCK_LEN)):
-        for card in i8[start : start + i64[slot]].tolist():
-            put(card, name)
-    for i in range(int(i64[L.NUM_MELDS])):
-        for card in bits_to_cards(int(u64[L.MELD_BITS + i])):
-            put(card, f"table meld {i}")
-    missing = cards_to_str(c for c in range(NUM_CARDS) if c not in places)
-    raise ValueError(f"{NUM_CARDS - len(places)} cards are nowhere in the state: {missing} (RULES §1.1)")
-
-
-def _check_counters(rules: Rules, n: int, i64: np.ndarray) -> None:
-    """Seats, phase, turn and the piles' and table's lengths are in range."""
-    for name, slot, top in (("dealer", L.DEALER, n), ("seat to move", L.CURRENT, n), ("phase", L.PHASE, 3)):
-        if not 0 <= i64[slot] < top:
-            raise ValueError(f"the {name} is {i64[slot]}; expected 0..{top - 1}")
-    if not 0 <= i64[L.TURN] <= rules.max_turns:
-        raise ValueError(f"turn {i64[L.TURN]} is not in 0..max_turns={rules.max_turns} (RULES §6.5)")
-    for name, slot, top in (
-        ("staircase", L.STAIRS_LEN, NUM_CARDS),
-        ("stock", L.STOCK_LEN, NUM_CARDS),
-        ("table", L.NUM_MELDS, L.MAX_MELDS),
-    ):
-        if not 0 <= i64[slot] <= top:
-            raise ValueError(f"the {name} holds {i64[slot]} entries; expected 0..{top}")
-
-
-def _check_seat_bits(n: int, seat: int, hand: int, known: int) -> int:
-    """``seat``'s hand after checking its bitsets: cards only, none for a seat not in play, and
-    the publicly known cards in the hand (RULES §4.1)."""
-    if (hand | known) & ~FULL_DECK:
-        raise ValueError(f"seat {seat}'s card bitsets have bits above card {NUM_CARDS - 1}")
-    if seat >= n and hand | known:
-        raise ValueError(f"seat {seat} is not in play ({n} players) but holds cards")
-    if known & ~hand:
-        stray = cards_to_str(bits_to_cards(known & ~hand))
-        raise ValueError(f"seat {seat} is known to hold {stray}, which are not in its hand (RULES §4.1)")
-    return hand
-
-
-def _check_meld_row(rules: Rules, n: int, i: int, i8: np.ndarray, bits: int) -> int:
-    """The cards of table meld ``i`` after checking its row is a legal meld (RULES §3.1-3.2)."""
-    owner, kind, suit, low, length = i8[L.MELDS + L.MELD_COLS * i : L.MELDS + L.MELD_COLS * (i + 1)].tolist()
-    where = f"table meld {i} (owner {owner}, kind {kind}, suit {suit}, low {low}, length {length})"
-    if not 0 <= owner < n:
-        raise ValueError(f"{where}: the owner is not a seat 0..{n - 1}")
-    if not 0 <= low < NUM_RANKS:
-        raise ValueError(f"{where}: the low rank is not 0..{NUM_RANKS - 1}")
-    if kind == L.SET:
-        ok = suit == -1 and 3 <= length <= 4 and bits & ~_rank_bits(low) == 0 and bits.bit_count() == length
-        if not ok:
-            raise ValueError(
-                f"{where}: not a set of 3 or 4 cards of one rank (RULES §3.1): {cards_to_str(bits_to_cards(bits))}"
-            )
-    elif kind == L.RUN:
-        if not (0 <= suit < 4 and MIN_RUN <= length <= MAX_RUN and run_allowed(rules, low, length)):
-            raise ValueError(f"{where}: not a run allowed by these rules (RULES §3.2)")
-        if bits != sum(1 << c for c in run_cards(suit, low, length)):
-            raise ValueError(f"{where}: its cards {cards_to_str(bits_to_cards(bits))} are not the run it describes")
-    else:
-        raise ValueError(f"{where}: the kind is not {L.SET} (set) or {L.RUN} (run)")
-    return bits
-
-
-def _check_turn_fields(u64: np.ndarray, i64: np.ndarray) -> None:
-    """The must-use and banned cards are in the mover's hand, in the meld phase (RULES §4.2,
-    §4.4); a turn starts with a staircase card (§4.6)."""
-    phase, hand = int(i64[L.PHASE]), int(u64[L.HAND + int(i64[L.CURRENT])])
-    if phase == L.DRAW and i64[L.STAIRS_LEN] == 0:
-        raise ValueError("a turn starts with an empty staircase (RULES §4.6)")
-    for name, slot in (("must-use card", L.MUST_USE), ("banned card", L.BANNED)):
-        card = int(i64[slot])
-        if card != -1 and (phase != L.MELD or not 0 <= card < NUM_CARDS or not hand >> card & 1):
-            text = card_to_str(card) if 0 <= card < NUM_CARDS else str(card)
-            raise ValueError(
-                f"the {name} is {text}: it must be a card in the mover's hand in the meld phase, "
-                "or -1 for none (RULES §4.2, §4.4)"
-            )
 
 
 def can_play_on(rules: Rules, melds: Sequence[TableMeld], card: int, cards: int) -> bool:
@@ -866,6 +649,6 @@ def can_play_on(rules: Rules, melds: Sequence[TableMeld], card: int, cards: int)
     probe = GameState(rules, max(2, 1 + max((m.owner for m in melds), default=0)), np.random.default_rng(0))
     probe.melds = melds
     for i in range(len(melds)):
-        _check_meld_row(rules, probe.num_players, i, probe._i8, int(probe._u64[L.MELD_BITS + i]))
+        check_meld_row(rules, probe.num_players, i, probe._i8, int(probe._u64[L.MELD_BITS + i]))
     K.refresh_table(probe._u64, probe._i8, probe._i64, probe._tab)
     return bool(K.can_play(probe._u64, probe._tab, MELD_BITS, card, np.uint64(cards)))

@@ -28,13 +28,16 @@ Layout (:data:`LAYOUT`, ``name: shape`` - meaning):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from treppen_env.cards import NUM_CARDS
-from treppen_env.core import kernels as K
-from treppen_env.engine import GameState, Phase
+from treppen_env.core.layout import NUM_PHASES
+from treppen_env.core.observe import C_TOTALS_CLIP, OBS_PIECES, OBS_SEATS, TABLE_COLS, write_observation, write_table
+
+if TYPE_CHECKING:  # the kernels' sources hold no engine (treppen_env/core/cache.py)
+    from treppen_env.engine import GameState
 
 LAYOUT_VERSION = 1
 #: Columns of the ``table`` piece.
@@ -55,7 +58,7 @@ LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("banned", (NUM_CARDS,)),
     ("hand_sizes", (MAX_SEATS,)),
     ("stock_size", (1,)),
-    ("phase", (len(Phase),)),
+    ("phase", (NUM_PHASES,)),
     ("points", (MAX_SEATS,)),
     ("totals", (MAX_SEATS,)),
     ("dealer", (MAX_SEATS,)),
@@ -101,14 +104,14 @@ class TableView(NamedTuple):
     features: np.ndarray
 
 
-#: Start of each piece :func:`treppen_env.core.kernels.write_observation` writes, in the order of
-#: ``kernels.OBS_PIECES``; kernels that write observations take it and :data:`KERNEL_CONSTS`.
-KERNEL_OFFSETS = np.array([SLICES[name].start for name in K.OBS_PIECES], dtype=np.int64)
+#: Start of each piece :func:`treppen_env.core.observe.write_observation` writes, in the order of
+#: ``observe.OBS_PIECES``; kernels that write observations take it and :data:`KERNEL_CONSTS`.
+KERNEL_OFFSETS = np.array([SLICES[name].start for name in OBS_PIECES], dtype=np.int64)
 #: The kernel's constants: staircase depths 0..52 (float32 values), then the scales.
 KERNEL_CONSTS = np.array([*_DEPTHS, HAND_SCALE, POINTS_SCALE, TOTALS_SCALE, TOTALS_CLIP], dtype=np.float64)
 _OWNER_SIZE = NUM_CARDS * MAX_SEATS
 _TABLE_SIZE = _OWNER_SIZE + NUM_CARDS * len(TABLE_COLUMNS)
-assert KERNEL_CONSTS.size == K.C_TOTALS_CLIP + 1 and K.OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == K.TABLE_COLS
+assert KERNEL_CONSTS.size == C_TOTALS_CLIP + 1 and OBS_SEATS == MAX_SEATS and len(TABLE_COLUMNS) == TABLE_COLS
 
 
 def encode(state: GameState, seat: int) -> np.ndarray:
@@ -116,11 +119,11 @@ def encode(state: GameState, seat: int) -> np.ndarray:
 
     Depends only on the state and ``seat`` (docs/ARCHITECTURE.md "Environment"); opponents' hands enter only
     as sizes and as the cards they took from the staircase (``known``). Written in one kernel
-    (:func:`treppen_env.core.kernels.write_observation`) from the state's arrays.
+    (:func:`treppen_env.core.observe.write_observation`) from the state's arrays.
     """
     obs = np.empty(OBS_SIZE, dtype=np.float32)
     u64, i8, i64 = state.arrays()
-    K.write_observation(u64, i8, i64, state.tables[0], seat, KERNEL_OFFSETS, KERNEL_CONSTS, obs)
+    write_observation(u64, i8, i64, state.tables[0], seat, KERNEL_OFFSETS, KERNEL_CONSTS, obs)
     return obs
 
 
@@ -128,7 +131,7 @@ def table_view(state: GameState) -> TableView:
     """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3)."""
     u64, i8, i64 = state.arrays()
     out = np.zeros(_TABLE_SIZE, dtype=np.float32)  # meld_owner, then table
-    K.write_table(u64, i8, i64, 0, out, 0, _OWNER_SIZE)  # seat 0: relative seats are absolute
+    write_table(u64, i8, i64, 0, out, 0, _OWNER_SIZE)  # seat 0: relative seats are absolute
     owned = out[:_OWNER_SIZE].reshape(NUM_CARDS, MAX_SEATS)[:, : state.num_players].T.astype(np.uint8)
     return TableView(owned, out[_OWNER_SIZE:].reshape(NUM_CARDS, len(TABLE_COLUMNS)))
 

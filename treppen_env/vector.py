@@ -2,7 +2,7 @@
 
 ``treppen_env.vector_env(num_envs, ...)`` returns a :class:`TreppenVectorEnv`, a Gymnasium
 ``VectorEnv`` over ``num_envs`` deals held as rows of the simulation core's arrays
-(:mod:`treppen_env.core.vector` steps them):
+(:mod:`treppen_env.agent_core.seats` steps them):
 
 - ``opponents="greedy"``, ``"random"`` (or one of those per other seat): one learning seat per row
   (``seat``, default 0); the other seats are played inside the kernel, so every row of a step is
@@ -43,12 +43,14 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from treppen_env import observation as O
 from treppen_env.actions import NUM_ACTIONS, action_to_str
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import seats as S
 from treppen_env.cards import NUM_CARDS
-from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core import layout as L
-from treppen_env.core import playout as P
 from treppen_env.core import vector as V
+from treppen_env.core.generator import MASK_WORDS
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import OUTCOMES
 from treppen_env.melds import MELD_BITS
@@ -56,7 +58,7 @@ from treppen_env.messages import shorten, whole_number
 from treppen_env.rules import Rules, make_rules
 
 #: Opponent kinds a row can seat inside the kernel.
-OPPONENTS = {"greedy": V.GREEDY, "random": V.RANDOM}
+OPPONENTS = {"greedy": S.GREEDY, "random": S.RANDOM}
 REWARDS = {"zero_sum": V.ZERO_SUM, "points": V.POINTS}
 AUTORESET = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
@@ -101,7 +103,7 @@ class TreppenVectorEnv(VectorEnv):
         self.metadata = {"autoreset_mode": AUTORESET[autoreset_mode]}
         self._reward = REWARDS[reward]
         #: Each row's seat kinds (int64 (N, 4): ``EXTERNAL``, ``GREEDY`` or ``RANDOM`` of
-        #: :mod:`treppen_env.core.vector`) and the seat whose final observation a row shows.
+        #: :mod:`treppen_env.agent_core.seats`) and the seat whose final observation a row shows.
         self.kinds, self.seat = self._seat_kinds(opponents, seat)
         self.single_observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
         self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
@@ -114,10 +116,9 @@ class TreppenVectorEnv(VectorEnv):
         for i in range(n):
             self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(num_players)
         self._tab = rules_table(self.rules)
-        self._row = G.rules_row(self.rules).copy()  # writeable: the kernels' types
         self._settings = G.settings_row()
         self._obs = np.zeros((n, O.OBS_SIZE), dtype=np.float32)
-        self._padded = np.zeros((n, 8 * K.MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
+        self._padded = np.zeros((n, 8 * MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
         self._masks = self._padded[:, :NUM_ACTIONS]
         self.to_move = np.full(n, -1, dtype=np.int64)
         self._actor = np.full(n, -1, dtype=np.int64)
@@ -131,6 +132,11 @@ class TreppenVectorEnv(VectorEnv):
         self._work = P.scratch()
         self._all = np.arange(n, dtype=np.int64)
         self._dealt = False  # step() needs a reset() first
+        #: The step kernel's bundles of what it writes how, and where (the arrays above, in place).
+        self._report = S.Report(O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward)
+        self._written = S.Written(
+            self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards
+        )
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -226,7 +232,7 @@ class TreppenVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ rows
     def _seat_kinds(self, opponents: str | Sequence[str] | None, seat: int) -> tuple[np.ndarray, int | None]:
         n = self.num_players
-        kinds = np.full((self.num_envs, L.MAX_SEATS), V.EXTERNAL, dtype=np.int64)
+        kinds = np.full((self.num_envs, L.MAX_SEATS), S.EXTERNAL, dtype=np.int64)
         if opponents is None:
             return kinds, None
         if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
@@ -260,16 +266,20 @@ class TreppenVectorEnv(VectorEnv):
 
     def play_rows(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Step ``rows`` (int64) with ``actions`` (int64 (N,), legal, -1 for none;
-        :func:`treppen_env.core.vector.step_rows`), reshuffles (RULES §6.4) dealt by the rows'
+        :func:`treppen_env.agent_core.seats.step_rows`), reshuffles (RULES §6.4) dealt by the rows'
         generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
         describe each row."""
         while rows.size:
-            V.step_rows(
-                self._u64, self._i8, self._i64, self._tab, MELD_BITS, rows, actions, self.kinds, self.observer,
-                self._kernel_rngs, self._row, self._settings, O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward,
-                self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards,
+            seats = S.Seats(actions, self.kinds, self.observer, self._kernel_rngs, self._settings)
+            S.step_rows(
+                (self._u64, self._i8, self._i64),
+                (self._tab, MELD_BITS),
+                rows,
+                seats,
+                self._report,
+                self._written,
                 self._work,
-            )  # fmt: skip
+            )
             rows = rows[self._pending[rows] != 0]
             for i in rows:
                 self._reshuffle(int(i))

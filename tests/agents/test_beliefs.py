@@ -1,4 +1,4 @@
-"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/core/beliefs.py, the search
+"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/agent_core/beliefs.py, the search
 agents' ``beliefs="greedy"``): the rebuilt decision positions are the opponents' own, the weights are
 the opponent model's exact likelihoods, and nothing hidden is read."""
 
@@ -13,12 +13,13 @@ from tests.env_helpers import swap_hidden
 from treppen.agents import GreedyAgent, RolloutAgent
 from treppen_env import raw_env
 from treppen_env.actions import DRAW, parse_action
+from treppen_env.agent_core import beliefs as B
+from treppen_env.agent_core import features as F
+from treppen_env.agent_core import greedy as G
 from treppen_env.cards import cards_to_bits, parse_card
-from treppen_env.core import beliefs as B
-from treppen_env.core import features as F
-from treppen_env.core import greedy as G
 from treppen_env.core import kernels as K
 from treppen_env.core.layout import HAND, STOCK
+from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState, Phase
 from treppen_env.history import History
 from treppen_env.melds import MELD_BITS
@@ -75,8 +76,7 @@ def _decision_position(top: str) -> GameState:
 
 
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
-    rules = make_rules("treppenromme")
-    b = B.new_beliefs(8, temperature, epsilon, G.rules_row(rules).copy(), G.settings_row())
+    b = B.new_beliefs(8, temperature, epsilon, G.settings_row())
     u64, i8, i64 = state.arrays()
     b.u64[0], b.i8[0], b.i64[0] = u64, i8, i64
     b.seat[0], b.action[0], b.steps[0] = 1, action, 0  # its hand now is its hand then
@@ -93,9 +93,9 @@ def _model_probability(state: GameState, hand: int, action: int, temperature: fl
     mask = np.zeros(898, dtype=np.int8)
     K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
     inputs = G.empty_inputs()
-    G.state_inputs(u64, i8, i64, 1, *inputs)
+    G.state_inputs(u64, i8, i64, 1, inputs)
     scores, out = np.empty(898), np.zeros((898, F.NUM_FEATURES), dtype=np.float32)
-    F.action_scores(*inputs, mask, G.rules_row(rules).copy(), G.settings_row(), *G.workspace(), scores, out)
+    F.action_scores(inputs, mask, rules_table(rules), G.settings_row(), G.workspace(), scores, out)
     legal = np.flatnonzero(mask)
     scored = legal[np.isfinite(scores[legal])]
     soft = np.exp((scores[scored] - scores[scored].max()) / temperature)
@@ -208,7 +208,7 @@ def test_card_beliefs_are_probabilities_of_the_hidden_cards() -> None:
 
 
 def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> None:
-    from treppen_env.core import playout as P
+    from treppen_env.agent_core import playout as P
 
     state = _decision_position("7H")
     stock = list(state.stock)
@@ -218,9 +218,9 @@ def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> Non
     rng = np.ones(1, dtype=np.uint64)
     for _ in range(5):
         u64, i8, i64 = (a.copy() for a in state.arrays())
-        assert P.redeal(u64, i8, i64, tab, meld_bits, 0, rng, 10, np.uint64(pool))
+        assert P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(pool))
         assert cards_to_bits([int(c) for c in i8[STOCK : STOCK + len(stock)]]) == pool
         assert int(u64[HAND + 1]) == cards_to_bits(stock[:3] + opponent[3:])
     u64, i8, i64 = (a.copy() for a in state.arrays())
-    P.redeal(u64, i8, i64, tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10])))  # too few: any deal
+    P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10])))  # too few: any deal
     assert sorted(int(c) for c in i8[STOCK : STOCK + len(stock)]) != sorted(stock[:10])

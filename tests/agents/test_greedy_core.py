@@ -1,4 +1,4 @@
-"""The greedy heuristic's kernels (treppen_env.core.greedy, treppen_env.core.reader): the recorded
+"""The greedy heuristic's kernels (treppen_env.agent_core.greedy, treppen_env.agent_core.reader): the recorded
 decisions, and that they read only what the mover may see (RULES §4; docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from tests.agents.public_view import public_view
 from tests.env_helpers import swap_hidden
 from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 from treppen.agents import GreedyAgent
-from treppen_env.core import reader
+from treppen_env.agent_core import reader
+from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode
 from treppen_env.rules import make_rules
@@ -70,7 +71,7 @@ def test_inputs_from_a_state_equal_those_from_the_observation(preset, players):
             from_view = reader.view_inputs(view, table)
             for a, b in zip(from_obs, from_view, strict=True):
                 np.testing.assert_array_equal(a, b)
-            assert_same_inputs(state.heuristic_inputs(seat), from_obs)
+            assert_same_inputs(heuristic_inputs(state, seat), from_obs)
             mask = state.legal_mask()
             obs = {"observation": encode(state, seat), "action_mask": mask.copy()}
             action = agent.act(obs)
@@ -111,11 +112,11 @@ def test_reads_only_what_the_mover_may_see(preset, players):
                 actions.append(agent.decide_state(s))
                 inputs = reader.observation_inputs(obs["observation"])
                 if s is state:
-                    first, first_state = inputs, s.heuristic_inputs(seat)
+                    first, first_state = inputs, heuristic_inputs(s, seat)
                 else:
                     for a, b in zip(first, inputs, strict=True):
                         np.testing.assert_array_equal(a, b)
-                    for a, b in zip(first_state, s.heuristic_inputs(seat), strict=True):
+                    for a, b in zip(first_state, heuristic_inputs(s, seat), strict=True):
                         np.testing.assert_array_equal(a, b)
             assert len(set(actions)) == 1
             checked += 1

@@ -1,4 +1,4 @@
-"""The heuristic action features (treppen_env/core/features.py, agents/heuristic_features.py):
+"""The heuristic action features (treppen_env/agent_core/features.py, agents/heuristic_features.py):
 computed from the mover's information only, exact in built positions, the greedy pick marked."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from tests.env_helpers import swap_hidden
 from treppen.agents import GreedyAgent
 from treppen.agents.heuristic_features import heuristic_features, rules_row
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
-from treppen_env.core import features as F
-from treppen_env.core import greedy as core
+from treppen_env.agent_core import features as F
+from treppen_env.agent_core import greedy as core
+from treppen_env.agent_hooks import heuristic_inputs
+from treppen_env.core.tables import rules_table
 from treppen_env.melds import meld_values
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -22,8 +24,8 @@ def state_features(state, seat: int, rules) -> np.ndarray:
     """The features of ``seat``'s position read from the engine state (the state path)."""
     out = np.empty((NUM_ACTIONS, F.NUM_FEATURES), dtype=np.float32)
     mask = state.legal_mask().astype(np.int8)
-    row, settings = rules_row(rules), core.settings_row()
-    F.action_features(*state.heuristic_inputs(seat), mask, row, settings, *core.workspace(), out)
+    row, settings = rules_table(make_rules(rules)), core.settings_row()
+    F.action_features(heuristic_inputs(state, seat), mask, row, settings, core.workspace(), out)
     return out
 
 

@@ -28,7 +28,7 @@ from treppen.train.policy_net import ActionFeaturePolicy
 from treppen.train.pool import SelfPlayEnv
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
-from treppen_env.core.features import H_GAP, H_PICK
+from treppen_env.agent_core.features import H_GAP, H_PICK
 from treppen_env.observation import SLICES
 
 

@@ -22,7 +22,7 @@ from treppen_env.core import cache
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("treppen_env", "agents", "arena", "train", "apps")
 
-# Shuffles a deck in a playout kernel (playout.shuffle calls kernels.random_below, in another file);
+# Shuffles a deck in a playout kernel (playout.shuffle calls generator.random_below, in another file);
 # with "deal" in argv, first plays one seeded random deal of each preset with observations (the
 # rules kernels). Prints the results and the kernels' cache hits and misses.
 _PLAY = """
@@ -30,7 +30,7 @@ import json, sys
 import numba
 import numpy as np
 import treppen_env.core.kernels as K
-import treppen_env.core.playout as P
+import treppen_env.agent_core.playout as P
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -46,10 +46,16 @@ for preset in ("treppenromme", "rum500") if "deal" in sys.argv else ():
         state.apply(actions[-1])
 deck = np.arange(52, dtype=np.int8)
 P.shuffle(deck, np.ones(1, dtype=np.uint64))
+def misses(*modules):
+    return sum(sum(d.stats.cache_misses.values()) for m in modules for d in vars(m).values()
+               if isinstance(d, numba.core.registry.CPUDispatcher))
 stats = [d.stats for m in (K, P) for d in vars(m).values() if isinstance(d, numba.core.registry.CPUDispatcher)]
-print(json.dumps({"actions": actions, "deck": deck.tolist(), "file": K.__file__,
-                  "hits": sum(sum(s.cache_hits.values()) for s in stats),
-                  "misses": sum(sum(s.cache_misses.values()) for s in stats)}))
+out = {"actions": actions, "deck": deck.tolist(), "file": K.__file__,
+       "hits": sum(sum(s.cache_hits.values()) for s in stats),
+       "misses": sum(sum(s.cache_misses.values()) for s in stats)}
+if "by-package" in sys.argv:  # the rules core's kernels apart from the agents' (treppen_env/agent_core)
+    out = {"rules_misses": misses(K), "agent_misses": misses(P)}
+print(json.dumps(out))
 """
 
 
@@ -106,10 +112,10 @@ def test_an_edit_to_a_callee_in_another_file_reaches_its_callers(tmp_path: Path,
     with (src / "treppen_env" / "aec.py").open("a") as handle:
         handle.write("# edited\n")
     assert run_play(cache_dir, src)["misses"] == 0
-    # kernels.random_below now always draws 0: the Fisher-Yates shuffle in playout.py, compiled with
+    # generator.random_below now always draws 0: the Fisher-Yates shuffle in playout.py, compiled with
     # it, must leave the deck as it was, and the random deals play other actions
     edit(
-        src / "treppen_env" / "core" / "kernels.py",
+        src / "treppen_env" / "core" / "generator.py",
         "    return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)",
         "    return 0 * int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)",
     )
@@ -117,6 +123,21 @@ def test_an_edit_to_a_callee_in_another_file_reaches_its_callers(tmp_path: Path,
     assert after["misses"] > 0
     assert after["deck"] == [*range(1, 52), 0]  # each step swaps card k with position 0
     assert before["deck"] != after["deck"]
+
+
+def test_an_edit_to_the_engine_or_a_search_file_recompiles_no_rules_kernel(tmp_path: Path) -> None:
+    src, cache_dir = copy_package(tmp_path), tmp_path / "cache"
+    first = run_play(cache_dir, src, "deal", "by-package")
+    assert first["rules_misses"] > 0 and first["agent_misses"] > 0
+    # the engine's Python: no kernel is built from it
+    with (src / "treppen_env" / "engine.py").open("a") as handle:
+        handle.write("# edited\n")
+    assert run_play(cache_dir, src, "deal", "by-package") == {"rules_misses": 0, "agent_misses": 0}
+    # a search file: the agents' kernels compile afresh, the rules kernels load from the cache
+    with (src / "treppen_env" / "agent_core" / "search.py").open("a") as handle:
+        handle.write("# edited\n")
+    after = run_play(cache_dir, src, "deal", "by-package")
+    assert after["rules_misses"] == 0 and after["agent_misses"] > 0
 
 
 def test_processes_that_start_at_once_from_an_empty_cache_agree(tmp_path: Path) -> None:
@@ -172,10 +193,21 @@ def test_every_kernel_is_keyed_on_the_sources_it_is_compiled_from() -> None:
     # what the kernels read from outside treppen_env/core: the melds' bitsets, the card points and
     # the action blocks (greedy), the observation layout (reader), the rules
     names = {str(p.relative_to(cache.PACKAGE_DIR)) for p in sources}
-    assert {"melds.py", "cards.py", "actions.py", "observation.py", "rules.py", "core/greedy.py"} <= names
+    assert {"melds.py", "cards.py", "actions.py", "observation.py", "rules.py", "agent_core/greedy.py"} <= names
     assert {"aec.py", "records.py", "render.py"}.isdisjoint(names)
 
 
 def test_the_stamp_holds_the_versions_and_every_source() -> None:
-    assert cache.SOURCE_STAMP == cache.source_stamp()
-    assert len(cache.SOURCE_STAMP) == 64
+    assert cache.STAMPS == {folder: cache.source_stamp(folder) for folder in (cache.CORE_DIR, cache.AGENT_DIR)}
+    assert {len(stamp) for stamp in cache.STAMPS.values()} == {64} and len(set(cache.STAMPS.values())) == 2
+
+
+def test_each_kernel_package_is_stamped_on_its_own_sources() -> None:
+    rules = {str(p.relative_to(cache.PACKAGE_DIR)) for p in cache.kernel_sources(cache.CORE_DIR)}
+    agents = {str(p.relative_to(cache.PACKAGE_DIR)) for p in cache.kernel_sources(cache.AGENT_DIR)}
+    assert not any(name.startswith("agent_core/") for name in rules)  # the core imports no agent kernel
+    assert {"core/kernels.py", "core/layout.py", "agent_core/search.py", "observation.py"} <= agents
+    assert "engine.py" not in rules | agents  # the engine's Python (observation.py names it for types only)
+    folders = {cache.package_of(str(cache.PACKAGE_DIR / name)) for name in ("core/kernels.py", "core/vector.py")}
+    assert folders == {cache.CORE_DIR}
+    assert cache.package_of(str(cache.PACKAGE_DIR / "agent_core" / "search.py")) == cache.AGENT_DIR

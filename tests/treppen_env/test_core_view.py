@@ -1,4 +1,4 @@
-"""The mover's visible information as arrays (treppen_env.core.view): what the observation shows."""
+"""The mover's visible information as arrays (treppen_env.view): what the observation shows."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 from tests.env_helpers import swap_hidden
 from treppen_env.cards import bits_to_cards
 from treppen_env.core import layout as L
-from treppen_env.core.view import mover_view
 from treppen_env.engine import GameState
 from treppen_env.observation import decode, encode
 from treppen_env.rules import make_rules
+from treppen_env.view import mover_view
 
 
 def views_along_a_deal(preset: str, players: int, seed: int):

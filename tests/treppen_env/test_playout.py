@@ -1,4 +1,4 @@
-"""Playouts and determinization kernels (treppen_env.core.playout): greedy seats decide as GreedyAgent does
+"""Playouts and determinization kernels (treppen_env.agent_core.playout): greedy seats decide as GreedyAgent does
 from their observations, playouts reach the deal's end with the engine's scores (RULES §6), the
 same seed repeats them, and a redeal keeps everything public (RULES §4.1-4.2)."""
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from treppen.agents import GreedyAgent
-from treppen_env.core import greedy as G
-from treppen_env.core import playout as P
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
+from treppen_env.agent_hooks import redeal
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -37,12 +38,12 @@ def positions(preset: str, players: int, seed: int, deals: int = 3):
 
 
 def state_action(state: GameState, agent: GreedyAgent) -> int:
-    """The greedy kernel's action from the state's arrays (:func:`treppen_env.core.greedy.state_inputs`)."""
+    """The greedy kernel's action from the state's arrays (:func:`treppen_env.agent_core.greedy.state_inputs`)."""
     inputs = G.empty_inputs()
     u64, i8, i64 = state.arrays()
-    G.state_inputs(u64, i8, i64, state.current, *inputs)
+    G.state_inputs(u64, i8, i64, state.current, inputs)
     mask = state.legal_mask().astype(np.int8)
-    return int(G.greedy_action(*inputs, mask, G.rules_row(state.rules).copy(), agent._current_settings()))
+    return int(G.greedy_action(inputs, mask, state.tables[0], agent._current_settings()))
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)
@@ -107,7 +108,7 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
         copy = state.clone(np.random.default_rng(0))
         u64, i8, i64 = copy.arrays()
         tab, meld_bits = copy.tables
-        assert P.redeal(u64, i8, i64, tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
+        assert P.redeal((u64, i8, i64), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]
         assert copy.staircase == state.staircase and copy.melds == state.melds
@@ -124,9 +125,9 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
 def test_gamestate_redeal_keeps_what_the_observer_sees():
     state = next(s for k, s in enumerate(positions("rum500", 3, seed=11, deals=1)) if k == 12).clone()
     copy = state.clone()
-    copy.redeal(1, seed=4)
+    redeal(copy, 1, seed=4)
     copy.validate()
     assert copy.hands[1] == state.hands[1] and copy.known == state.known and copy.staircase == state.staircase
     assert [int(h).bit_count() for h in copy.hands] == [int(h).bit_count() for h in state.hands]
     with pytest.raises(ValueError, match=r"observer 3 is not a seat 0\.\.2"):
-        copy.redeal(3, seed=0)
+        redeal(copy, 3, seed=0)

@@ -158,8 +158,9 @@ T_SHAPE = T_HAND_VALUE + NUM_CARDS
 SHAPE_COLS = 4
 TAB_SIZE = T_SHAPE + SHAPE_COLS * NUM_MELD_CANDIDATES
 
-#: Values of ``PHASE`` (the engine's ``Phase`` enum has the same numbers).
+#: Values of ``PHASE`` (the engine's ``Phase`` enum has the same numbers), and how many there are.
 DRAW, MELD, DEAL_OVER = 0, 1, 2
+NUM_PHASES = 3
 #: Values of ``OUTCOME``; ``OUTCOME - 1`` indexes the engine's ``OUTCOMES`` names.
 NO_OUTCOME, WENT_OUT_OUTCOME, ROMME, STOCK_EXHAUSTED, MAX_TURNS_OUTCOME = range(5)
 

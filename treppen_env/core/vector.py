@@ -1,33 +1,19 @@
-"""The batched environment's step: many deals, one kernel call (:mod:`treppen_env.vector`).
+"""The batched environment's rules kernels (:mod:`treppen_env.vector`): the rewards of a finished
+deal, the rows whose action is not legal, and a random legal action per row.
 
 The deals are the rows of three 2-D arrays in the state layout (:mod:`treppen_env.core.layout`):
-``U`` (uint64 (N, U64_SIZE)), ``I8`` and ``I64``. Every seat of a row has a kind (``kinds``,
-int64 (N, 4)): :data:`EXTERNAL` (the caller decides: the learner, or every seat in self-play),
-:data:`GREEDY` or :data:`RANDOM` (played inside the kernel: the greedy heuristic from what that
-seat may see, or a uniformly random legal action). :func:`step_rows` plays, for each row it is
-given, the caller's action (or none, after a new deal), then the kernel seats' moves until an
-external seat is to move or the deal is over, and writes what the caller needs: that seat's
-observation and legal mask, or at the deal's end the final observation of ``observer[i]`` (or of
-the last external seat that moved), an all-zero mask and every seat's reward.
-
-A discard that empties the stock under ``stock_exhausted="reshuffle"`` (RULES §6.4) stops the
-row with ``pending[i] = 1``: the caller shuffles the staircase below its top with the row's own
-generator (as :class:`~treppen_env.engine.GameState` does) and continues the row.
+``U`` (uint64 (N, U64_SIZE)), ``I8`` and ``I64``. The step that plays the rows, with the seats the
+kernel plays itself (greedy, random), is :func:`treppen_env.agent_core.seats.step_rows`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.core import greedy as G
-from treppen_env.core import kernels as K
-from treppen_env.core import playout as P
 from treppen_env.core.cache import kernel
-from treppen_env.core.layout import CURRENT, DEAL_OVER, DEAL_POINTS, NUM_PLAYERS, PHASE
+from treppen_env.core.generator import random_legal
+from treppen_env.core.layout import DEAL_POINTS, NUM_PLAYERS
 
-#: Kinds of a seat: decided by the caller, or played inside the kernel (the playout policies).
-EXTERNAL = -1
-GREEDY, RANDOM = P.GREEDY, P.RANDOM
 #: Rewards: the zero-sum difference to the others' mean, or the own points (both / 100).
 ZERO_SUM, POINTS = 0, 1
 
@@ -49,70 +35,6 @@ def deal_rewards(i64, reward, out) -> None:
 
 
 @kernel
-def _kernel_move(u64, i8, i64, tab, meld_bits, kind, rng, row, settings, work) -> int:
-    """A kernel seat's move in the row (its legal mask already in ``work``)."""
-    if kind == GREEDY:
-        return P.greedy_choice(u64, i8, i64, row, settings, work)
-    return K.random_legal(work[0].view(np.uint64), rng)
-
-
-@kernel
-def step_rows(
-    U, I8, I64, tab, meld_bits, rows, actions, kinds, observer, rngs, row, settings, offsets, consts, reward,
-    obs, masks, to_move, actor, over, pending, rewards, work,
-) -> None:  # fmt: skip
-    """Play the rows ``rows`` (int64) one step (see the module docstring).
-
-    :param actions: int64 (N,): the external seat's action per row, -1 for none (the row was just
-        dealt or reshuffled: only the kernel seats move). It must be legal (the caller checks).
-    :param observer: int64 (N,): the seat whose final observation a finished deal shows, or -1 for
-        the last external seat that moved (``actor``).
-    :param rngs: uint64 (N,): each row's SplitMix64 state for random seats.
-    :param obs: float32 (N, OBS_SIZE), ``masks`` int8 (N, 8 * MASK_WORDS): written for each row,
-        the legal mask in its first 898 entries (the padding stays 0; :func:`sample_legal` reads
-        rows as uint64 words).
-    :param to_move: int64 (N,): the external seat to move now, -1 when the deal is over.
-    :param actor: int64 (N,): the last external seat that moved (kept between calls).
-    :param over: int8 (N,): 1 when the deal is over; ``rewards``: float32 (N, 4) every seat's reward then.
-    :param pending: int8 (N,): 1 when the row waits for a reshuffle (nothing else written).
-    """
-    _, inputs, workspace, net = work
-    rng = np.empty(1, dtype=np.uint64)
-    for i in rows:
-        u64, i8, i64 = U[i], I8[i], I64[i]
-        row_work = (masks[i], inputs, workspace, net)  # the kernel seats decide on the row's own mask
-        mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
-        pending[i] = 0
-        a = actions[i]
-        if a >= 0:
-            actor[i] = i64[CURRENT]
-            if K.step(u64, i8, i64, tab, meld_bits, mask, a) == K.STEP_RESHUFFLE:
-                pending[i] = 1
-                continue
-        else:
-            K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
-        rng[0] = rngs[i]
-        while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
-            move = _kernel_move(u64, i8, i64, tab, meld_bits, kinds[i, i64[CURRENT]], rng, row, settings, row_work)
-            if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
-                pending[i] = 1
-                break
-        rngs[i] = rng[0]
-        if pending[i]:
-            continue
-        if i64[PHASE] == DEAL_OVER:
-            over[i] = 1
-            to_move[i] = -1
-            deal_rewards(i64, reward, rewards[i])
-            seat = observer[i] if observer[i] >= 0 else actor[i]
-        else:
-            over[i] = 0
-            seat = i64[CURRENT]
-            to_move[i] = seat
-        K.write_observation(u64, i8, i64, tab, seat, offsets, consts, obs[i])
-
-
-@kernel
 def illegal_rows(masks, actions, skip):
     """The rows (int64, ascending) whose action is outside 0..897 or not legal in their mask (int8
     (N, 898)), ``skip`` (bool (N,)) rows aside."""
@@ -131,6 +53,6 @@ def sample_legal(masks, rngs):
     rng = np.empty(1, dtype=np.uint64)
     for i in range(masks.shape[0]):
         rng[0] = rngs[i]
-        out[i] = max(K.random_legal(masks[i].view(np.uint64), rng), 0)
+        out[i] = max(random_legal(masks[i].view(np.uint64), rng), 0)
         rngs[i] = rng[0]
     return out

@@ -2,8 +2,8 @@
 
 Both search the moves of one observer from a root state sampled once from its observation
 (:func:`treppen_env.determinize.sample_state`): every simulation first deals what the observer
-cannot see afresh (:func:`treppen_env.core.playout.redeal`), so the search never reads a hidden
-card, then plays the deal out with each seat's playout policy (:func:`treppen_env.core.playout.play_to_end`).
+cannot see afresh (:func:`treppen_env.agent_core.playout.redeal`), so the search never reads a hidden
+card, then plays the deal out with each seat's playout policy (:func:`treppen_env.agent_core.playout.play_to_end`).
 
 Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
 
@@ -12,12 +12,12 @@ Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
   (RULES §4.4); melds and lay-offs are played as the heuristic plans them (:func:`greedy_lays`);
 - :data:`ALL`: every legal action.
 
-A simulation's result for a seat (:func:`treppen_env.core.playout.outcome`) is its score against
+A simulation's result for a seat (:func:`treppen_env.agent_core.playout.outcome`) is its score against
 the other seats, as the ratings count it (``arena.ratings``: more points 1, equal points 0.5,
 averaged over the other seats; for 2 players the deal's win, draw or loss), and its point margin,
 its deal points minus the mean of the others' (RULES §6.2), in hundreds of points. With a value
 network, a flat Monte Carlo simulation may stop after some turns and count the network's
-estimate of the win score instead (:func:`treppen_env.core.playout.finish`). The search maximises the
+estimate of the win score instead (:func:`treppen_env.agent_core.playout.finish`). The search maximises the
 :data:`WIN`, :data:`MARGIN` or :data:`MIX` (their mean) objective (:func:`objective_value`).
 
 The kernels run a given number of simulations and keep all their state in arrays the caller
@@ -30,13 +30,16 @@ margin and its square.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
-from treppen_env.core import beliefs as B
+from treppen_env.agent_core import beliefs as B
+from treppen_env.agent_core import playout as P
 from treppen_env.core import kernels as K
-from treppen_env.core import playout as P
+from treppen_env.core.bits import bit
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import next_random
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -70,26 +73,60 @@ N_VALUE = NUM_STATS
 NODE_VALUE_COLS = NUM_STATS + 1
 NO_NODE = -1
 
+# ------------------------------------------------------------------------------ bundles
+#: The kernels take their arguments in bundles (named tuples, built by the agent once per decision
+#: or per call): besides a state's three arrays as one tuple (``root``, ``det``, ``sim``, ``pos``:
+#: ``(u64, i8, i64)``) and the rules core's tables ``tables = (tab, meld_bits)``
+#: (:attr:`treppen_env.engine.GameState.tables`):
+#:
+#: ===============  ==============================================================================
+#: bundle           fields
+#: ===============  ==============================================================================
+#: :data:`Search`   ``observer`` (the searching seat), ``moves`` (:data:`PLAN` or :data:`ALL`),
+#:                  ``search_others`` (bool: the other seats' moves searched too), ``objective``
+#:                  (:data:`WIN`, :data:`MARGIN` or :data:`MIX`), ``c`` (UCB1's exploration
+#:                  constant), ``widening`` (progressive widening's exponent), ``c_prior`` (PUCT's
+#:                  constant at the root, 0 for none) and ``playout``
+#:                  (:data:`treppen_env.agent_core.playout.Playout`: how the seats play out)
+#: :data:`Tree`     an IS-MCTS tree (:func:`new_tree`: ``nodes``, ``values``, ``size``) with its
+#:                  scratch ``path`` (int64 (capacity,)) and ``cand`` (int64 (NUM_ACTIONS,)) and
+#:                  the root's ``prior`` (float64 (NUM_ACTIONS,))
+#: :data:`Rounds`   one call of flat Monte Carlo: the root's ``choices`` (int64), the ``active``
+#:                  indices among them (int64) and ``num_active``, the determinization's generator
+#:                  ``det_rng`` (uint64 (1,)), the simulations ``done`` so far and the ``count``
+#:                  to run, and the ``stats`` (float64 (len(choices), NUM_STATS))
+#: ``work``         ``(playout scratch, (beliefs, beliefs scratch))``:
+#:                  :func:`treppen_env.agent_core.playout.scratch` and the determinizations' beliefs
+#:                  (:mod:`treppen_env.agent_core.beliefs`)
+#: ===============  ==============================================================================
+Search = namedtuple(
+    "Search", ("observer", "moves", "search_others", "objective", "c", "widening", "c_prior", "playout")
+)
+Tree = namedtuple("Tree", ("nodes", "values", "size", "path", "cand", "prior"))
+Rounds = namedtuple("Rounds", ("choices", "active", "num_active", "det_rng", "done", "count", "stats"))
+
 
 # ------------------------------------------------------------------------------ moves
 @kernel
-def greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work) -> None:
+def greedy_lays(pos, tab, meld_bits, playout, rng, work) -> None:
     """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
-    would discard or the deal is over (RULES §4.3-4.5)."""
+    would discard or the deal is over (RULES §4.3-4.5; the heuristic of ``playout``)."""
+    u64, i8, i64 = pos
     while i64[PHASE] == MELD:
-        action = P.greedy_choice(u64, i8, i64, row, settings, work)
+        action = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
         if action >= K.A_DISCARD_BASE:
             return
         P.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
 @kernel
-def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) -> int:
+def candidates(pos, tab, meld_bits, moves, playout, work, out) -> int:
     """Write the searched moves of the seat to move into ``out`` (int64, at least
-    :data:`NUM_ACTIONS`), the heuristic's choice first, and return their number (see the module
-    docstring; the legal mask in ``work`` must be the state's)."""
+    :data:`NUM_ACTIONS`), the heuristic's choice (that of ``playout``) first, and return their
+    number (see the module docstring; the legal mask in ``work`` must be the state's)."""
+    u64, i8, i64 = pos
     mask = work[0][:NUM_ACTIONS]
-    first = P.greedy_choice(u64, i8, i64, row, settings, work)
+    first = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
     out[0] = first
     n = 1
     if moves == ALL:
@@ -111,7 +148,7 @@ def candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, work, out) ->
     length = i64[STAIRS_LEN]
     for depth in range(1, length + 1):
         card = i8[STAIRS + length - depth]
-        taken |= K.bit(card)
+        taken |= bit(card)
         action = K.A_TAKE_BASE + depth
         if action != first and mask[action]:
             if depth == 1 or K.can_play(u64, tab, meld_bits, card, hand | taken):
@@ -152,52 +189,51 @@ def _copy(src, dst) -> None:
 
 
 @kernel
-def determinize(root, det, tab, meld_bits, observer, rng, beliefs, work) -> None:
+def determinize(root, det, tables, observer, rng, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh, uniformly or weighted by the ``beliefs`` (:func:`treppen_env.core.beliefs.determinize`),
-    its legal mask in ``work`` (``(playout scratch, beliefs scratch)``)."""
-    B.determinize(root, det, tab, meld_bits, observer, rng, beliefs, work[1])
+    afresh, uniformly or weighted by the beliefs in ``work``
+    (:func:`treppen_env.agent_core.beliefs.determinize`), its legal mask in ``work``."""
+    tab, meld_bits = tables
+    beliefs, belief_work = work[1]
+    B.determinize(root, det, tab, meld_bits, observer, rng, beliefs, belief_work)
     P.start(det[0], det[1], det[2], tab, meld_bits, work[0])
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @kernel
-def flat_monte_carlo(
-    root, det, sim, tab, meld_bits, observer, choices, active, num_active, moves, policies, row,
-    settings, rng, det_rng, done, count, stats, beliefs, work,
-) -> None:  # fmt: skip
-    """Simulations ``done`` to ``done + count - 1`` of flat Monte Carlo over the root's active moves.
+def flat_monte_carlo(root, det, sim, tables, search, rounds, rng, work) -> None:
+    """Simulations ``done`` to ``done + count - 1`` of flat Monte Carlo over the root's active
+    moves (the :data:`Rounds` ``rounds``).
 
-    Simulation ``t`` plays move ``j = active[t % num_active]`` of ``choices`` (int64) on
-    determinization ``t // num_active`` (a new one in ``det`` whenever ``t % num_active == 0``)
-    and plays it out in ``sim``; every move of a determinization is played out with the same
-    random numbers (``det_rng``, common random numbers), so moves are compared on the same cards
-    and the same reshuffles. With :data:`PLAN` the observer's lays after the move are the
-    heuristic's. The observer's result is added to ``stats[j]`` (float64 (len(choices), NUM_STATS)).
+    Simulation ``t`` plays move ``j = active[t % num_active]`` of ``choices`` on determinization
+    ``t // num_active`` (a new one in ``det`` whenever ``t % num_active == 0``) and plays it out in
+    ``sim``; every move of a determinization is played out with the same random numbers
+    (``det_rng``, common random numbers), so moves are compared on the same cards and the same
+    reshuffles. With :data:`PLAN` the observer's lays after the move are the heuristic's. The
+    observer's result is added to ``stats[j]``.
 
     :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
         determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
-    :param rng: the search's generator (uint64 (1,)), ``det_rng`` the determinization's.
-    :param beliefs: how determinizations are dealt (:mod:`treppen_env.core.beliefs`); ``work``:
-        the playout scratch and the beliefs scratch.
+    :param search: the :data:`Search` settings (its ``observer``, ``moves`` and ``playout``).
+    :param rng: the search's generator (uint64 (1,)); ``work``: see :data:`Search`'s table.
     """
+    tab, meld_bits = tables
+    choices, active, num_active, det_rng, done, count, stats = rounds
     sim_rng = np.empty(1, dtype=np.uint64)
     scratch = work[0]
     for t in range(done, done + count):
         k = t % num_active
         j = active[k]
         if k == 0:
-            determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
-            det_rng[0] = K.next_random(rng)
+            determinize(root, det, tables, search.observer, rng, work)
+            det_rng[0] = next_random(rng)
         _copy(det, sim)
         sim_rng[0] = det_rng[0]
         P.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
         P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
-        if moves == PLAN:
-            greedy_lays(sim[0], sim[1], sim[2], tab, meld_bits, row, settings, sim_rng, scratch)
-        win, margin = P.finish(
-            sim[0], sim[1], sim[2], tab, meld_bits, policies, row, settings, sim_rng, scratch, observer
-        )
+        if search.moves == PLAN:
+            greedy_lays(sim, tab, meld_bits, search.playout, sim_rng, scratch)
+        win, margin = P.finish(sim, tab, meld_bits, search.playout, sim_rng, scratch, search.observer)
         add_result(stats[j], win, margin)
 
 
@@ -260,11 +296,13 @@ def _select(nodes, values, node, cand, n, c) -> int:
 
 
 @kernel
-def _descend(nodes, values, size, node, cand, n, c, widening, player) -> tuple[int, bool]:
-    """The next node below ``node`` for the legal moves ``cand[:n]``: a new child for the first
-    untried move when the tree has room and widening allows (:func:`may_expand`), else the UCB1
-    choice (:func:`_select`). Counts the availability of the children in the tree. Returns (the
-    node, or NO_NODE when the tree is full and nothing here was tried; whether expanded)."""
+def _descend(tree, node, n, c, widening, player) -> tuple[int, bool]:
+    """The next node below ``node`` of the :data:`Tree` ``tree`` for the legal moves
+    ``tree.cand[:n]``: a new child for the first untried move when the tree has room and widening
+    allows (:func:`may_expand`), else the UCB1 choice (:func:`_select`). Counts the availability
+    of the children in the tree. Returns (the node, or NO_NODE when the tree is full and nothing
+    here was tried; whether expanded)."""
+    nodes, values, size, cand = tree.nodes, tree.values, tree.size, tree.cand
     untried, legal_children = -1, 0
     for i in range(n):
         child = _child(nodes, node, cand[i])
@@ -281,12 +319,14 @@ def _descend(nodes, values, size, node, cand, n, c, widening, player) -> tuple[i
 
 
 @kernel
-def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) -> tuple[int, bool]:
-    """PUCT at the root (Silver et al. 2017): the move among ``cand[:n]`` of best
+def _select_prior(tree, node, n, c_prior, player) -> tuple[int, bool]:
+    """PUCT at the root (Silver et al. 2017) of the :data:`Tree` ``tree``: the move among
+    ``cand[:n]`` of best
     ``Q + c_prior * prior[a] * sqrt(N) / (1 + n_a)``, where ``Q`` is the move's mean objective,
     or the root's mean (the first one 0.5) for a move not yet tried, ``N`` the root's visits and
     ``n_a`` the move's. A chosen move not yet in the tree is expanded (when it has room).
     Returns (the child, or NO_NODE when the tree is full and the move untried; whether expanded)."""
+    nodes, values, size, cand, prior = tree.nodes, tree.values, tree.size, tree.cand, tree.prior
     total = values[node, S_COUNT]
     parent_q = values[node, N_VALUE] / total if total else 0.5
     root = math.sqrt(total if total > 1.0 else 1.0)
@@ -307,9 +347,10 @@ def _select_prior(nodes, values, size, node, cand, n, c_prior, prior, player) ->
 
 
 @kernel
-def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
-    """Add the finished deal's result to the root (the observer's) and to every node of the path
-    (its player's)."""
+def _backup(tree, depth, i64, observer, objective) -> None:
+    """Add the finished deal's result to the root (the observer's) and to every node of the
+    :data:`Tree`'s path (its player's)."""
+    nodes, values, path = tree.nodes, tree.values, tree.path
     win, margin = P.outcome(i64, observer)
     add_result(values[0], win, margin)
     values[0, N_VALUE] += objective_value(win, margin, objective)
@@ -321,69 +362,64 @@ def _backup(nodes, values, path, depth, i64, observer, objective) -> None:
 
 
 @kernel
-def _unsearched(
-    u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, work
-) -> None:
-    """Play the moves before the next searched one: without ``search_others`` the other seats'
-    moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to move."""
-    if not search_others:
-        while i64[CURRENT] != observer and i64[PHASE] != DEAL_OVER:
-            P.policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+def _unsearched(pos, tab, meld_bits, search, lays, rng, work) -> None:
+    """Play the moves before the next searched one: without ``search.search_others`` the other
+    seats' moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to
+    move."""
+    i64 = pos[2]
+    if not search.search_others:
+        while i64[CURRENT] != search.observer and i64[PHASE] != DEAL_OVER:
+            P.policy_move(pos, tab, meld_bits, search.playout, rng, work)
     if lays:
-        greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, work)
+        greedy_lays(pos, tab, meld_bits, search.playout, rng, work)
 
 
 @kernel
-def ismcts(
-    root, det, tab, meld_bits, observer, moves, search_others, policies, row, settings, objective, c,
-    widening, prior, c_prior, rng, count, nodes, values, size, path, cand, beliefs, work,
-) -> None:  # fmt: skip
+def ismcts(root, det, tables, search, tree, rng, count, work) -> None:
     """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
-    2012) on the tree ``nodes, values, size`` of :func:`new_tree`.
+    2012) on the :data:`Tree` ``tree`` (:func:`new_tree`), with the :data:`Search` settings
+    ``search``.
 
     Each iteration deals a new determinization (:func:`determinize`), descends through the seats'
     searched moves (:func:`candidates`) by UCB1 with availability counts (:func:`_select`),
     expands one new move (:func:`may_expand`), plays the deal out and adds each seat's result to
     the nodes where that seat moved (:func:`_backup`). Without ``search_others`` only the
     observer's moves are searched and the other seats play their playout policy in the tree too
-    (the search models them as that policy). ``path`` (int64) and ``cand`` (int64
-    (NUM_ACTIONS,)) are scratch; ``beliefs`` deal the determinizations and ``work`` holds the
-    playout scratch and the beliefs scratch (:func:`determinize`).
-
-    :param c: the exploration constant, in the objective's units.
-    :param prior: float64 (NUM_ACTIONS,): a policy's probabilities of the root's moves; with
-        ``c_prior > 0`` the root's move is chosen by PUCT over them (:func:`_select_prior`)
-        instead of trying every move once, then UCB1.
+    (the search models them as that policy). ``work`` holds the playout scratch and the beliefs
+    that deal the determinizations (:data:`Search`'s table). ``search.c`` is the exploration
+    constant, in the objective's units; with ``search.c_prior > 0`` the root's move is chosen by
+    PUCT over ``tree.prior`` (a policy's probabilities of the root's moves, :func:`_select_prior`)
+    instead of trying every move once, then UCB1.
     """
+    tab, meld_bits = tables
+    nodes, path, cand = tree.nodes, tree.path, tree.cand
     scratch = work[0]
     for _ in range(count):
-        determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
+        determinize(root, det, tables, search.observer, rng, work)
         u64, i8, i64 = det
         node, depth = 0, 0
         while i64[PHASE] != DEAL_OVER:
-            lays = depth > 0 and moves == PLAN
-            _unsearched(
-                u64, i8, i64, tab, meld_bits, observer, search_others, lays, policies, row, settings, rng, scratch
-            )
+            lays = depth > 0 and search.moves == PLAN
+            _unsearched(det, tab, meld_bits, search, lays, rng, scratch)
             if i64[PHASE] == DEAL_OVER:
                 break
-            n = candidates(u64, i8, i64, tab, meld_bits, moves, row, settings, scratch, cand)
-            if depth == 0 and c_prior > 0.0:  # the root: the same moves in every determinization
-                node, expand = _select_prior(nodes, values, size, node, cand, n, c_prior, prior, i64[CURRENT])
+            n = candidates(det, tab, meld_bits, search.moves, search.playout, scratch, cand)
+            if depth == 0 and search.c_prior > 0.0:  # the root: the same moves in every determinization
+                node, expand = _select_prior(tree, node, n, search.c_prior, i64[CURRENT])
             else:
-                node, expand = _descend(nodes, values, size, node, cand, n, c, widening, i64[CURRENT])
+                node, expand = _descend(tree, node, n, search.c, search.widening, i64[CURRENT])
             if node == NO_NODE:  # the tree is full and nothing here was tried: play on
                 break
             path[depth] = node
             depth += 1
             P.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, scratch)
             if expand:
-                if moves == PLAN:
-                    greedy_lays(u64, i8, i64, tab, meld_bits, row, settings, rng, scratch)
+                if search.moves == PLAN:
+                    greedy_lays(det, tab, meld_bits, search.playout, rng, scratch)
                 break
         if i64[PHASE] != DEAL_OVER:
-            P.play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, scratch)
-        _backup(nodes, values, path, depth, i64, observer, objective)
+            P.play_to_end(det, tab, meld_bits, search.playout, rng, scratch)
+        _backup(tree, depth, i64, search.observer, search.objective)
 
 
 @kernel

@@ -1,13 +1,13 @@
 """The heuristic's view of every legal action, as features for a learned policy.
 
-For a position in the greedy heuristic's input layout (:mod:`treppen_env.core.greedy`: only
+For a position in the greedy heuristic's input layout (:mod:`treppen_env.agent_core.greedy`: only
 what the mover may see), :func:`action_features` writes one row of :data:`NUM_FEATURES` float32
 columns per action: what the heuristic computes about that action when it decides. Rows of
 illegal actions are zero. The columns (``H_*``):
 
 ==============  ===================================================================================
 ``H_LEGAL``     1 for a legal action
-``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.core.greedy.greedy_action`)
+``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.agent_core.greedy.greedy_action`)
 ``H_SCORED``    1 when the heuristic scores the action: a take whose deepest card its plan can use
                 (RULES §4.1-4.2), a lay that starts a candidate of its plan search, any discard
 ``H_GAP``       the action's score minus the best score of the legal actions, in points / 10,
@@ -21,7 +21,7 @@ illegal actions are zero. The columns (``H_*``):
 
 An action's score is the heuristic's value of the turn after it, in points:
 
-- a draw (RULES §4.1-4.2): :func:`treppen_env.core.greedy.draw_scores`, the score the heuristic
+- a draw (RULES §4.1-4.2): :func:`treppen_env.agent_core.greedy.draw_scores`, the score the heuristic
   ranks draws by;
 - a meld or lay-off (RULES §4.3): the best of the plan search's candidates that start with it
   (the meld; a chain of lay-offs at one open end), the points that candidate books plus the best
@@ -39,10 +39,12 @@ from __future__ import annotations
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core.reader import read_observation
 from treppen_env.cards import NUM_CARDS
-from treppen_env.core import greedy as G
+from treppen_env.core.bits import count, has, lowest
 from treppen_env.core.cache import kernel
-from treppen_env.core.reader import read_observation
+from treppen_env.core.layout import T_LAYOFF_VALUE, T_MELD_VALUE
 
 H_LEGAL, H_PICK, H_SCORED, H_GAP, H_SCORE, H_BOOKED, H_WEIGHT, H_DANGER, H_USED = range(9)
 #: Columns of a feature row.
@@ -61,17 +63,17 @@ def _clip(x, bound):
 
 
 @kernel
-def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, out):
+def action_features(inputs, mask, tab, settings, work, out):
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
-    (see the module docstring) of the position in the heuristic's input layout, with its mask
-    (int8 (898,)), rules row and settings, using the scratch arrays of
-    :func:`treppen_env.core.greedy.workspace`."""
+    (see the module docstring) of the position in the heuristic's input layout
+    (:data:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
+    settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
     out[:] = 0.0
-    pick = G.greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+    pick = G.greedy_move(inputs, mask, tab, settings, work)
     if pick < 0:
         return
     scores = np.empty(NUM_ACTIONS)
-    action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out)
+    action_scores(inputs, mask, tab, settings, work, scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -90,26 +92,27 @@ def action_features(cards, stairs, scalars, melds, meld_bits, mask, row, setting
 
 
 @kernel
-def action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots, scores, out):
+def action_scores(inputs, mask, tab, settings, work, scores, out):
     """The heuristic's score of every action (see the module docstring), in points, into
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
     :func:`action_features` (the other columns untouched). The greedy action has the best score up
-    to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.core.beliefs`)."""
+    to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.beliefs`)."""
+    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
     scores[:] = -np.inf
     draw = True
     for a in range(MELD_BASE, NUM_ACTIONS):
         if mask[a]:
             draw = False
             break
-    d = G.decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
+    d = G.decision(inputs, tab, settings, work)
     if draw:
         depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
             if mask[k]:
-                scores[k] = wf[G.F_SCORES][k]
+                scores[k] = d.wf[G.F_SCORES][k]
             if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = G._popcount(wu[G.U_USES][k]) / k
+                out[k, H_USED] = count(d.wu[G.U_USES][k]) / k
     else:
         _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
 
@@ -117,18 +120,18 @@ def action_scores(cards, stairs, scalars, melds, meld_bits, mask, row, settings,
 @kernel
 def _turn_scores(hand, scalars, mask, d, scores, out):
     """The meld phase's scores (RULES §4.3-4.4; see the module docstring) in the
-    :data:`~treppen_env.core.greedy.Decision` ``d`` into ``scores``, and the booked points,
+    :data:`~treppen_env.agent_core.greedy.Decision` ``d`` into ``scores``, and the booked points,
     weights and dangers into ``out``."""
-    row, wu, wf, wi = d.row, d.wu, d.wf, d.wi
+    tab, wu, wf, wi = d.tab, d.wu, d.wf, d.wi
     banned = scalars[G.BANNED]
     must_use = scalars[G.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
-            value = row[G.R_VALUES + a - MELD_BASE] if a < LAYOFF_BASE else row[G.R_LAYOFF + a - LAYOFF_BASE]
+            value = tab[T_MELD_VALUE + a - MELD_BASE] if a < LAYOFF_BASE else tab[T_LAYOFF_VALUE + a - LAYOFF_BASE]
             out[a, H_BOOKED] = value / SCORE_SCALE
     # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
     # the cards it leaves; a lay's score is that of the best candidate it starts
-    n = G._candidates(hand, row, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
+    n = G._candidates(hand, tab, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
     c_bits = wu[G.U_WORK][:n].copy()
     c_val = wf[G.F_WORK][:n].copy()
     c_first = wi[G.I_WORK][:n].copy()
@@ -136,7 +139,7 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
         a = c_first[j]
         if not mask[a]:
             continue
-        include = must_use if must_use >= 0 and not G._has(c_bits[j], must_use) else -1
+        include = must_use if must_use >= 0 and not has(c_bits[j], must_use) else -1
         rest, _ = G._plan(hand & ~c_bits[j], d, banned, include, False, -1)
         if c_val[j] + rest > scores[a]:
             scores[a] = c_val[j] + rest
@@ -145,7 +148,7 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
     kept = 0.0
     b = hand
     while b:
-        c = G._lowest(b)
+        c = lowest(b)
         b &= b - G._ONE
         weights[c] = G._weight(c, hand, unseen, d.ctx[2], d.settings)
         kept += weights[c]
@@ -158,16 +161,16 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
 
 
 @kernel
-def batch_features(obs, masks, row, settings, out):
+def batch_features(obs, masks, tab, settings, out):
     """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
     masks (int8 (B, 898)) into ``out``, each position read by
-    :func:`treppen_env.core.reader.read_observation` (only what its mover may see)."""
+    :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see)."""
     cards = np.zeros(G.NUM_CARD_SETS, dtype=np.uint64)
     stairs = np.zeros(NUM_CARDS, dtype=np.int8)
     scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
     melds = np.zeros((G.MAX_TABLE_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
     meld_bits = np.zeros(G.MAX_TABLE_MELDS, dtype=np.uint64)
-    wu, wf, wi, ws_slots = G.workspace()
+    work = G.workspace()
     for b in range(obs.shape[0]):
         read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
-        action_features(cards, stairs, scalars, melds, meld_bits, masks[b], row, settings, wu, wf, wi, ws_slots, out[b])
+        action_features((cards, stairs, scalars, melds, meld_bits), masks[b], tab, settings, work, out[b])

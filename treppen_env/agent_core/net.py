@@ -8,7 +8,7 @@ layer sums the weight rows of the nonzero entries only. Its layers, all ``tanh``
 - ``policy``: ``H`` to 898 logits, computed for the legal actions only;
 - ``value``: ``H`` plus the other seats' hands (3 x 52 bits: a determinized world is fully known)
   to one number, ``tanh``: the seat's expected score against the others (-1 lost to all, +1 beat
-  all; the win objective of :mod:`treppen_env.core.search` as ``2 * score - 1``).
+  all; the win objective of :mod:`treppen_env.agent_core.search` as ``2 * score - 1``).
 
 The weights are one float32 array ``w`` with the layout of :func:`layout`, so a kernel takes the
 net as ``(w, shape)``, ``shape`` int64 (:data:`SHAPE_SIZE`,): observation size, ``H``, depth.
@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from treppen_env.core import kernels as K
+from treppen_env.core.bits import bit, lowest
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import next_random
 from treppen_env.core.layout import HAND, MAX_SEATS, NUM_CARDS
 
 #: Slots of the shape array.
@@ -123,8 +125,8 @@ def _hand_terms(w, start, u64, seat, n) -> float:
     for k in range(1, n):
         hand = u64[HAND + (seat + k) % n]
         while hand:
-            c = K.lowest(hand)
-            hand &= ~K.bit(c)
+            c = lowest(hand)
+            hand &= ~bit(c)
             total += w[start + (k - 1) * NUM_CARDS + c]
     return total
 
@@ -139,7 +141,7 @@ def sample_action(logits, rng) -> int:
     for a in range(logits.size):
         if logits[a] > -np.inf:
             total += np.exp(logits[a] - best)
-    pick = (K.next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    pick = (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
     last = -1
     for a in range(logits.size):
         if logits[a] > -np.inf:

@@ -1,12 +1,12 @@
 """Playouts and determinization as kernels over the compiled core's arrays.
 
-A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.core.greedy`) or
-uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
-greedy seats decide from what they may see: :func:`treppen_env.core.greedy.state_inputs` fills the heuristic's input
-layout from the state's arrays for the seat to move exactly as the heuristic's observation reader
-does from that seat's observation (the same cards, counts and table, melds in the same order), so
-a greedy seat in a playout makes the move :class:`treppen.agents.GreedyAgent` would make from its
-observation.
+A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy`)
+or uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
+greedy seats decide from what they may see: :func:`treppen_env.agent_core.greedy.state_inputs`
+fills the heuristic's input layout from the state's arrays for the seat to move exactly as the
+heuristic's observation reader does from that seat's observation (the same cards, counts and
+table, melds in the same order), so a greedy seat in a playout makes the move
+:class:`treppen.agents.GreedyAgent` would make from its observation.
 
 A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh
 random deal of the unseen cards: each opponent keeps the cards it is publicly known to hold
@@ -20,21 +20,24 @@ shuffle.
 Randomness inside the kernels is the SplitMix64 generator of :mod:`treppen_env.core.kernels`,
 whose whole state is a uint64 (1,) array the caller seeds: the same seed, the same playouts.
 
-The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.core.greedy`;
+The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.agent_core.greedy`;
 their cache is keyed on every core source (:mod:`treppen_env.core.cache`), so an edit to a callee
 recompiles its callers too.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
-from treppen_env.core import greedy as G
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import net as N
 from treppen_env.core import kernels as K
-from treppen_env.core import net as N
+from treppen_env.core.bits import bit, count, has
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import MASK_WORDS, random_below, random_legal
 from treppen_env.core.layout import (
     CURRENT,
     DEAL_OVER,
@@ -51,10 +54,18 @@ from treppen_env.core.layout import (
     STOCK_LEN,
     TURN,
 )
+from treppen_env.core.observe import write_observation
 
 #: Policies of a seat in a playout.
 GREEDY, RANDOM, NET = 0, 1, 2
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
+
+#: How the seats of a playout play (a bundle the kernels take as one argument): ``policies``
+#: (int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`) and the
+#: greedy seats' ``settings`` (float64, :func:`treppen_env.agent_core.greedy.settings_row`; their
+#: rules are the rules table the kernels are given). The kernels also
+#: take a state's three arrays as one ``pos`` tuple ``(u64, i8, i64)`` (:mod:`treppen_env.core.layout`).
+Playout = namedtuple("Playout", ("policies", "settings"))
 
 _ZERO = np.uint64(0)
 
@@ -63,7 +74,7 @@ _ZERO = np.uint64(0)
 def shuffle(cards, rng) -> None:
     """Fisher-Yates shuffle of the int8 array ``cards`` in place with the generator ``rng``."""
     for k in range(cards.size - 1, 0, -1):
-        j = K.random_below(rng, k + 1)
+        j = random_below(rng, k + 1)
         cards[k], cards[j] = cards[j], cards[k]
 
 
@@ -79,8 +90,8 @@ def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
 @kernel
 def scratch():
     """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
-    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.kernels.random_legal` reads it as uint64 words),
-    the greedy seat's inputs (:mod:`treppen_env.core.greedy`), the greedy decision's workspace, and
+    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.generator.random_legal` reads it as uint64 words),
+    the greedy seat's inputs (:mod:`treppen_env.agent_core.greedy`), the greedy decision's workspace, and
     no network (:func:`with_net` gives one)."""
     no_net = np.zeros(0, dtype=np.float32)
     return with_net(no_net, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 0, 0.0)
@@ -88,12 +99,12 @@ def scratch():
 
 @kernel
 def with_net(w, shape, offsets, consts, value_turns, value_weight):
-    """:func:`scratch` with the kernels' network (:mod:`treppen_env.core.net`: flat weights ``w``,
+    """:func:`scratch` with the kernels' network (:mod:`treppen_env.agent_core.net`: flat weights ``w``,
     ``shape``) for :data:`NET` seats, which read observations written with the observation layout's
-    ``offsets`` and ``consts`` (:func:`treppen_env.core.kernels.write_observation`); with
+    ``offsets`` and ``consts`` (:func:`treppen_env.core.observe.write_observation`); with
     ``value_turns > 0`` a search's playout is valued by the network's value head after that many
     turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
-    padded = np.zeros(K.MASK_WORDS * 8, dtype=np.int8)
+    padded = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     inputs = G.empty_inputs()
     hidden = max(shape[1], 1)
     net = (
@@ -110,20 +121,19 @@ def net_choice(u64, i8, i64, tab, rng, work) -> int:
     ``work`` (the seat's observation written first: it sees only what that seat may see)."""
     w, shape, offsets, consts, obs, h, scratch_h, logits, _, _ = work[3]
     seat = i64[CURRENT]
-    K.write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
+    write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
     N.hidden_units(w, shape, obs, h, scratch_h)
     N.policy_logits(w, shape, h, work[0][: K.A_DISCARD_BASE + NUM_CARDS], logits)
     return N.sample_action(logits, rng)
 
 
 @kernel
-def greedy_choice(u64, i8, i64, row, settings, work) -> int:
+def greedy_choice(u64, i8, i64, tab, settings, work) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
-    (:func:`treppen_env.core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
-    padded, (cards, stairs, scalars, melds, bits), (wu, wf, wi, slots) = work[0], work[1], work[2]
-    mask = padded[: K.A_DISCARD_BASE + NUM_CARDS]
-    G.state_inputs(u64, i8, i64, i64[CURRENT], cards, stairs, scalars, melds, bits)
-    return G.greedy_move(cards, stairs, scalars, melds, bits, mask, row, settings, wu, wf, wi, slots)
+    (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
+    padded, inputs = work[0], work[1]
+    G.state_inputs(u64, i8, i64, i64[CURRENT], inputs)
+    return G.greedy_move(inputs, padded[: K.A_DISCARD_BASE + NUM_CARDS], tab, settings, work[2])
 
 
 @kernel
@@ -142,40 +152,42 @@ def start(u64, i8, i64, tab, meld_bits, work) -> None:
 
 
 @kernel
-def play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> int:
-    """Play the state (its arrays changed in place) to the end of its deal, each seat by its
-    policy (:data:`GREEDY` or :data:`RANDOM`), with the generator ``rng`` for random moves and
+def play_to_end(pos, tab, meld_bits, playout, rng, work) -> int:
+    """Play the state ``pos`` (its arrays changed in place) to the end of its deal, each seat by
+    its policy (the :data:`Playout` ``playout``), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
+    u64, i8, i64 = pos
     start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while i64[PHASE] != DEAL_OVER:
-        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        policy_move(pos, tab, meld_bits, playout, rng, work)
         moves += 1
     return moves
 
 
 @kernel
-def finish(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work, observer):
+def finish(pos, tab, meld_bits, playout, rng, work, observer):
     """Play a search's simulation on to its end (:func:`play_to_end`) and return ``observer``'s
     ``(win, margin)`` (:func:`outcome`'s units); with a value network
     (:func:`with_net`), after ``value_turns`` turns its value head's score of the observer's side
     is mixed in, ``value_weight`` of it (1: the playout stops there, its margin counted 0)."""
+    u64, i8, i64 = pos
     w, shape, offsets, consts, obs, h, scratch_h, _, value_turns, value_weight = work[3]
     if value_turns <= 0:
-        play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        play_to_end(pos, tab, meld_bits, playout, rng, work)
         return outcome(i64, observer)
     start(u64, i8, i64, tab, meld_bits, work)
     stop = i64[TURN] + value_turns
     while i64[PHASE] != DEAL_OVER and i64[TURN] < stop:
-        policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+        policy_move(pos, tab, meld_bits, playout, rng, work)
     if i64[PHASE] == DEAL_OVER:
         return outcome(i64, observer)
-    K.write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
+    write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
     N.hidden_units(w, shape, obs, h, scratch_h)
     estimate = 0.5 * (N.value(w, shape, h, u64, observer, i64[NUM_PLAYERS]) + 1.0)
     if value_weight >= 1.0:
         return estimate, 0.0
-    play_to_end(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work)
+    play_to_end(pos, tab, meld_bits, playout, rng, work)
     win, margin = outcome(i64, observer)
     return value_weight * estimate + (1.0 - value_weight) * win, margin
 
@@ -198,22 +210,24 @@ def outcome(i64, seat):
 
 
 @kernel
-def policy_move(u64, i8, i64, tab, meld_bits, policies, row, settings, rng, work) -> None:
-    """Play one move of the seat to move by its policy (:data:`GREEDY`, :data:`RANDOM` or
-    :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the state's."""
-    policy = policies[i64[CURRENT]]
+def policy_move(pos, tab, meld_bits, playout, rng, work) -> None:
+    """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
+    :data:`RANDOM` or :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the
+    state's."""
+    u64, i8, i64 = pos
+    policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
-        action = greedy_choice(u64, i8, i64, row, settings, work)
+        action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
     elif policy == NET:
         action = net_choice(u64, i8, i64, tab, rng, work)
     else:
-        action = K.random_legal(work[0].view(np.uint64), rng)
+        action = random_legal(work[0].view(np.uint64), rng)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
 @kernel
-def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
-    """Deal the cards ``observer`` cannot see afresh (the state's arrays changed in place): each
+def redeal(pos, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
+    """Deal the cards ``observer`` cannot see afresh (the arrays of ``pos`` changed in place): each
     other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
     unseen cards, the stock the others in random order. When another seat is to move with a
     must-use card (RULES §4.2), deals it could not play it from are dealt again, at most ``tries``
@@ -224,19 +238,20 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO)
         that became the stock was public), when enough of them are unseen.
     :return: whether a deal was found (the arrays hold the last one tried either way).
     """
+    u64, i8, i64 = pos
     n = i64[NUM_PLAYERS]
     need = np.zeros(4, dtype=np.int64)
     hidden = _ZERO
     for s in range(n):
         if s != observer:
             secret = u64[HAND + s] & ~u64[KNOWN + s]
-            need[s] = K.count(secret)
+            need[s] = count(secret)
             hidden |= secret
     stock_len = i64[STOCK_LEN]
-    pool = np.empty(K.count(hidden) + stock_len, dtype=np.int8)
+    pool = np.empty(count(hidden) + stock_len, dtype=np.int8)
     j = 0
     for c in range(NUM_CARDS):
-        if K.has(hidden, c):
+        if has(hidden, c):
             pool[j] = c
             j += 1
     pool[j:] = i8[STOCK : STOCK + stock_len]
@@ -254,7 +269,7 @@ def redeal(u64, i8, i64, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO)
             if s != observer:
                 hand = u64[KNOWN + s]
                 for k in range(need[s]):
-                    hand |= K.bit(pool[j + k])
+                    hand |= bit(pool[j + k])
                 u64[HAND + s] = hand
                 j += need[s]
         i8[STOCK : STOCK + stock_len] = pool[:stock_len] if reshuffled else pool[j:]
@@ -269,19 +284,20 @@ def _reshuffled_first(pool, stock_pool, stock_len) -> int:
     when there is no pool or it holds fewer cards than the stock (then the stock is dealt freely)."""
     front = 0
     for k in range(pool.size):
-        if K.has(stock_pool, pool[k]):
+        if has(stock_pool, pool[k]):
             pool[front], pool[k] = pool[k], pool[front]
             front += 1
     return front if stock_pool != _ZERO and front >= stock_len else 0
 
 
 @kernel
-def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, seed, points) -> int:
-    """``points.shape[0]`` playouts of the state (left unchanged), each seat playing its policy,
-    each from a fresh determinization for ``observer`` (:func:`redeal`), or from the state as it
-    is when ``observer`` is -1; playout ``k``'s deal points per seat go to ``points[k, :n]``
-    (RULES §6). The generator is seeded with ``seed``. Returns the moves played in all (the inner
-    loop of flat Monte Carlo search)."""
+def playouts(pos, tab, meld_bits, observer, playout, seed, points) -> int:
+    """``points.shape[0]`` playouts of the state ``pos`` (left unchanged), each seat playing its
+    policy (the :data:`Playout` ``playout``), each from a fresh determinization for ``observer``
+    (:func:`redeal`), or from the state as it is when ``observer`` is -1; playout ``k``'s deal
+    points per seat go to ``points[k, :n]`` (RULES §6). The generator is seeded with ``seed``.
+    Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
+    u64, i8, i64 = pos
     rng = np.full(1, seed, dtype=np.uint64)
     work = scratch()
     n = i64[NUM_PLAYERS]
@@ -292,8 +308,8 @@ def playouts(u64, i8, i64, tab, meld_bits, observer, policies, row, settings, se
         ci8[:] = i8
         ci64[:] = i64
         if observer >= 0:
-            redeal(cu64, ci8, ci64, tab, meld_bits, observer, rng, 100)
-        moves += play_to_end(cu64, ci8, ci64, tab, meld_bits, policies, row, settings, rng, work)
+            redeal((cu64, ci8, ci64), tab, meld_bits, observer, rng, 100)
+        moves += play_to_end((cu64, ci8, ci64), tab, meld_bits, playout, rng, work)
         for s in range(n):
             points[k, s] = ci64[DEAL_POINTS + s]
     return moves
@@ -332,7 +348,7 @@ def play_out(
     :param seed: seeds the random moves, reshuffles and redeals (the same seed, the same playouts).
     :param observer: redeal what this seat cannot see before every playout (a determinization);
         ``None`` plays the state's own cards.
-    :param settings: the greedy seats' settings row (:func:`treppen_env.core.greedy.settings_row`;
+    :param settings: the greedy seats' settings row (:func:`treppen_env.agent_core.greedy.settings_row`;
         default: the default heuristic); the rules are the state's.
     :return: int64 (count, num_players): each playout's deal points per seat (RULES §6).
     :raises ValueError: for a deal that is over, or a bad policy or observer.
@@ -345,9 +361,6 @@ def play_out(
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
-    # a writeable copy of the cached rules row: the kernels are compiled for the agents' writeable rows
-    playouts(
-        u64, i8, i64, tab, meld_bits, -1 if observer is None else observer, seat_policies(policy, n),
-        G.rules_row(state.rules).copy(), G.settings_row() if settings is None else settings, seed & (2**64 - 1), points,
-    )  # fmt: skip
+    playout = Playout(seat_policies(policy, n), G.settings_row() if settings is None else settings)
+    playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

@@ -11,7 +11,7 @@ probability of the action it chose there (:func:`decision_log_likelihood`). The 
 deal's weight.
 
 The opponent model is a softmax over the greedy heuristic's own score of every legal action
-(:func:`treppen_env.core.features.action_scores`, in points) at temperature ``T``, mixed with
+(:func:`treppen_env.agent_core.features.action_scores`, in points) at temperature ``T``, mixed with
 ``epsilon`` of the uniform choice over the legal actions (so no deal is ruled out for a move the
 heuristic would not make, while a move illegal with the deal's hand rules it out):
 
@@ -21,7 +21,7 @@ over the legal actions ``b`` the heuristic scores (an unscored legal action gets
 ``epsilon`` share).
 
 :func:`determinize` is sampling-importance-resampling: it deals ``candidates`` candidate deals
-afresh (:func:`treppen_env.core.playout.redeal`), weighs them, and keeps one with probability
+afresh (:func:`treppen_env.agent_core.playout.redeal`), weighs them, and keeps one with probability
 proportional to its weight; the effective sample size of the weights, ``(sum w)^2 / sum w^2``
 divided by the candidates, is added up in ``stats``. Nothing here reads a hidden card: the root
 state holds the observer's sampled view, and every candidate is a fresh deal of what it cannot see.
@@ -33,11 +33,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from treppen_env.core import features as F
-from treppen_env.core import greedy as G
+from treppen_env.agent_core import features as F
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
 from treppen_env.core import kernels as K
-from treppen_env.core import playout as P
+from treppen_env.core.bits import bit, count, lowest
 from treppen_env.core.cache import kernel
+from treppen_env.core.generator import next_random, random_below
 from treppen_env.core.layout import (
     HAND,
     I8_SIZE,
@@ -61,14 +63,14 @@ from treppen_env.core.layout import (
 #:   (1: no weighting, uniform deals; 0: no deals, the root as it is); ``temperature`` and
 #:   ``epsilon`` of the opponent model;
 #: - ``stock_pool``: uint64 (1,), cards the stock is dealt from after a reshuffle (0: any);
-#: - ``row`` and ``settings``: the heuristic's rules row and settings;
+#: - ``settings``: the heuristic's settings (its rules: the rules table the kernels are given);
 #: - ``stats``: float64 (3,), the sum of the effective sample sizes (as shares of the candidates),
 #:   the weighted determinizations and the candidates ruled out (weight 0).
 Beliefs = namedtuple(
     "Beliefs",
     (
         "u64", "i8", "i64", "seat", "action", "steps", "add", "remove", "draws", "unknown", "size", "candidates",
-        "temperature", "epsilon", "stock_pool", "row", "settings", "stats",
+        "temperature", "epsilon", "stock_pool", "settings", "stats",
     ),
 )  # fmt: skip
 #: Columns of ``Beliefs.stats``.
@@ -84,10 +86,10 @@ _ONE = np.uint64(1)
 
 
 @kernel
-def new_beliefs(candidates, temperature, epsilon, row, settings):
+def new_beliefs(candidates, temperature, epsilon, settings):
     """Empty beliefs (no decisions yet: uniform deals) with ``candidates`` candidate deals per kept
-    one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's rules
-    row and settings (float64)."""
+    one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's
+    settings (float64)."""
     return Beliefs(
         np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
         np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
@@ -104,7 +106,6 @@ def new_beliefs(candidates, temperature, epsilon, row, settings):
         temperature,
         epsilon,
         np.zeros(1, dtype=np.uint64),
-        row,
         settings,
         np.zeros(3),
     )
@@ -122,11 +123,11 @@ def hand_then(b, j, hand_now, rng):
             pool = hand & b.unknown[j, k]
             if pool == np.uint64(0):
                 break
-            skip = K.random_below(rng, K.count(pool))
+            skip = random_below(rng, count(pool))
             while skip:
                 pool &= pool - _ONE
                 skip -= 1
-            hand &= ~K.bit(K.lowest(pool))
+            hand &= ~bit(lowest(pool))
     return hand
 
 
@@ -134,7 +135,7 @@ def hand_then(b, j, hand_now, rng):
 def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
     """The opponent model's log-probability (see the module docstring) of decision ``j``'s action,
     had its opponent held ``hand`` then; -inf when the action is illegal with that hand."""
-    u64, mask, scores, out, inputs, (wu, wf, wi, slots) = scratch
+    u64, mask, scores, out, inputs, work = scratch
     u64[:] = b.u64[j]
     seat = b.seat[j]
     u64[HAND + seat] = hand
@@ -143,9 +144,8 @@ def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
     action = b.action[j]
     if not mask[action]:
         return -np.inf
-    cards, stairs, scalars, melds, bits = inputs
-    G.state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, bits)
-    F.action_scores(cards, stairs, scalars, melds, bits, mask, b.row, b.settings, wu, wf, wi, slots, scores, out)
+    G.state_inputs(u64, i8, i64, seat, inputs)
+    F.action_scores(inputs, mask, tab, b.settings, work, scores, out)
     legal, best = 0, -np.inf
     for a in range(mask.size):
         if mask[a]:
@@ -202,7 +202,7 @@ def scratch():
 @kernel
 def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh: uniformly (:func:`treppen_env.core.playout.redeal`) without decisions to weigh, else
+    afresh: uniformly (:func:`treppen_env.agent_core.playout.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
@@ -216,7 +216,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
         i64[:] = root[2]
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
-        P.redeal(u64, i8, i64, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
+        P.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
         if count == 1:
             return
         hands[c] = u64[HAND : HAND + MAX_SEATS]
@@ -228,7 +228,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
     b.stats[ST_ESS] += total * total / (weights * weights).sum() / count
     b.stats[ST_WEIGHED] += 1.0
     b.stats[ST_RULED_OUT] += (weights == 0.0).sum()
-    pick = (K.next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    pick = (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
     chosen = count - 1
     for c in range(count):
         pick -= weights[c]
@@ -240,10 +240,13 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
 
 
 @kernel
-def card_counts(root, det, tab, meld_bits, observer, rng, b, work, samples, counts) -> None:
-    """Deal ``samples`` determinizations (:func:`determinize`) and count in ``counts`` (float64
-    (MAX_SEATS, 52)) how often each seat holds each card it is not publicly known to hold: the
-    beliefs' probability that it holds the card, times ``samples``."""
+def card_counts(root, det, tables, observer, rng, beliefs, samples, counts) -> None:
+    """Deal ``samples`` determinizations (:func:`determinize`, with ``beliefs = (b, work)``: the
+    beliefs and their :func:`scratch`; ``tables``: the rules core's ``(tab, meld_bits)``) and count
+    in ``counts`` (float64 (MAX_SEATS, 52)) how often each seat holds each card it is not publicly
+    known to hold: the beliefs' probability that it holds the card, times ``samples``."""
+    tab, meld_bits = tables
+    b, work = beliefs
     u64 = det[0]
     for _ in range(samples):
         determinize(root, det, tab, meld_bits, observer, rng, b, work)
@@ -252,6 +255,6 @@ def card_counts(root, det, tab, meld_bits, observer, rng, b, work, samples, coun
                 continue
             hidden = u64[HAND + s] & ~u64[KNOWN + s]
             while hidden:
-                c = K.lowest(hidden)
-                hidden &= ~K.bit(c)
+                c = lowest(hidden)
+                hidden &= ~bit(c)
                 counts[s, c] += 1.0

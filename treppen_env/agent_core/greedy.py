@@ -2,8 +2,8 @@
 
 :class:`treppen.agents.greedy.GreedyAgent` describes the heuristic; this module is its one
 implementation. Its input is a fixed layout of small arrays, built from an observation by
-:func:`treppen_env.core.reader.observation_inputs` (or, without Python, by
-:func:`treppen_env.core.reader.read_observation` inside a kernel),
+:func:`treppen_env.agent_core.reader.observation_inputs` (or, without Python, by
+:func:`treppen_env.agent_core.reader.read_observation` inside a kernel),
 or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
 builds the same way without Python). It reads no engine state
 and imports no other agent: only the card, meld, action and observation-layout tables, so it
@@ -51,8 +51,10 @@ Input layout (what :func:`greedy_action` reads):
 ``STOCK``, ``PHASE``, ``M_OWNER`` and ``HAND_SIZES + 0`` complete the public view for other
 kernels; the heuristic itself does not read them.
 
-The rules enter as one float64 row (:func:`rules_row`): meld values, allowed melds, lay-off
-values and flags; the agent's constructor settings as float64 (:data:`NUM_SETTINGS`,).
+The rules enter as the rules core's int64 table ``tab`` (:func:`treppen_env.core.tables.rules_table`,
+the ``T_*`` slots of :mod:`treppen_env.core.layout`: meld values, allowed melds, lay-off values and
+flags), the one encoding of the rules every kernel reads; the agent's constructor settings as
+float64 (:data:`NUM_SETTINGS`,).
 
 Tie-breaking and float arithmetic follow the recorded decisions exactly: candidates sorted by
 value with ties in candidate order, the first best plan found kept, sums taken left to right in
@@ -62,13 +64,13 @@ card order.
 from __future__ import annotations
 
 from collections import namedtuple
-from functools import lru_cache
 
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
 from treppen_env.core import layout as L
+from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
 from treppen_env.melds import (
     MAX_RUN,
@@ -77,11 +79,7 @@ from treppen_env.melds import (
     NUM_MELDS,
     NUM_RUN_LENGTHS,
     NUM_SET_MELDS,
-    allowed_melds,
-    layoff_value,
-    meld_values,
 )
-from treppen_env.rules import Rules
 
 # ---------------------------------------------------------------------- input layout
 #: The input arrays (cards, stairs, scalars, melds, meld_bits).
@@ -95,16 +93,6 @@ NUM_MELD_COLUMNS = 5
 KIND_SET, KIND_RUN = 0, 1
 #: Melds never share a card and hold at least 3 (RULES §3, §3.5).
 MAX_TABLE_MELDS = NUM_CARDS // 3
-
-# ---------------------------------------------------------------------- rules row layout
-R_VALUES = 0  # points of laying candidate meld i (RULES §3.3-3.4, §5.1)
-R_ALLOWED = NUM_MELDS  # 1.0 when candidate i is a legal meld (RULES §3.1-3.2)
-R_LAYOFF = 2 * NUM_MELDS  # points of laying off card c onto target t at R_LAYOFF + 3c + t (§5.2)
-R_CORNER = R_LAYOFF + 3 * NUM_CARDS  # 1.0: runs turn the corner (RULES §3.2)
-R_MUST_USE_TAKEN = R_CORNER + 1  # 1.0: the deepest taken card must be played (RULES §4.2)
-R_GOING_OUT_CREDIT = R_CORNER + 2  # 1.0: going out books the opponents' hands (RULES §6.2)
-R_ROMME_DOUBLE = R_CORNER + 3  # 1.0: that credit doubles after a Rommé (RULES §6.2)
-RULES_ROW_SIZE = R_CORNER + 4
 
 # ---------------------------------------------------------------------- settings layout
 S_STOCK_GAIN, S_TAKE_MARGIN, S_CARD_COST, S_OUT_CREDIT, S_MIN_WEIGHT = range(5)
@@ -151,52 +139,7 @@ _RANK_BITS = np.array(
 _SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)
 
 
-@lru_cache(maxsize=16)
-def rules_row(rules: Rules) -> np.ndarray:
-    """The rules as the kernels read them (RULES §3.2-3.4, §4.2, §5.2, §6.2): float64
-    (:data:`RULES_ROW_SIZE`,), read-only."""
-    row = np.zeros(RULES_ROW_SIZE)
-    row[R_VALUES : R_VALUES + NUM_MELDS] = meld_values(rules)
-    row[R_ALLOWED : R_ALLOWED + NUM_MELDS] = allowed_melds(rules)
-    for card in range(NUM_CARDS):
-        for target in range(3):
-            row[R_LAYOFF + 3 * card + target] = layoff_value(rules, card, target)
-    row[R_CORNER] = rules.corner_runs
-    row[R_MUST_USE_TAKEN] = rules.must_use_taken
-    row[R_GOING_OUT_CREDIT] = rules.going_out_credit
-    row[R_ROMME_DOUBLE] = rules.romme_double
-    row.flags.writeable = False
-    return row
-
-
-# ---------------------------------------------------------------------- bit helpers
-@kernel
-def _bit(card: int) -> np.uint64:
-    """The bitset of one card (card index 13 * suit + rank, RULES §1.1)."""
-    return _ONE << np.uint64(card)
-
-
-@kernel
-def _has(bits: np.uint64, card: int) -> bool:
-    """Whether ``card`` is in the card set ``bits`` (RULES §1.1)."""
-    return (bits >> np.uint64(card)) & _ONE != _ZERO
-
-
-@kernel
-def _popcount(x: np.uint64) -> int:
-    """Cards in the card set ``x`` (RULES §1.1)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@kernel
-def _lowest(x: np.uint64) -> int:
-    """The lowest card of the nonempty card set ``x`` (RULES §1.1)."""
-    return _popcount((x & (~x + _ONE)) - _ONE)
-
-
+# ---------------------------------------------------------------------- sorting
 @kernel
 def _stable_order(keys, n, descending, order):
     """Write into ``order[:n]`` the indices of ``keys[:n]`` in ascending (or descending) order,
@@ -214,7 +157,7 @@ def _stable_order(keys, n, descending, order):
 
 # ---------------------------------------------------------------------- context
 @kernel
-def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, order):
+def _context(inputs, tab, ctx, slots, keys, order):
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
     Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
@@ -223,6 +166,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
     sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
     are scratch. Returns (number of slots, going-out bonus).
     """
+    cards, stairs, scalars, melds, meld_bits = inputs
     n = scalars[NUM_PLAYERS]
     next_known = cards[KNOWN] if n > 1 else _ZERO
     other_known = _ZERO
@@ -230,7 +174,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         other_known |= cards[KNOWN + k - 1]
     stair_bits = _ZERO
     for i in range(scalars[STAIRS_LEN]):
-        stair_bits |= _bit(stairs[i])
+        stair_bits |= bit(stairs[i])
     on_table = _ZERO
     num_melds = scalars[NUM_TABLE_MELDS]
     for i in range(num_melds):
@@ -249,13 +193,13 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         points = 0
         b = seen
         while b:
-            points += _HAND_POINTS[_lowest(b)]
+            points += _HAND_POINTS[lowest(b)]
             b &= b - _ONE
         opp += points
-        opp += (scalars[HAND_SIZES + k] - _popcount(seen)) * MEAN_HAND_POINTS
-    if row[R_GOING_OUT_CREDIT] == 0.0:
+        opp += (scalars[HAND_SIZES + k] - count(seen)) * MEAN_HAND_POINTS
+    if tab[L.T_GOING_OUT_CREDIT] == 0.0:
         opp /= max(1, n - 1)
-    elif row[R_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+    elif tab[L.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
         opp *= 2
     # Open ends, sets by rank then runs by low-end card.
     for i in range(num_melds):
@@ -270,7 +214,7 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         if melds[i, M_KIND] == KIND_SET:
             if length == 3:
                 rank = melds[i, M_LOW]
-                missing = _lowest((_MATES[rank] | _bit(rank)) & ~meld_bits[i])
+                missing = lowest((_MATES[rank] | bit(rank)) & ~meld_bits[i])
                 slots[num_slots, 0] = missing
                 slots[num_slots, 1] = TARGET_SET
                 slots[num_slots, 2] = 1
@@ -280,12 +224,12 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
         suit = melds[i, M_SUIT]
         low = _DOWN[NUM_RANKS * suit + melds[i, M_LOW]]
         high = _UP[NUM_RANKS * suit + (melds[i, M_LOW] + length - 1) % NUM_RANKS]
-        if room and _has(cards[FITS + TARGET_LOW], low):
+        if room and has(cards[FITS + TARGET_LOW], low):
             slots[num_slots, 0] = low
             slots[num_slots, 1] = TARGET_LOW
             slots[num_slots, 2] = room
             num_slots += 1
-        if room and _has(cards[FITS + TARGET_HIGH], high):
+        if room and has(cards[FITS + TARGET_HIGH], high):
             slots[num_slots, 0] = high
             slots[num_slots, 1] = TARGET_HIGH
             slots[num_slots, 2] = room
@@ -295,59 +239,58 @@ def _context(cards, stairs, scalars, melds, meld_bits, row, ctx, slots, keys, or
 
 #: A decision's context, built once per decision by :func:`decision` and read by the plan search
 #: and the scorers: ``ctx`` (uint64 (5,), :func:`_context`), ``out_bonus`` (the going-out bonus,
-#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules row and
+#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules table and
 #: the settings, ``danger`` (float64 (52,), :func:`_danger` of every card a plan may keep), and
 #: the scratch rows ``wu``, ``wf``, ``wi`` of :func:`workspace`.
 Decision = namedtuple(
-    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "row", "settings", "danger", "wu", "wf", "wi")
+    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "tab", "settings", "danger", "wu", "wf", "wi")
 )
 
 
 @kernel
-def decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots):
-    """The :data:`Decision` of a position in the input layout (RULES §4.1, §4.3, §6.2-6.3): its
-    context, open ends and the danger of each card of the hand and the staircase, in the
-    scratch arrays of :func:`workspace`."""
+def decision(inputs, tab, settings, work):
+    """The :data:`Decision` of a position in the input layout (:data:`Inputs`; RULES §4.1, §4.3,
+    §6.2-6.3): its context, open ends and the danger of each card of the hand and the staircase,
+    in the scratch arrays ``work`` of :func:`workspace`."""
+    wu, wf, wi, ws_slots = work
     ctx, danger = wu[U_CTX], wf[F_DANGER]
-    num_slots, out_bonus = _context(
-        cards, stairs, scalars, melds, meld_bits, row, ctx, ws_slots, wi[I_WORK], wi[I_ORDER]
-    )
-    b = cards[HAND] | ctx[2]
+    num_slots, out_bonus = _context(inputs, tab, ctx, ws_slots, wi[I_WORK], wi[I_ORDER])
+    b = inputs[0][HAND] | ctx[2]
     while b:
-        c = _lowest(b)
+        c = lowest(b)
         b &= b - _ONE
         danger[c] = _danger(c, ctx)
-    return Decision(ctx, out_bonus, ws_slots, num_slots, row, settings, danger, wu, wf, wi)
+    return Decision(ctx, out_bonus, ws_slots, num_slots, tab, settings, danger, wu, wf, wi)
 
 
 # ---------------------------------------------------------------------- candidates
 @kernel
-def _candidates(hand, row, slots, num_slots, c_bits, c_val, c_first):
+def _candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first):
     """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3): fills card bits, booked
     value and first action; returns their count. Melds come in candidate-index order (sets by
     rank and omitted suit, then runs by suit, low end, length), then chains by slot: a card laid
     off onto an open end, then the next card of that suit onto the new end, ..."""
-    n = _meld_candidates(hand, row, c_bits, c_val, c_first)
-    return _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n)
+    n = _meld_candidates(hand, tab, c_bits, c_val, c_first)
+    return _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n)
 
 
 @kernel
-def _meld_candidates(hand, row, c_bits, c_val, c_first):
+def _meld_candidates(hand, tab, c_bits, c_val, c_first):
     """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
-    n = _set_candidates(hand, row, c_bits, c_val, c_first)
-    return _run_candidates(hand, row, c_bits, c_val, c_first, n)
+    n = _set_candidates(hand, tab, c_bits, c_val, c_first)
+    return _run_candidates(hand, tab, c_bits, c_val, c_first, n)
 
 
 @kernel
-def _set_candidates(hand, row, c_bits, c_val, c_first):
+def _set_candidates(hand, tab, c_bits, c_val, c_first):
     """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
     n = 0
     for rank in range(NUM_RANKS):
-        if _popcount(hand & _RANK_BITS[rank]) < 3:
+        if count(hand & _RANK_BITS[rank]) < 3:
             continue
         suits = 0
         for s in range(NUM_SUITS):
-            if _has(hand, NUM_RANKS * s + rank):
+            if has(hand, NUM_RANKS * s + rank):
                 suits |= 1 << s
         held = (suits & 1) + (suits >> 1 & 1) + (suits >> 2 & 1) + (suits >> 3 & 1)
         base = rank * (NUM_SUITS + 1)
@@ -355,16 +298,16 @@ def _set_candidates(hand, row, c_bits, c_val, c_first):
             if held == 3 and (omitted == NUM_SUITS or suits >> omitted & 1):
                 continue  # three suits: only the set omitting the fourth
             i = base + omitted
-            if row[R_ALLOWED + i] != 0.0:
+            if tab[L.T_ALLOWED + i] != 0.0:
                 c_bits[n] = _MELD_BITS[i]
-                c_val[n] = row[R_VALUES + i]
+                c_val[n] = tab[L.T_MELD_VALUE + i]
                 c_first[n] = MELD_BASE + i
                 n += 1
     return n
 
 
 @kernel
-def _run_candidates(hand, row, c_bits, c_val, c_first, n):
+def _run_candidates(hand, tab, c_bits, c_val, c_first, n):
     """Append the allowed runs within ``hand`` (RULES §3.2), by suit, low end and length, after
     the first ``n`` candidates; return the new count."""
     for suit in range(NUM_SUITS):
@@ -373,17 +316,17 @@ def _run_candidates(hand, row, c_bits, c_val, c_first, n):
         if ranks & next_up & _rotate_down(next_up) == _ZERO:
             continue  # no three ranks in a row, even around the corner
         for low in range(NUM_RANKS):
-            if not _has(hand, NUM_RANKS * suit + low):
+            if not has(hand, NUM_RANKS * suit + low):
                 continue
             for length in range(2, MAX_RUN + 1):
-                if not _has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
+                if not has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
                     break
                 if length < MIN_RUN:
                     continue
                 i = NUM_SET_MELDS + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - MIN_RUN
-                if row[R_ALLOWED + i] != 0.0:
+                if tab[L.T_ALLOWED + i] != 0.0:
                     c_bits[n] = _MELD_BITS[i]
-                    c_val[n] = row[R_VALUES + i]
+                    c_val[n] = tab[L.T_MELD_VALUE + i]
                     c_first[n] = MELD_BASE + i
                     n += 1
     return n
@@ -396,21 +339,21 @@ def _rotate_down(ranks):
 
 
 @kernel
-def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
+def _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n):
     """Append the lay-off chains within ``hand`` (RULES §4.3) by slot after the first ``n``
     candidates; return the new count."""
-    corner = row[R_CORNER] != 0.0
+    corner = tab[L.T_CORNER_RUNS] != 0.0
     for k in range(num_slots):
         card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
-        if not _has(hand, card):
+        if not has(hand, card):
             continue
         first = LAYOFF_BASE + 3 * card + target
         bits = _ZERO
         value = 0.0
         cur = card
         for _ in range(room):
-            bits |= _bit(cur)
-            value += row[R_LAYOFF + 3 * cur + target]
+            bits |= bit(cur)
+            value += tab[L.T_LAYOFF_VALUE + 3 * cur + target]
             c_bits[n] = bits
             c_val[n] = value
             c_first[n] = first
@@ -418,7 +361,7 @@ def _chain_candidates(hand, row, slots, num_slots, c_bits, c_val, c_first, n):
             if target == TARGET_SET or (not corner and cur % NUM_RANKS == 0):
                 break  # a set takes one card; without corner runs the ace ends a run (§3.2)
             cur = _UP[cur] if target == TARGET_HIGH else _DOWN[cur]
-            if not _has(hand, cur):
+            if not has(hand, cur):
                 break
     return n
 
@@ -428,12 +371,12 @@ def _usable(card, cards, d):
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
     and the number of candidates of ``cards`` it left in the work rows of the :data:`Decision`
     ``d`` (-1: it listed none)."""
-    if _has(d.ctx[4], card):
+    if has(d.ctx[4], card):
         return True, -1
     c_bits = d.wu[U_WORK]
-    n = _candidates(cards, d.row, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
+    n = _candidates(cards, d.tab, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
     for j in range(n):
-        if _has(c_bits[j], card):
+        if has(c_bits[j], card):
             return True, n
     return False, n
 
@@ -442,7 +385,7 @@ def _usable(card, cards, d):
 @kernel
 def _live(bits, unseen, stair_bits):
     """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
-    return _popcount(bits & unseen & ~stair_bits) + 0.5 * _popcount(bits & stair_bits)
+    return count(bits & unseen & ~stair_bits) + 0.5 * count(bits & stair_bits)
 
 
 @kernel
@@ -455,15 +398,15 @@ def _weight(c, cards, unseen, stair_bits, settings):
         live += _live(mates & ~cards, unseen, stair_bits)
     up = _UP[c]
     down = _DOWN[c]
-    if _has(cards, up) or _has(cards, down):  # two in a row: the cards at both ends
-        lo = _DOWN[down] if _has(cards, down) else down
-        hi = _UP[up] if _has(cards, up) else up
-        live += _live(_bit(lo) | _bit(hi), unseen, stair_bits)
+    if has(cards, up) or has(cards, down):  # two in a row: the cards at both ends
+        lo = _DOWN[down] if has(cards, down) else down
+        hi = _UP[up] if has(cards, up) else up
+        live += _live(bit(lo) | bit(hi), unseen, stair_bits)
     else:
-        if _has(cards, _UP[up]):  # a gap: the middle card completes it
-            live += _live(_bit(up), unseen, stair_bits)
-        if _has(cards, _DOWN[down]):
-            live += _live(_bit(down), unseen, stair_bits)
+        if has(cards, _UP[up]):  # a gap: the middle card completes it
+            live += _live(bit(up), unseen, stair_bits)
+        if has(cards, _DOWN[down]):
+            live += _live(bit(down), unseen, stair_bits)
     capped = 3.0 if 3.0 < live else live
     weight = _HAND_POINTS[c] + settings[S_CARD_COST] - settings[S_OUT_CREDIT] * capped
     return settings[S_MIN_WEIGHT] if settings[S_MIN_WEIGHT] > weight else weight
@@ -474,7 +417,7 @@ def _danger(card, ctx):
     """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
     it fits a table meld, or completes or extends a meld with an opponent's known cards."""
     value = _HAND_POINTS[card]
-    if _has(ctx[4], card):
+    if has(ctx[4], card):
         return value + 10.0
     danger = 0.0
     up = _UP[card]
@@ -484,13 +427,13 @@ def _danger(card, ctx):
         weight = 1.0 if who == 0 else 0.5
         if known == _ZERO:
             continue
-        mates = _popcount(_MATES[card] & known)
-        run = (_has(known, up) and (_has(known, _UP[up]) or _has(known, down))) or (
-            _has(known, down) and _has(known, _DOWN[down])
+        mates = count(_MATES[card] & known)
+        run = (has(known, up) and (has(known, _UP[up]) or has(known, down))) or (
+            has(known, down) and has(known, _DOWN[down])
         )
         if mates >= 2 or run:
             danger += weight * (value + 15.0)
-        elif mates or _has(known, up) or _has(known, down):
+        elif mates or has(known, up) or has(known, down):
             danger += weight * 4.0
     return danger
 
@@ -508,11 +451,11 @@ def _left_weight(rest, ctx, ban, unknown, settings, danger):
     have = False
     b = rest
     while b:
-        c = _lowest(b)
+        c = lowest(b)
         b &= b - _ONE
         w = _weight(c, rest, unseen, ctx[2], settings)
         total += w
-        if not _has(ban, c):
+        if not has(ban, c):
             saved = w - danger[c]
             if not have or saved > best:
                 best, have = saved, True
@@ -543,14 +486,14 @@ def _plan(hand, d, banned, include, before_draw, listed):
     work_bits, work_val, work_first = wu[U_WORK], wf[F_WORK], wi[I_WORK]
     s_bits, s_val, s_first = wu[U_SORTED], wf[F_SORTED], wi[I_SORTED]
     chosen, best_chosen = wi[I_CHOSEN], wi[I_BEST]
-    n = listed if listed >= 0 else _candidates(hand, d.row, d.slots, d.num_slots, work_bits, work_val, work_first)
+    n = listed if listed >= 0 else _candidates(hand, d.tab, d.slots, d.num_slots, work_bits, work_val, work_first)
     order = _stable_order(work_val, n, True, wi[I_ORDER])
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
         s_val[k] = work_val[order[k]]
         s_first[k] = work_first[order[k]]
-    need = _ZERO if include < 0 else _bit(include)
-    ban = _ZERO if banned < 0 else _bit(banned)
+    need = _ZERO if include < 0 else bit(include)
+    ban = _ZERO if banned < 0 else bit(banned)
     best = -np.inf
     best_len = 0
     budget = PLAN_BUDGET
@@ -567,7 +510,7 @@ def _plan(hand, d, banned, include, before_draw, listed):
             if not (need and not used & need):
                 rest = hand & ~used
                 if not (rest and rest == ban):  # a dead end (§4.5)
-                    if rest == _ZERO or (not before_draw and _popcount(rest) == 1):
+                    if rest == _ZERO or (not before_draw and count(rest) == 1):
                         score = booked + d.out_bonus
                     else:
                         score = booked - _left_weight(rest, d.ctx, ban, before_draw, d.settings, d.danger)
@@ -593,9 +536,10 @@ def _plan(hand, d, banned, include, before_draw, listed):
 
 # ---------------------------------------------------------------------- decisions
 @kernel
-def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings):
-    """The greedy heuristic's action (RULES §4): from the input layout of the module docstring,
-    the rules row (:func:`rules_row`) and the settings; -1 when the mask has no legal action.
+def greedy_action(inputs, mask, tab, settings):
+    """The greedy heuristic's action (RULES §4): from the input layout of the module docstring
+    (:data:`Inputs`), the action mask, the rules table ``tab`` and the settings; -1
+    when the mask has no legal action.
 
     Draw phase (RULES §4.1-4.2): every legal staircase take whose deepest card the plan can use
     (a deep card taken for nothing is never considered) is scored against the stock (the
@@ -604,8 +548,7 @@ def greedy_action(cards, stairs, scalars, melds, meld_bits, mask, row, settings)
     card first), else the discard of highest weight - danger (ties: the higher card), else the
     most valuable legal lay (ties: the higher action).
     """
-    wu, wf, wi, ws_slots = workspace()
-    return greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots)
+    return greedy_move(inputs, mask, tab, settings, workspace())
 
 
 @kernel
@@ -622,8 +565,10 @@ def workspace():
 
 
 @kernel
-def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, wu, wf, wi, ws_slots):
-    """:func:`greedy_action` with the scratch arrays of :func:`workspace` given (the same action)."""
+def greedy_move(inputs, mask, tab, settings, work):
+    """:func:`greedy_action` with the scratch arrays ``work`` of :func:`workspace` given (the same
+    action)."""
+    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
     first_legal = 0
     while first_legal < NUM_ACTIONS and not mask[first_legal]:
         first_legal += 1
@@ -632,10 +577,10 @@ def greedy_move(cards, stairs, scalars, melds, meld_bits, mask, row, settings, w
     last_legal = NUM_ACTIONS - 1
     while not mask[last_legal]:
         last_legal -= 1
-    d = decision(cards, stairs, scalars, melds, meld_bits, row, settings, wu, wf, wi, ws_slots)
+    d = decision(inputs, tab, settings, work)
     if last_legal < MELD_BASE:
         depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
-        return _best_draw(mask, wf[F_SCORES], depth)
+        return _best_draw(mask, d.wf[F_SCORES], depth)
     return _meld(cards[HAND], scalars, mask, first_legal, d)
 
 
@@ -676,11 +621,11 @@ def draw_scores(hand, stairs, scalars, mask, d):
     if mask[0]:
         score, _ = _plan(hand, d, -1, -1, True, -1)
         scores[0] = score + d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
-    must_use_taken = d.row[R_MUST_USE_TAKEN] != 0.0
+    must_use_taken = d.tab[L.T_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
     for take in range(1, depth + 1):
         card = np.int64(stairs[depth - take])
-        taken |= _bit(card)
+        taken |= bit(card)
         scores[take] = -np.inf
         uses[take] = _ZERO
         if not mask[take]:
@@ -711,11 +656,11 @@ def _meld(hand, scalars, mask, first_legal, d):
     if include >= 0:  # steps that lay the must-use card first, each group in plan order
         for k in range(steps):
             j = best_chosen[k]
-            if _has(s_bits[j], include) and mask[s_first[j]]:
+            if has(s_bits[j], include) and mask[s_first[j]]:
                 return s_first[j]
     for k in range(steps):
         j = best_chosen[k]
-        if (include < 0 or not _has(s_bits[j], include)) and mask[s_first[j]]:
+        if (include < 0 or not has(s_bits[j], include)) and mask[s_first[j]]:
             return s_first[j]
     best_card = -1
     best_key = 0.0
@@ -733,9 +678,9 @@ def _meld(hand, scalars, mask, first_legal, d):
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
             if a < LAYOFF_BASE:
-                value = d.row[R_VALUES + a - MELD_BASE]
+                value = d.tab[L.T_MELD_VALUE + a - MELD_BASE]
             else:
-                value = d.row[R_LAYOFF + a - LAYOFF_BASE]
+                value = d.tab[L.T_LAYOFF_VALUE + a - LAYOFF_BASE]
             if best_play < 0 or value >= best_value:
                 best_play, best_value = a, value
     return best_play if best_play >= 0 else first_legal
@@ -775,12 +720,14 @@ def must_use_evidence(scalars, mask):
 
 # ---------------------------------------------------------------------- engine states
 @kernel
-def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
-    """Fill the input layout for ``seat`` from a state's arrays (:mod:`treppen_env.core.layout`):
+def state_inputs(u64, i8, i64, seat, inputs):
+    """Fill the input layout ``inputs`` (:data:`Inputs`) for ``seat`` from a state's arrays
+    (:mod:`treppen_env.core.layout`):
     its hand, the cards each other seat publicly holds (relative seats),
     the lay-off slots (RULES §4.3), the staircase, the counts, the must-use card (§4.2), the ban
     (§4.4), its laid-before flag (§6.2) and the table melds, sets by rank then runs by low-end
     card, as its observation lists them."""
+    cards, stairs, scalars, melds, meld_bits = inputs
     n = i64[L.NUM_PLAYERS]
     cards[HAND] = u64[L.HAND + seat]
     for k in range(3):
@@ -798,7 +745,7 @@ def state_inputs(u64, i8, i64, seat, cards, stairs, scalars, melds, meld_bits):
     scalars[BANNED] = i64[L.BANNED]
     scalars[LAID_BEFORE] = i64[L.LAID_BEFORE + seat]
     for k in range(4):
-        scalars[HAND_SIZES + k] = _popcount(u64[L.HAND + (seat + k) % n]) if k < n else 0
+        scalars[HAND_SIZES + k] = count(u64[L.HAND + (seat + k) % n]) if k < n else 0
     set_row = np.full(NUM_RANKS, -1, dtype=np.int8)
     run_row = np.full(NUM_CARDS, -1, dtype=np.int8)
     for i in range(i64[L.NUM_MELDS]):

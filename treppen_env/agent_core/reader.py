@@ -1,5 +1,5 @@
 """The greedy heuristic's reader of observations: the input layout of
-:mod:`treppen_env.core.greedy` filled from an observation vector (inside a kernel, for
+:mod:`treppen_env.agent_core.greedy` filled from an observation vector (inside a kernel, for
 :class:`treppen.agents.GreedyAgent`, the heuristic features and the search's beliefs) or from a decoded
 view (:func:`treppen_env.observation.decode`).
 
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, rank_of, suit_of
-from treppen_env.core.cache import kernel
-from treppen_env.core.greedy import (
+from treppen_env.agent_core.greedy import (
     _UP,
     _ZERO,
     BANNED,
@@ -41,11 +39,13 @@ from treppen_env.core.greedy import (
     STAIRS_LEN,
     STOCK,
     Inputs,
-    _bit,
     empty_inputs,
     greedy_action,
     must_use_evidence,
 )
+from treppen_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, rank_of, suit_of
+from treppen_env.core.bits import bit
+from treppen_env.core.cache import kernel
 from treppen_env.melds import MAX_RUN
 from treppen_env.observation import HAND_SCALE, OBS_SIZE, SLICES, PublicView
 
@@ -103,7 +103,7 @@ def _obs_bits(obs, start, stride):
     bits = _ZERO
     for c in range(NUM_CARDS):
         if obs[start + stride * c] != 0.0:
-            bits |= _bit(c)
+            bits |= bit(c)
     return bits
 
 
@@ -143,7 +143,7 @@ def _obs_melds(obs, melds, meld_bits):
         for s in range(NUM_SUITS):
             c = NUM_RANKS * s + rank
             if obs[_O_TABLE + c * _TABLE_COLS] != 0.0:
-                bits |= _bit(c)
+                bits |= bit(c)
                 count += 1
                 if first < 0:
                     first = c
@@ -158,12 +158,12 @@ def _obs_melds(obs, melds, meld_bits):
     for c in range(NUM_CARDS):  # runs by low-end card, walked up to their high end
         if obs[_O_TABLE + c * _TABLE_COLS + 2] == 0.0:
             continue
-        bits = _bit(c)
+        bits = bit(c)
         cur = c
         count = 1
         while obs[_O_TABLE + cur * _TABLE_COLS + 3] == 0.0 and count < MAX_RUN:
             cur = _UP[cur]
-            bits |= _bit(cur)
+            bits |= bit(cur)
             count += 1
         melds[m, M_OWNER] = _owner(obs, c)
         melds[m, M_KIND] = KIND_RUN
@@ -199,10 +199,11 @@ def observation_inputs(obs: np.ndarray) -> Inputs:
 
 
 @kernel
-def observation_action(obs, mask, rows, row_index, infer, settings):
+def observation_action(obs, mask, tables, index, infer, settings):
     """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
-    ``rows``: float64 (k, RULES_ROW_SIZE) rules rows; row ``row_index`` is used, or row 1 when
+    ``tables``: int64 (k, TAB_SIZE) rules tables (:func:`treppen_env.core.tables.rules_table`);
+    table ``index`` is used, or table 1 when
     ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
     (action or -1, evidence).
     """
@@ -214,8 +215,8 @@ def observation_action(obs, mask, rows, row_index, infer, settings):
     read_observation(obs, cards, stairs, scalars, melds, meld_bits)
     evidence = must_use_evidence(scalars, mask)
     if infer and evidence:
-        row_index = 1
-    action = greedy_action(cards, stairs, scalars, melds, meld_bits, mask, rows[row_index], settings)
+        index = 1
+    action = greedy_action((cards, stairs, scalars, melds, meld_bits), mask, tables[index], settings)
     return action, evidence
 
 

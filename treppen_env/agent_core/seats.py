@@ -1,0 +1,119 @@
+"""The batched environment's step: many deals, one kernel call (:mod:`treppen_env.vector`).
+
+The deals are the rows of three 2-D arrays in the state layout (:mod:`treppen_env.core.layout`):
+``U`` (uint64 (N, U64_SIZE)), ``I8`` and ``I64``. Every seat of a row has a kind (``kinds``,
+int64 (N, 4)): :data:`EXTERNAL` (the caller decides: the learner, or every seat in self-play),
+:data:`GREEDY` or :data:`RANDOM` (played inside the kernel: the greedy heuristic from what that
+seat may see, or a uniformly random legal action). :func:`step_rows` plays, for each row it is
+given, the caller's action (or none, after a new deal), then the kernel seats' moves until an
+external seat is to move or the deal is over, and writes what the caller needs: that seat's
+observation and legal mask, or at the deal's end the final observation of ``observer[i]`` (or of
+the last external seat that moved), an all-zero mask and every seat's reward
+(:func:`treppen_env.core.vector.deal_rewards`).
+
+A discard that empties the stock under ``stock_exhausted="reshuffle"`` (RULES §6.4) stops the
+row with ``pending[i] = 1``: the caller shuffles the staircase below its top with the row's own
+generator (as :class:`~treppen_env.engine.GameState` does) and continues the row.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import playout as P
+from treppen_env.core import kernels as K
+from treppen_env.core.cache import kernel
+from treppen_env.core.generator import random_legal
+from treppen_env.core.layout import CURRENT, DEAL_OVER, PHASE
+from treppen_env.core.observe import write_observation
+from treppen_env.core.vector import deal_rewards
+
+#: Kinds of a seat: decided by the caller, or played inside the kernel (the playout policies).
+EXTERNAL = -1
+GREEDY, RANDOM = P.GREEDY, P.RANDOM
+
+#: :func:`step_rows` takes its arguments in bundles (named tuples; N rows, 4 seats a row), besides
+#: the rows' arrays ``batch = (U, I8, I64)``, the rules core's ``tables = (tab, meld_bits)``, the
+#: ``rows`` to step (int64) and the kernel seats' scratch ``work``
+#: (:func:`treppen_env.agent_core.playout.scratch`):
+#:
+#: ===============  ==============================================================================
+#: bundle           fields
+#: ===============  ==============================================================================
+#: :data:`Seats`    who moves: ``actions`` (int64 (N,): the external seat's action per row, -1 for
+#:                  none: the row was just dealt or reshuffled, only the kernel seats move; legal,
+#:                  the caller checks), ``kinds`` (int64 (N, 4)), ``observer`` (int64 (N,): the
+#:                  seat whose final observation a finished deal shows, -1 for the last external
+#:                  seat that moved), ``rngs`` (uint64 (N,): each row's SplitMix64 state for random
+#:                  seats) and the greedy seats' ``settings`` (float64)
+#: :data:`Report`   what is written how: the observation layout's ``offsets`` and ``consts``
+#:                  (:func:`treppen_env.core.observe.write_observation`) and the ``reward`` kind
+#:                  (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``)
+#: :data:`Written`  what the caller reads back: ``obs`` (float32 (N, OBS_SIZE)), ``masks`` (int8
+#:                  (N, 8 * MASK_WORDS): the legal mask in the first 898 entries, the padding 0;
+#:                  :func:`treppen_env.core.vector.sample_legal` reads rows as uint64 words),
+#:                  ``to_move`` (int64 (N,): the external seat to move, -1 when the deal is over),
+#:                  ``actor`` (int64 (N,): the last external seat that moved, kept between calls),
+#:                  ``over`` (int8 (N,)), ``pending`` (int8 (N,): 1 when the row waits for a
+#:                  reshuffle, nothing else written) and ``rewards`` (float32 (N, 4): every seat's
+#:                  reward once the deal is over)
+#: ===============  ==============================================================================
+Seats = namedtuple("Seats", ("actions", "kinds", "observer", "rngs", "settings"))
+Report = namedtuple("Report", ("offsets", "consts", "reward"))
+Written = namedtuple("Written", ("obs", "masks", "to_move", "actor", "over", "pending", "rewards"))
+
+
+@kernel
+def _kernel_move(u64, i8, i64, tab, kind, rng, settings, work) -> int:
+    """A kernel seat's move in the row (its legal mask already in ``work``)."""
+    if kind == GREEDY:
+        return P.greedy_choice(u64, i8, i64, tab, settings, work)
+    return random_legal(work[0].view(np.uint64), rng)
+
+
+@kernel
+def step_rows(batch, tables, rows, seats, report, written, work) -> None:
+    """Play the rows ``rows`` (int64) of ``batch`` one step (see the module docstring; the
+    bundles :data:`Seats`, :data:`Report` and :data:`Written`)."""
+    U, I8, I64 = batch
+    tab, meld_bits = tables
+    actions, kinds, observer, rngs, settings = seats
+    offsets, consts, reward = report
+    obs, masks, to_move, actor, over, pending, rewards = written
+    _, inputs, workspace, net = work
+    rng = np.empty(1, dtype=np.uint64)
+    for i in rows:
+        u64, i8, i64 = U[i], I8[i], I64[i]
+        row_work = (masks[i], inputs, workspace, net)  # the kernel seats decide on the row's own mask
+        mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
+        pending[i] = 0
+        a = actions[i]
+        if a >= 0:
+            actor[i] = i64[CURRENT]
+            if K.step(u64, i8, i64, tab, meld_bits, mask, a) == K.STEP_RESHUFFLE:
+                pending[i] = 1
+                continue
+        else:
+            K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+        rng[0] = rngs[i]
+        while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
+            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, settings, row_work)
+            if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
+                pending[i] = 1
+                break
+        rngs[i] = rng[0]
+        if pending[i]:
+            continue
+        if i64[PHASE] == DEAL_OVER:
+            over[i] = 1
+            to_move[i] = -1
+            deal_rewards(i64, reward, rewards[i])
+            seat = observer[i] if observer[i] >= 0 else actor[i]
+        else:
+            over[i] = 0
+            seat = i64[CURRENT]
+            to_move[i] = seat
+        write_observation(u64, i8, i64, tab, seat, offsets, consts, obs[i])
