@@ -1,0 +1,219 @@
+"""The policy of ``backend: kernel``: legal actions as padded feature rows, the action net in torch,
+its masked log-probabilities, and its export to the kernels (:mod:`treppen_env.core.learner_rows`).
+
+A position's legal actions are ``K`` rows of ``F`` features (:func:`legal_rows`: the static action
+table of :func:`treppen.agents.action_features.action_table`, and with ``features: heuristic`` the
+greedy heuristic's view of each action, :mod:`treppen_env.core.features`), padded to the most legal
+actions in the batch. :class:`ActionNet` scores each row against the state, as the kernels do
+(the formulas are in :mod:`treppen_env.core.learner_rows`): a frozen copy plays any seat inside the
+kernels and equals the torch logits within 1e-5 (tests/train/test_kernel_ppo.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from treppen.agents.action_features import ACTION_FEATURES, action_table
+from treppen_env.core import greedy as G
+from treppen_env.core import learner_rows as R
+from treppen_env.core.features import H_PICK, NUM_FEATURES
+from treppen_env.files import atomic_write
+from treppen_env.observation import OBS_SIZE
+from treppen_env.rules import Rules
+
+
+def num_features(features: str) -> int:
+    """Columns ``F`` of a legal-action row: the static table's, plus the heuristic's for
+    ``features="heuristic"``."""
+    return ACTION_FEATURES + (NUM_FEATURES if features == "heuristic" else 0)
+
+
+@dataclass
+class LegalRows:
+    """Padded legal actions of a batch (the bundle of :func:`treppen_env.core.learner_rows.legal_features`).
+
+    :ivar acts: int64 (B, K), -1 after each row's legal actions.
+    :ivar feats: float32 (B, K, F), zero rows after them.
+    :ivar counts: int64 (B,), legal actions per row.
+    """
+
+    acts: np.ndarray
+    feats: np.ndarray
+    counts: np.ndarray
+
+    def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.acts, self.feats, self.counts
+
+
+def feature_context(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``ctx`` bundle of :func:`~treppen_env.core.learner_rows.legal_features` for ``rules``:
+    the heuristic's rules row and settings and the static action table (RULES §5 values)."""
+    return G.rules_row(rules).copy(), G.settings_row(), np.ascontiguousarray(action_table(rules))
+
+
+def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
+    """The padded legal-action rows of observations (float32 (B, 969)) and their masks (int8 or
+    bool (B, >= 898)), ``K`` the most legal actions of a row (at least 1)."""
+    masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
+    width = max(int(masks.sum(axis=1, dtype=np.int64).max(initial=1)), 1)
+    b = obs.shape[0]
+    rows = LegalRows(
+        np.empty((b, width), dtype=np.int64),
+        np.empty((b, width, num_features(features)), dtype=np.float32),
+        np.empty(b, dtype=np.int64),
+    )
+    R.legal_features(obs, masks, ctx, rows.bundle())
+    return rows
+
+
+class ActionNet(nn.Module):
+    """Logits of padded legal-action rows and the state's value (see the module docstring).
+
+    :param hidden: the state's hidden units ``H``; ``action_dim``: an action's units ``D``.
+    :param features: ``cards`` or ``heuristic`` (the columns of :func:`num_features`).
+    :param pick_init: the initial weight of the heuristic's pick column (``features: heuristic``):
+        a positive value starts the policy near the greedy heuristic.
+    """
+
+    def __init__(self, hidden: int = 256, action_dim: int = 64, features: str = "heuristic", pick_init: float = 0.0):
+        super().__init__()
+        self.hidden, self.action_dim, self.features = hidden, action_dim, features
+        f = num_features(features)
+        self.body = nn.Linear(OBS_SIZE, hidden)
+        self.state_in = nn.Linear(hidden, action_dim)  # Wh, ba
+        self.action_in = nn.Linear(f, action_dim, bias=False)  # Wa
+        self.action_out = nn.Linear(action_dim, 1, bias=False)  # wo
+        self.linear = nn.Linear(f, 1, bias=False)  # u
+        self.value_head = nn.Linear(hidden, 1)
+        nn.init.normal_(self.action_out.weight, std=0.01)  # a near-uniform policy at the start
+        nn.init.zeros_(self.linear.weight)
+        if features == "heuristic" and pick_init:
+            with torch.no_grad():
+                self.linear.weight[0, ACTION_FEATURES + H_PICK] = pick_init
+
+    def forward(self, obs: torch.Tensor, feats: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (B, K), -inf on padding, and values (B,).
+
+        :param obs: float32 (B, 969); ``feats``: float32 (B, K, F); ``valid``: bool (B, K).
+        """
+        h = torch.tanh(self.body(obs))
+        z = torch.relu(self.action_in(feats) + self.state_in(h)[:, None, :])
+        logits = (self.action_out(z) + self.linear(feats)).squeeze(-1)
+        return logits.masked_fill(~valid, -torch.inf), self.value_head(h).squeeze(-1)
+
+    def shape(self) -> np.ndarray:
+        """The kernels' int64 shape: observation size, H, F, D."""
+        return np.array([OBS_SIZE, self.hidden, num_features(self.features), self.action_dim], dtype=np.int64)
+
+    def _tensors(self) -> dict[str, torch.Tensor]:
+        """The tensors of the flat layout, each as the kernels read it (rows = inputs)."""
+        return {
+            "w0": self.body.weight.T,
+            "b0": self.body.bias,
+            "wh": self.state_in.weight.T,
+            "ba": self.state_in.bias,
+            "wa": self.action_in.weight.T,
+            "wo": self.action_out.weight[0],
+            "u": self.linear.weight[0],
+            "vw": self.value_head.weight[0],
+            "vb": self.value_head.bias,
+        }
+
+    def export(self) -> np.ndarray:
+        """The flat float32 weights of :func:`treppen_env.core.learner_rows.layout`."""
+        places = R.layout(*self.shape().tolist())
+        w = np.zeros(places["size"][0], dtype=np.float32)
+        for name, tensor in self._tensors().items():
+            start, shape = places[name]
+            w[start : start + int(np.prod(shape))] = tensor.detach().cpu().numpy().reshape(-1)
+        return w
+
+    def load_flat(self, w: np.ndarray) -> None:
+        """Set the weights from flat float32 weights of this net's shape (the inverse of :meth:`export`)."""
+        places = R.layout(*self.shape().tolist())
+        with torch.no_grad():
+            for name, tensor in self._tensors().items():
+                start, shape = places[name]
+                tensor.copy_(torch.from_numpy(w[start : start + int(np.prod(shape))].reshape(shape)))
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``.npz`` (atomically): the flat weights ``w``, ``shape`` and ``features``."""
+        w, shape = self.export(), self.shape()
+        return atomic_write(
+            path, lambda tmp: np.savez(tmp, w=w, shape=shape, features=np.array(self.features)), suffix=".npz"
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> ActionNet:
+        """The net saved by :meth:`save`.
+
+        :raises FileNotFoundError: when there is no such file.
+        :raises ValueError: when the weights do not fit the shape.
+        """
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no action net at {str(path)!r} (an ActionNet.save file, .npz)")
+        with np.load(path) as data:
+            w, shape, features = data["w"].astype(np.float32), data["shape"].astype(np.int64), str(data["features"])
+        net = cls(int(shape[R.SH_HIDDEN]), int(shape[R.SH_ACTION]), features)
+        if not np.array_equal(net.shape(), shape) or w.size != R.layout(*shape.tolist())["size"][0]:
+            raise ValueError(f"{str(path)!r}: {w.size} weights do not fit the shape {shape.tolist()} ({features})")
+        net.load_flat(w)
+        return net
+
+
+def masked_log_probs(
+    logits: torch.Tensor, valid: torch.Tensor, index: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities of the chosen rows ``index`` (int64 (B,)) and the entropies (B,) of the
+    softmax over each row's valid entries: ``where(valid, logits, -inf)``, ``log_softmax``, ``gather``.
+
+    :param logits: float (B, K); ``valid``: bool (B, K), at least one entry per row.
+    """
+    logp = torch.log_softmax(logits.masked_fill(~valid, -torch.inf), dim=1)
+    chosen = logp.gather(1, index[:, None]).squeeze(1)
+    entropy = -torch.where(valid, logp.exp() * logp, torch.zeros_like(logp)).sum(1)
+    return chosen, entropy
+
+
+class PredictModel:
+    """A trained :class:`ActionNet` behind SB3's ``predict(obs, action_masks=..., deterministic=...)``
+    and spaces, so the run's evaluation and Elo callbacks (:mod:`treppen.train.callbacks`) and
+    :class:`treppen.agents.policy.PolicyAgent` play it.
+
+    :param net: the net; ``ctx``: :func:`feature_context`; ``logger``: anything with ``record(key, value)``.
+    """
+
+    def __init__(self, net: ActionNet, ctx: tuple[np.ndarray, ...], logger: Any = None):
+        import gymnasium as gym
+
+        from treppen_env.actions import NUM_ACTIONS
+
+        self.net, self.ctx, self.logger = net, ctx, logger
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS_SIZE,), np.float32)
+        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+
+    def predict(self, obs: np.ndarray, action_masks: Any = None, deterministic: bool = True, **_: Any) -> tuple:
+        """The most probable legal action of each observation (float32 (B, 969) or (969,)); the
+        masks (bool (B, 898)) are required."""
+        if action_masks is None:
+            raise ValueError("the kernel policy needs action_masks")
+        single = np.asarray(obs).ndim == 1
+        obs = np.ascontiguousarray(np.atleast_2d(obs), dtype=np.float32)
+        masks = np.ascontiguousarray(np.atleast_2d(action_masks) != 0).view(np.int8)
+        rows = legal_rows(obs, masks, self.ctx, self.net.features)
+        device = next(self.net.parameters()).device
+        with torch.no_grad():
+            logits, _ = self.net(
+                torch.from_numpy(obs).to(device),
+                torch.from_numpy(rows.feats).to(device),
+                torch.from_numpy(rows.acts >= 0).to(device),
+            )
+        k = logits.argmax(1).cpu().numpy()
+        actions = rows.acts[np.arange(len(k)), k]
+        return (actions[0] if single else actions), None
