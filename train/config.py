@@ -43,7 +43,9 @@ FEATURE_SETS = ("cards", "heuristic")
 #: Value targets of the imitation warm start (:func:`treppen.train.imitation.collect`).
 VALUE_TARGETS = ("results", "search")
 VEC_ENVS = ("subproc", "dummy", "kernel")
-BACKENDS = ("sb3", "rllib", "expert")
+BACKENDS = ("sb3", "rllib", "expert", "kernel")
+#: Torch devices of ``backend: kernel``: ``auto`` takes a GPU where one is present.
+DEVICES = ("auto", "cpu", "cuda")
 
 
 @dataclass
@@ -143,6 +145,16 @@ class TrainConfig:
     """``expert`` only: hidden units of the kernels' net (:class:`treppen.train.kernel_net.KernelNet`)"""
     expert_decks: int = 20
     """``expert`` only: duplicate decks of each generation's ratings (against greedy and the one before)"""
+
+    # --- the batched learner (backend: kernel, train/kernel_ppo.py): PPO over the rows of the
+    # batched env with the opponents inside the kernels; it reads n_envs (rows), n_steps, batch_size
+    # (a multiple of n_envs), n_epochs, the PPO keys, net_arch[-1] (state units), action_dim,
+    # features, the opponent_random/greedy/snapshot shares and the pool, eval, Elo and checkpoint keys
+    device: str = "auto"
+    """``kernel`` only: the torch device, ``auto`` (a GPU where one is present, else the CPU), ``cpu`` or ``cuda``"""
+    pick_init: float = 0.0
+    """``kernel`` only: the initial logit weight of the heuristic's pick (``features: heuristic``);
+    a positive value starts the policy near the greedy heuristic"""
 
     # --- imitation warm start (train/imitation.py)
     imitation_decisions: int = 0
@@ -474,6 +486,18 @@ def validate(config: TrainConfig) -> None:
         c.backend != "rllib" or not c.snapshot_deterministic,
         "snapshot_deterministic=True is sb3 only (rllib snapshots sample from their policy); set it to false",
     )
+    _require(c.device in DEVICES, f"device={c.device!r}; choose one of {list(DEVICES)}")
+    if c.backend == "kernel":
+        _require(
+            c.batch_size % c.n_envs == 0,
+            f"batch_size={c.batch_size} must be a multiple of n_envs={c.n_envs} (backend kernel: a minibatch is "
+            f"whole steps of every row); e.g. {c.n_envs * max(1, c.batch_size // c.n_envs)}",
+        )
+        _require(
+            c.opponent_best == 0 and c.opponent_agent == 0 and not c.imitation_decisions,
+            "backend kernel plays random, greedy and snapshot opponents and has no imitation warm start; "
+            "set opponent_best=0, opponent_agent=0 and imitation_decisions=0",
+        )
     _require(c.vec_env in VEC_ENVS, f"vec_env={c.vec_env!r}; choose one of {list(VEC_ENVS)}")
     _require(c.policy in POLICIES, f"policy={c.policy!r}; choose one of {list(POLICIES)}")
     _require(c.features in FEATURE_SETS, f"features={c.features!r}; choose one of {list(FEATURE_SETS)}")

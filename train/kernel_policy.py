@@ -177,7 +177,8 @@ def masked_log_probs(
     """
     logp = torch.log_softmax(logits.masked_fill(~valid, -torch.inf), dim=1)
     chosen = logp.gather(1, index[:, None]).squeeze(1)
-    entropy = -torch.where(valid, logp.exp() * logp, torch.zeros_like(logp)).sum(1)
+    finite = logp.masked_fill(~valid, 0.0)  # no 0 * -inf, in the forward pass nor in the gradient
+    entropy = -(finite.exp().masked_fill(~valid, 0.0) * finite).sum(1)
     return chosen, entropy
 
 

@@ -92,3 +92,12 @@ def test_the_kernel_net_equals_torch_on_saved_weights(tmp_path, batch, hidden: i
         n = int(rows.counts[b])
         R.action_logits(w, shape, obs[b], rows.feats[b], n, logits)
         np.testing.assert_allclose(logits[:n], t_logits[b, :n].numpy(), atol=1e-5, rtol=0)
+
+
+def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
+    logits = torch.tensor([[1.0, 2.0, 0.0], [0.5, 0.0, 0.0]], requires_grad=True)
+    valid = torch.tensor([[True, True, False], [True, False, False]])
+    chosen, entropy = masked_log_probs(logits, valid, torch.tensor([1, 0]))
+    (chosen.sum() + entropy.sum()).backward()
+    assert logits.grad is not None and bool(logits.grad.isfinite().all())
+    assert logits.grad[0, 2] == 0 and logits.grad[1].tolist() == [0.0, 0.0, 0.0]
