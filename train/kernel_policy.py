@@ -85,7 +85,9 @@ class ActionNet(nn.Module):
         super().__init__()
         self.hidden, self.action_dim, self.features = hidden, action_dim, features
         f = num_features(features)
-        self.body = nn.Linear(OBS_SIZE, hidden)
+        bound = OBS_SIZE**-0.5  # nn.Linear's initialisation, the weights stored (inputs, H)
+        self.w0 = nn.Parameter(torch.empty(OBS_SIZE, hidden).uniform_(-bound, bound))
+        self.b0 = nn.Parameter(torch.empty(hidden).uniform_(-bound, bound))
         self.state_in = nn.Linear(hidden, action_dim)  # Wh, ba
         self.action_in = nn.Linear(f, action_dim, bias=False)  # Wa
         self.action_out = nn.Linear(action_dim, 1, bias=False)  # wo
@@ -103,9 +105,21 @@ class ActionNet(nn.Module):
         :param obs: float32 (B, 969); ``feats``: float32 (B, K, F); ``valid``: bool (B, K).
         """
         h = torch.tanh(self.body(obs))
-        z = torch.relu(self.action_in(feats) + self.state_in(h)[:, None, :])
-        logits = (self.action_out(z) + self.linear(feats)).squeeze(-1)
-        return logits.masked_fill(~valid, -torch.inf), self.value_head(h).squeeze(-1)
+        rows, ks = valid.nonzero(as_tuple=True)  # the legal rows only: padding costs nothing
+        x = feats[rows, ks]
+        z = torch.relu(self.action_in(x) + self.state_in(h)[rows])
+        scores = (self.action_out(z) + self.linear(x)).squeeze(-1)
+        logits = torch.full(valid.shape, -torch.inf, dtype=scores.dtype, device=scores.device)
+        return logits.index_put((rows, ks), scores), self.value_head(h).squeeze(-1)
+
+    def body(self, obs: torch.Tensor) -> torch.Tensor:
+        """The state's hidden units before ``tanh`` (B, H): the weight rows of the observations'
+        nonzero entries only (about 40 of 969), summed by ``embedding_bag``, plus the bias."""
+        rows, cols = obs.nonzero(as_tuple=True)
+        counts = torch.bincount(rows, minlength=obs.shape[0])
+        offsets = torch.cumsum(counts, 0) - counts
+        summed = nn.functional.embedding_bag(cols, self.w0, offsets, mode="sum", per_sample_weights=obs[rows, cols])
+        return summed + self.b0
 
     def shape(self) -> np.ndarray:
         """The kernels' int64 shape: observation size, H, F, D."""
@@ -114,8 +128,8 @@ class ActionNet(nn.Module):
     def _tensors(self) -> dict[str, torch.Tensor]:
         """The tensors of the flat layout, each as the kernels read it (rows = inputs)."""
         return {
-            "w0": self.body.weight.T,
-            "b0": self.body.bias,
+            "w0": self.w0,
+            "b0": self.b0,
             "wh": self.state_in.weight.T,
             "ba": self.state_in.bias,
             "wa": self.action_in.weight.T,

@@ -193,6 +193,7 @@ class Learner:
         totals: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         }
+        buffer["all_obs"] = torch.stack(buffer["obs"])  # (T, B, 969), stacked once
         for _ in range(c.n_epochs):
             order = torch.randperm(steps, generator=self.sampler).tolist()
             kls = []
@@ -216,7 +217,7 @@ class Learner:
             filler = torch.full((x.shape[0], extra, *x.shape[2:]), value, dtype=x.dtype)
             return torch.cat([x, filler], dim=1)
 
-        obs = torch.cat([buffer["obs"][t] for t in steps]).to(dev)
+        obs = buffer["all_obs"][steps].reshape(-1, buffer["all_obs"].shape[-1]).to(dev)
         feats = torch.cat([pad(buffer["feats"][t], 0.0) for t in steps]).to(dev)
         valid = torch.cat([pad(buffer["valid"][t], False) for t in steps]).to(dev)
         index = torch.cat([buffer["index"][t] for t in steps]).to(dev)
