@@ -21,7 +21,9 @@ from collections import defaultdict
 import numpy as np
 
 from treppen.train.kernel_policy import LegalRows, feature_context, legal_rows
+from treppen_env.actions import NUM_ACTIONS
 from treppen_env.core import learner_rows as R
+from treppen_env.core import playout as P
 from treppen_env.core import vector as V
 from treppen_env.rules import Rules
 from treppen_env.vector import TreppenVectorEnv
@@ -62,6 +64,13 @@ class LearnerRows:
         self.results: dict[str, list[float]] = defaultdict(list)
         self._actions = np.full(rows, -1, dtype=np.int64)
         self._all = np.arange(rows, dtype=np.int64)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (a checkpoint): the env's views and scratch arrays are rebuilt, as pickling copies views."""
+        self.__dict__.update(state)
+        env = self.env
+        env._masks = env._padded[:, :NUM_ACTIONS]
+        env._work = P.scratch()
 
     @property
     def obs(self) -> np.ndarray:

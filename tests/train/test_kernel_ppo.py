@@ -4,6 +4,8 @@ run that writes, resumes after a kill and equals an uninterrupted run."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -11,8 +13,12 @@ import torch
 import treppen_env
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.heuristic_features import heuristic_features
+from treppen.train.config import config_path, load_config
+from treppen.train.kernel_ppo import Learner, train_kernel
 from treppen.train.kernel_policy import ActionNet, feature_context, legal_rows, masked_log_probs
+from treppen.train.kernel_rows import LearnerRows
 from treppen_env.core import learner_rows as R
+from treppen_env.core.features import H_PICK
 from treppen_env.rules import make_rules
 
 
@@ -101,3 +107,120 @@ def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
     (chosen.sum() + entropy.sum()).backward()
     assert logits.grad is not None and bool(logits.grad.isfinite().all())
     assert logits.grad[0, 2] == 0 and logits.grad[1].tolist() == [0.0, 0.0, 0.0]
+
+
+def pick_actions(rows: LearnerRows) -> np.ndarray:
+    """The greedy heuristic's pick in every row, read from the learner's legal rows."""
+    legal = rows.legal()
+    picked = legal.feats[:, :, ACTION_FEATURES + H_PICK].argmax(axis=1)
+    return legal.acts[np.arange(len(picked)), picked]
+
+
+def play(rows: LearnerRows, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    rewards, dones = [], []
+    for _ in range(steps):
+        reward, done = rows.step(pick_actions(rows))
+        rewards.append(reward)
+        dones.append(done)
+    return np.stack(rewards), np.stack(dones)
+
+
+def test_snapshot_seats_play_inside_the_kernels_as_their_net_says() -> None:
+    # a snapshot whose net puts all its weight on the heuristic's pick plays as the kernel's greedy seat
+    rules = make_rules("treppenromme")
+    net = ActionNet(16, 8, "heuristic", pick_init=200.0)
+    greedy = LearnerRows(8, 3, rules, {"greedy": 1.0}, "heuristic", seed=5)
+    snapshots = LearnerRows(8, 3, rules, {"snapshot": 1.0}, "heuristic", seed=5)
+    snapshots.set_snapshots([net.export()], net.shape())
+    for rows in (greedy, snapshots):
+        rows.reset()
+    assert (snapshots.env.kinds[:, :3] == -1).all() and (greedy.env.kinds[:, :3] != -1).sum() == 16
+    expected, done = play(greedy, 150)
+    got, got_done = play(snapshots, 150)
+    assert done.sum() >= 8  # every row finished a deal at least once
+    np.testing.assert_array_equal(got_done, done)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_every_row_is_the_learners_decision_and_its_reward_its_own_seats(monkeypatch) -> None:
+    rules = make_rules("treppenromme")
+    net = ActionNet(16, 8, "heuristic")
+    rows = LearnerRows(12, 3, rules, {"random": 0.3, "greedy": 0.3, "snapshot": 0.4}, "heuristic", seed=2)
+    rows.set_snapshots([net.export(), (net.export() * 2)], net.shape())
+    rows.reset()
+    finished: list[tuple[int, int, np.ndarray]] = []
+    new_deals = rows._new_deals
+
+    def record(which: np.ndarray) -> None:  # the finished deals' points, before the rows are dealt afresh
+        finished.extend((int(i), int(rows.learner[i]), rows.env.deal_points[i].copy()) for i in which)
+        new_deals(which)
+
+    monkeypatch.setattr(rows, "_new_deals", record)
+    seats = set()
+    for _ in range(200):
+        assert (rows.env.to_move == rows.learner).all() and (rows.env.over == 0).all()
+        reward, done = rows.step(pick_actions(rows))
+        assert (reward[~done] == 0).all()
+        for (i, seat, points), r in zip(finished, reward[done], strict=True):
+            others = (points.sum() - points[seat]) / 2
+            assert r == np.float32((points[seat] - others) / 100.0)  # the learner seat's own result
+            seats.add(seat)
+        finished.clear()
+    assert seats == {0, 1, 2}
+
+
+class Killed(BaseException):
+    """A kill in the middle of an update: nothing is saved on the way out."""
+
+
+def tiny_config(tmp_path, name: str):
+    overrides = [
+        "n_envs=16",
+        "n_steps=8",
+        "batch_size=64",
+        "n_epochs=2",
+        "total_timesteps=768",
+        "net_arch=[16]",
+        "action_dim=8",
+        "snapshot_every=256",
+        "checkpoint_every=256",
+        "eval_deals=4",
+        "elo_every=0",
+        "torch_threads=1",
+        "device=cpu",
+        "progress=false",
+        f"runs_dir={tmp_path}",
+        f"name={name}",
+    ]
+    return load_config(config_path("kernel"), overrides)
+
+
+def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch) -> None:
+    whole = train_kernel(tiny_config(tmp_path, "whole"))
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
+        assert (whole / name).is_file(), name
+    assert sorted(p.name for p in (whole / "checkpoints").iterdir()) == [f"model_{s}_steps.pt" for s in (256, 512, 768)]
+    assert sorted(p.name for p in (whole / "pool").iterdir()) == [f"snapshot_{s:09d}.npz" for s in (256, 512, 768)]
+    assert any((whole / "tb").iterdir())
+
+    update = Learner.update
+    calls = []
+
+    def killed_in_the_fifth_update(self, buffer):
+        calls.append(1)
+        if len(calls) == 5:  # after the checkpoint at 512 steps (4 updates of 128 steps)
+            raise Killed
+        return update(self, buffer)
+
+    monkeypatch.setattr(Learner, "update", killed_in_the_fifth_update)
+    with pytest.raises(Killed):
+        train_kernel(tiny_config(tmp_path, "killed"))
+    monkeypatch.setattr(Learner, "update", update)
+    assert not (tmp_path / "killed" / "final_model.npz").exists()
+    resumed = train_kernel(tiny_config(tmp_path, "killed"), resume=True)
+    a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
+    np.testing.assert_array_equal(a["w"], b["w"])
+    last = [json.loads((run / "evals.jsonl").read_text().splitlines()[-1]) for run in (whole, resumed)]
+    assert last[0]["greedy"] == last[1]["greedy"] and last[0]["steps"] == last[1]["steps"] == 768
+    fresh = ActionNet(16, 8, "heuristic", pick_init=2.0).export()
+    assert a["w"].size == fresh.size and not np.array_equal(a["w"], fresh)  # it trained
