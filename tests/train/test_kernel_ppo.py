@@ -14,8 +14,8 @@ import treppen_env
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.train.config import config_path, load_config
-from treppen.train.kernel_ppo import Learner, train_kernel
 from treppen.train.kernel_policy import ActionNet, feature_context, legal_rows, masked_log_probs
+from treppen.train.kernel_ppo import Learner, train_kernel
 from treppen.train.kernel_rows import LearnerRows
 from treppen_env.core import learner_rows as R
 from treppen_env.core.features import H_PICK
@@ -148,11 +148,11 @@ def test_every_row_is_the_learners_decision_and_its_reward_its_own_seats(monkeyp
     rows = LearnerRows(12, 3, rules, {"random": 0.3, "greedy": 0.3, "snapshot": 0.4}, "heuristic", seed=2)
     rows.set_snapshots([net.export(), (net.export() * 2)], net.shape())
     rows.reset()
-    finished: list[tuple[int, int, np.ndarray]] = []
+    finished: list[tuple[int, np.ndarray]] = []
     new_deals = rows._new_deals
 
     def record(which: np.ndarray) -> None:  # the finished deals' points, before the rows are dealt afresh
-        finished.extend((int(i), int(rows.learner[i]), rows.env.deal_points[i].copy()) for i in which)
+        finished.extend((int(rows.learner[i]), rows.env.deal_points[i].copy()) for i in which)
         new_deals(which)
 
     monkeypatch.setattr(rows, "_new_deals", record)
@@ -161,7 +161,7 @@ def test_every_row_is_the_learners_decision_and_its_reward_its_own_seats(monkeyp
         assert (rows.env.to_move == rows.learner).all() and (rows.env.over == 0).all()
         reward, done = rows.step(pick_actions(rows))
         assert (reward[~done] == 0).all()
-        for (i, seat, points), r in zip(finished, reward[done], strict=True):
+        for (seat, points), r in zip(finished, reward[done], strict=True):
             others = (points.sum() - points[seat]) / 2
             assert r == np.float32((points[seat] - others) / 100.0)  # the learner seat's own result
             seats.add(seat)
