@@ -10,7 +10,9 @@ One format serves both RL backends (``backend: sb3`` or ``backend: rllib``): the
 (policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either;
 ``backend: expert`` is expert iteration (:mod:`treppen.train.expert`: the ``expert_*`` keys, the
 ``imitation_epochs``, ``imitation_batch_size`` and ``imitation_learning_rate`` of its net, the
-game and the seed). The backend-specific keys:
+game and the seed); ``backend: kernel`` is PPO over the batched env's rows
+(:mod:`treppen.train.kernel_ppo`: ``device`` and ``pick_init``, and the keys named in its block below).
+The backend-specific keys:
 
 - rllib only: ``ray_address``, ``num_env_runners`` (``n_envs`` is then the envs of each runner);
 - sb3 only: ``vec_env``, ``target_kl`` (RLlib's PPO has no early stop by KL: ignored there),

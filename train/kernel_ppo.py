@@ -133,9 +133,7 @@ class Learner:
     def rollout(self) -> dict[str, Any]:
         """``n_steps`` steps of every row: one forward pass and one env step each."""
         c, rows, net = self.config, self.rows, self.net
-        buffer: dict[str, list[Any]] = {
-            k: [] for k in ("obs", "feats", "valid", "index", "logp", "value", "reward", "done")
-        }
+        buffer: dict[str, Any] = {k: [] for k in ("obs", "feats", "valid", "index", "logp", "value", "reward", "done")}
         for _ in range(c.n_steps):
             legal = rows.legal()
             obs = torch.from_numpy(rows.obs.copy())
@@ -169,7 +167,7 @@ class Learner:
         self.steps += c.n_steps * c.n_envs
         return buffer
 
-    def _gae(self, buffer: dict[str, list[Any]], last: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _gae(self, buffer: dict[str, Any], last: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Advantages and returns (T, B): GAE(gamma, lambda); a done row's next state is a new deal."""
         c = self.config
         values = torch.stack(buffer["value"])
@@ -287,7 +285,7 @@ def train_kernel(config: TrainConfig, resume: bool = False, command_line: list[s
     evals, elo = rating_callbacks(config, config.make_rules(), run_dir)
     model = PredictModel(learner.net, learner.rows.ctx, logger)
     for callback in (evals, elo):
-        callback.model = model  # the callbacks play it through predict() and log through model.logger
+        callback.model = model  # type: ignore[assignment]  # played through predict(), logged through .logger
     periods = {
         name: Every(every, learner.steps)
         for name, every in (
