@@ -1,17 +1,16 @@
 """The policy of ``backend: kernel``: legal actions as padded feature rows, the action net in torch,
 its masked log-probabilities, and its export to the kernels (:mod:`treppen_env.core.learner_rows`).
 
-A position's legal actions are ``K`` rows of ``F`` features (:func:`legal_rows`: the static action
-table of :func:`treppen.agents.action_features.action_table`, and with ``features: heuristic`` the
-greedy heuristic's view of each action, :mod:`treppen_env.core.features`), padded to the most legal
-actions in the batch. :class:`ActionNet` scores each row against the state, as the kernels do
-(the formulas are in :mod:`treppen_env.core.learner_rows`): a frozen copy plays any seat inside the
-kernels and equals the torch logits within 1e-5 (tests/train/test_kernel_ppo.py).
+A position's legal actions are ``K`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
+the static action table of :func:`treppen.agents.action_features.action_table`, and with
+``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.core.features`),
+padded to the most legal actions in the batch. :class:`ActionNet` scores each row against the state,
+as the kernels do (the formulas are in :mod:`treppen_env.core.learner_rows`): a frozen copy plays
+any seat inside the kernels and equals the torch logits within 1e-5 (tests/train/test_kernel_ppo.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,57 +18,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from treppen.agents.action_features import ACTION_FEATURES, action_table
-from treppen_env.core import greedy as G
+from treppen.agents.action_features import ACTION_FEATURES
+from treppen.agents.action_net import legal_rows, load_weights, num_features
 from treppen_env.core import learner_rows as R
-from treppen_env.core.features import H_PICK, NUM_FEATURES
+from treppen_env.core.features import H_PICK
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
-from treppen_env.rules import Rules
-
-
-def num_features(features: str) -> int:
-    """Columns ``F`` of a legal-action row: the static table's, plus the heuristic's for
-    ``features="heuristic"``."""
-    return ACTION_FEATURES + (NUM_FEATURES if features == "heuristic" else 0)
-
-
-@dataclass
-class LegalRows:
-    """Padded legal actions of a batch (the bundle of :func:`treppen_env.core.learner_rows.legal_features`).
-
-    :ivar acts: int64 (B, K), -1 after each row's legal actions.
-    :ivar feats: float32 (B, K, F), zero rows after them.
-    :ivar counts: int64 (B,), legal actions per row.
-    """
-
-    acts: np.ndarray
-    feats: np.ndarray
-    counts: np.ndarray
-
-    def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.acts, self.feats, self.counts
-
-
-def feature_context(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``ctx`` bundle of :func:`~treppen_env.core.learner_rows.legal_features` for ``rules``:
-    the heuristic's rules row and settings and the static action table (RULES §5 values)."""
-    return G.rules_row(rules).copy(), G.settings_row(), np.ascontiguousarray(action_table(rules))
-
-
-def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
-    """The padded legal-action rows of observations (float32 (B, 969)) and their masks (int8 or
-    bool (B, >= 898)), ``K`` the most legal actions of a row (at least 1)."""
-    masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
-    width = max(int(masks.sum(axis=1, dtype=np.int64).max(initial=1)), 1)
-    b = obs.shape[0]
-    rows = LegalRows(
-        np.empty((b, width), dtype=np.int64),
-        np.empty((b, width, num_features(features)), dtype=np.float32),
-        np.empty(b, dtype=np.int64),
-    )
-    R.legal_features(obs, masks, ctx, rows.bundle())
-    return rows
 
 
 class ActionNet(nn.Module):
@@ -170,13 +124,8 @@ class ActionNet(nn.Module):
         :raises FileNotFoundError: when there is no such file.
         :raises ValueError: when the weights do not fit the shape.
         """
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"no action net at {str(path)!r} (an ActionNet.save file, .npz)")
-        with np.load(path) as data:
-            w, shape, features = data["w"].astype(np.float32), data["shape"].astype(np.int64), str(data["features"])
+        w, shape, features = load_weights(path)
         net = cls(int(shape[R.SH_HIDDEN]), int(shape[R.SH_ACTION]), features)
-        if not np.array_equal(net.shape(), shape) or w.size != R.layout(*shape.tolist())["size"][0]:
-            raise ValueError(f"{str(path)!r}: {w.size} weights do not fit the shape {shape.tolist()} ({features})")
         net.load_flat(w)
         return net
 

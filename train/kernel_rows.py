@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from treppen.train.kernel_policy import LegalRows, feature_context, legal_rows
+from treppen.agents.action_net import LegalRows, feature_context, legal_rows
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.core import learner_rows as R
 from treppen_env.core import playout as P
@@ -39,7 +39,7 @@ class LearnerRows:
     :param rows: deals played side by side.
     :param num_players: 2 to 4; ``rules``: the run's rules.
     :param probs: probabilities of the opponent kinds of :data:`KINDS` (summing to 1).
-    :param features: ``cards`` or ``heuristic`` (the legal rows' columns, :mod:`treppen.train.kernel_policy`).
+    :param features: ``cards`` or ``heuristic`` (the legal rows' columns, :mod:`treppen.agents.action_net`).
     :param seed: seeds the deals, the seats, the kinds and the snapshots' sampling.
     """
 

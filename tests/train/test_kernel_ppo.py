@@ -11,10 +11,12 @@ import pytest
 import torch
 
 import treppen_env
+from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
+from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.train.config import config_path, load_config
-from treppen.train.kernel_policy import ActionNet, feature_context, legal_rows, masked_log_probs
+from treppen.train.kernel_policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel_ppo import Learner, train_kernel
 from treppen.train.kernel_rows import LearnerRows
 from treppen_env.core import learner_rows as R
@@ -224,3 +226,18 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
     assert last[0]["greedy"] == last[1]["greedy"] and last[0]["steps"] == last[1]["steps"] == 768
     fresh = ActionNet(16, 8, "heuristic", pick_init=2.0).export()
     assert a["w"].size == fresh.size and not np.array_equal(a["w"], fresh)  # it trained
+
+
+def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_path, batch) -> None:
+    obs, masks = batch
+    torch.manual_seed(1)
+    net = ActionNet(32, 16, "heuristic")
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(3.0)
+    agent = agents.load(str(net.save(tmp_path / "final_model.npz")))
+    assert isinstance(agent, ActionNetAgent) and isinstance(agents.load(str(tmp_path)), ActionNetAgent)
+    expected, _ = PredictModel(net, feature_context("treppenromme")).predict(obs, action_masks=masks != 0)
+    chosen = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
+    assert chosen == expected.tolist()
+    assert len(set(chosen)) > 5
