@@ -141,6 +141,7 @@ class Learner:
             with torch.no_grad():
                 logits, value = net(obs.to(self.device), feats.to(self.device), valid.to(self.device))
                 logits = logits.cpu()
+                _check_finite(logits, legal.counts, self.steps)
                 logp_all = torch.log_softmax(logits, dim=1)
                 index = torch.multinomial(logp_all.exp(), 1, generator=self.sampler).squeeze(1)
             actions = legal.acts[np.arange(len(index)), index.numpy()]
@@ -346,6 +347,19 @@ def _finish(learner: Learner, run_dir: Path, evals: Any, elo: Any, logger: Logge
         print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
         for line in describe_strength(elo.ratings):
             print("  " + line)
+
+
+def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
+    """Raise a clear error for a row without legal actions or with non-finite logits (NaN weights)."""
+    if counts.min() < 1:
+        rows = np.flatnonzero(counts < 1).tolist()[:5]
+        raise RuntimeError(f"learner rows {rows} have no legal action at {steps} steps; the rows are out of step")
+    bad = torch.isnan(logits).any(1) | ~torch.isfinite(logits).any(1)
+    if bool(bad.any()):
+        raise FloatingPointError(
+            f"the policy's logits are not finite in rows {bad.nonzero().flatten().tolist()[:5]} at {steps} steps; "
+            "lower learning_rate or max_grad_norm and resume from the last checkpoint"
+        )
 
 
 def _progress(config: TrainConfig, start: int) -> Any:
