@@ -137,6 +137,9 @@ class LearnerRows:
                     env.kinds[i, s] = _ENV_KIND[KINDS[self.kinds[i, s]]]
         env.deal_rows(rows)
         self._snapshot_moves(rows)
+        again = rows[env.over[rows] != 0]  # an opponent went out before the learner's first decision (RULES §6.1)
+        if again.size:
+            self._new_deals(again)  # no decision of the learner's to reward: deal afresh
 
     def _snapshot_moves(self, rows: np.ndarray) -> None:
         """Let the snapshot seats of ``rows`` move until each row's learner is to move or its deal is over."""

@@ -241,3 +241,22 @@ def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_pa
     chosen = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
     assert chosen == expected.tolist()
     assert len(set(chosen)) > 5
+
+
+def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypatch) -> None:
+    # an opponent may go out at once (RULES §6.1); the row then holds no decision of the learner's
+    rows = LearnerRows(4, 2, make_rules("treppenromme"), {"greedy": 1.0}, "heuristic", seed=0)
+    deal_rows = rows.env.deal_rows
+    dealt: list[list[int]] = []
+
+    def first_deal_of_row_2_ends_at_once(which: np.ndarray) -> None:
+        deal_rows(which)
+        dealt.append(which.tolist())
+        if len(dealt) == 1:
+            rows.env.over[2] = 1
+
+    monkeypatch.setattr(rows.env, "deal_rows", first_deal_of_row_2_ends_at_once)
+    rows.reset()
+    assert dealt == [[0, 1, 2, 3], [2]]
+    assert (rows.env.over == 0).all() and (rows.env.to_move == rows.learner).all()
+    assert (rows.legal().counts > 0).all()
