@@ -49,6 +49,7 @@ class LegalRows:
     counts: np.ndarray
 
     def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(acts, feats, counts)``: the kernels' bundle."""
         return self.acts, self.feats, self.counts
 
 
