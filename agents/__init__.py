@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from treppen.agents import zoo
+from treppen.agents.action_net import ActionNetAgent, is_action_net
 from treppen.agents.base import Agent, RandomAgent, legal_actions
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
@@ -57,7 +58,7 @@ SPECS: dict[str, type[Agent]] = {
 }
 #: Model files :func:`load` looks for in a run folder, in this order (``final_policy.npz``: the
 #: NumPy export of an RLlib run, played without Ray or torch).
-MODEL_FILES = ("final_model.zip", "model.zip", "final_policy.npz")
+MODEL_FILES = ("final_model.zip", "model.zip", "final_policy.npz", "final_model.npz")
 
 
 def load(
@@ -260,6 +261,8 @@ def _model_factory(path: Path) -> Any:
             raise _unreadable(path, err) from None
         if kernel_net:
             return functools.partial(NetAgent, path)
+        if is_action_net(path):
+            return functools.partial(ActionNetAgent, path)
         return functools.partial(numpy_policy_agent, path)
     if path.suffix == ".zip" or path_test(path.is_file):
         if not path_test(path.is_file):

@@ -56,6 +56,7 @@ class NetAgent(Agent):
 
 
 def is_kernel_net(path: Path) -> bool:
-    """Whether ``path`` is a ``.npz`` of the kernels' network (``w`` and ``shape``)."""
+    """Whether ``path`` is a ``.npz`` of the kernels' network (``w`` and ``shape``, and no
+    ``features``: that is an action net, :mod:`treppen.agents.action_net`)."""
     with np.load(path) as data:
-        return {"w", "shape"} <= set(data.files)
+        return {"w", "shape"} <= set(data.files) and "features" not in data.files

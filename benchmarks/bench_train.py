@@ -13,10 +13,16 @@
    recorded real observations and masks, whose step costs next to nothing: the most this machine's
    SB3 could reach with this policy (a ``kernel`` run's ceiling uses in-process envs).
 
-It prints both rates and their ratio (target >= 0.7) and writes
-``benchmarks/results/bench_train.json`` atomically. Usage::
+3. the batched learner (``backend: kernel``, ``configs/kernel.yaml``: PPO over the batched env's
+   rows, a snapshot in its pool), rollouts and updates, for ``--kernel-updates`` updates.
+
+It prints the rates, the SB3 trainer's ratio to its ceiling (target >= 0.7), and on its LAST line
+the two training rates, the batched learner's first, then MaskablePPO's (env steps per wall
+second, training included), as plain numbers; it writes ``benchmarks/results/bench_train.json``
+atomically. Usage::
 
     .venv/bin/python benchmarks/bench_train.py [sb3] [--steps 16384] [--config configs/selfplay.yaml]
+        [--kernel-config configs/kernel.yaml] [--kernel-updates 4]
 
 Other processes on the machine skew both numbers; the load average is recorded alongside.
 """
@@ -181,10 +187,33 @@ def bench_ceiling(config: TrainConfig, steps: int) -> float:
         vec_env.close()
 
 
+def bench_kernel(config: TrainConfig, updates: int) -> dict[str, float]:
+    """Env steps per wall second and per CPU second (this process) of the batched learner over
+    ``updates`` rollouts and updates, after one warm-up update, with one snapshot in its pool."""
+    from treppen.train.kernel_ppo import Learner
+
+    learner = Learner(config, config.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        learner.snapshot(Path(tmp))
+    learner.update(learner.rollout())
+    start, cpu = time.perf_counter(), time.process_time()
+    rollout = 0.0
+    for _ in range(updates):
+        tick = time.perf_counter()
+        buffer = learner.rollout()
+        rollout += time.perf_counter() - tick
+        learner.update(buffer)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    steps = updates * config.n_steps * config.n_envs
+    return {"steps_per_s": steps / wall, "steps_per_cpu_s": steps / cpu, "rollout_share": rollout / wall}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_train sb3", description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=16384, help="timed steps per measurement")
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "selfplay.yaml")
+    parser.add_argument("--kernel-config", type=Path, default=ROOT / "configs" / "kernel.yaml")
+    parser.add_argument("--kernel-updates", type=int, default=4, help="timed updates of the batched learner")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     args = parser.parse_args(argv)
     config = load_config(args.config, args.overrides)
@@ -192,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()
     trainer, shares = bench_trainer(config, args.steps)
     ceiling = bench_ceiling(config, args.steps)
+    kernel_config = load_config(args.kernel_config)
+    torch.set_num_threads(kernel_config.torch_threads)
+    kernel = bench_kernel(kernel_config, args.kernel_updates)
     ratio = trainer / ceiling
     result = {
         "benchmark": "bench_train",
@@ -205,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ceiling_steps_per_s": round(ceiling, 1),
         "ratio": round(ratio, 3),
         "step_time_shares": shares,
+        "kernel_config": str(
+            args.kernel_config.relative_to(ROOT) if args.kernel_config.is_relative_to(ROOT) else args.kernel_config
+        ),
+        "kernel_steps_per_s": round(kernel["steps_per_s"], 1),
+        "kernel_steps_per_cpu_s": round(kernel["steps_per_cpu_s"], 1),
+        "kernel_rollout_share": round(kernel["rollout_share"], 3),
+        "kernel_over_maskable": round(kernel["steps_per_s"] / trainer, 2),
         "target_ratio": TARGET_RATIO,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -220,7 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"ratio {ratio:.2f} (target >= {TARGET_RATIO})"
     )
     print("one PPO step's wall time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
+    print(
+        f"batched learner (backend kernel, {args.kernel_config.name}): {kernel['steps_per_s']:.0f} steps/s, "
+        f"{kernel['steps_per_cpu_s']:.0f} per CPU s, rollouts {kernel['rollout_share']:.0%} of its time; "
+        f"{kernel['steps_per_s'] / trainer:.1f}x MaskablePPO"
+    )
     print(f"written to {RESULTS}")
+    print(f"{kernel['steps_per_s']:.0f} {trainer:.0f}")
     return 0
 
 

@@ -13,7 +13,9 @@ One format serves both RL backends (``backend: sb3`` or ``backend: rllib``): the
 (policy, imitation warm start, PPO, opponent pool, keep-best, evaluations) runs on either;
 ``backend: expert`` is expert iteration (:mod:`treppen.train.expert`: the ``expert_*`` keys, the
 ``imitation_epochs``, ``imitation_batch_size`` and ``imitation_learning_rate`` of its net, the
-game and the seed). The backend-specific keys:
+game and the seed); ``backend: kernel`` is PPO over the batched env's rows
+(:mod:`treppen.train.kernel_ppo`: ``device`` and ``pick_init``, and the keys named in its block below).
+The backend-specific keys:
 
 - rllib only: ``ray_address``, ``num_env_runners`` (``n_envs`` is then the envs of each runner);
 - sb3 only: ``vec_env``, ``target_kl`` (RLlib's PPO has no early stop by KL: ignored there),
@@ -45,7 +47,8 @@ Policy = Literal["mlp", "action_features"]
 FeatureSet = Literal["cards", "heuristic"]
 ValueTarget = Literal["results", "search"]
 VecEnv = Literal["subproc", "dummy", "kernel"]
-Backend = Literal["sb3", "rllib", "expert"]
+Backend = Literal["sb3", "rllib", "expert", "kernel"]
+Device = Literal["auto", "cpu", "cuda"]
 ACTIVATIONS = typing.get_args(Activation)
 #: Opponent kinds of the pool, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = typing.get_args(OpponentKind)
@@ -56,6 +59,8 @@ FEATURE_SETS = typing.get_args(FeatureSet)
 VALUE_TARGETS = typing.get_args(ValueTarget)
 VEC_ENVS = typing.get_args(VecEnv)
 BACKENDS = typing.get_args(Backend)
+#: Torch devices of ``backend: kernel``: ``auto`` takes a GPU where one is present.
+DEVICES = typing.get_args(Device)
 
 
 def _whole_number(value: Any) -> Any:
@@ -249,6 +254,16 @@ class TrainConfig:
     """``expert`` only: hidden units of the kernels' net (:class:`treppen.train.kernel_net.KernelNet`)"""
     expert_decks: Count = 20
     """``expert`` only: duplicate decks of each generation's ratings (against greedy and the one before)"""
+
+    # --- the batched learner (backend: kernel, train/kernel_ppo.py): PPO over the rows of the
+    # batched env with the opponents inside the kernels; it reads n_envs (rows), n_steps, batch_size
+    # (a multiple of n_envs), n_epochs, the PPO keys, net_arch[-1] (state units), action_dim,
+    # features, the opponent_random/greedy/snapshot shares and the pool, eval, Elo and checkpoint keys
+    device: Device = "auto"
+    """``kernel`` only: the torch device, ``auto`` (a GPU where one is present, else the CPU), ``cpu`` or ``cuda``"""
+    pick_init: Number = 0.0
+    """``kernel`` only: the initial logit weight of the heuristic's pick (``features: heuristic``);
+    a positive value starts the policy near the greedy heuristic"""
 
     # --- imitation warm start (train/imitation.py)
     imitation_decisions: Steps = field(default_factory=recipe("imitation_decisions"))
@@ -529,6 +544,17 @@ def validate(config: TrainConfig) -> None:
         c.backend != "rllib" or not c.snapshot_deterministic,
         "snapshot_deterministic=True is sb3 only (rllib snapshots sample from their policy); set it to false",
     )
+    if c.backend == "kernel":
+        _require(
+            c.batch_size % c.n_envs == 0,
+            f"batch_size={c.batch_size} must be a multiple of n_envs={c.n_envs} (backend kernel: a minibatch is "
+            f"whole steps of every row); e.g. {c.n_envs * max(1, c.batch_size // c.n_envs)}",
+        )
+        _require(
+            c.opponent_best == 0 and c.opponent_agent == 0 and not c.imitation_decisions,
+            "backend kernel plays random, greedy and snapshot opponents and has no imitation warm start; "
+            "set opponent_best=0, opponent_agent=0 and imitation_decisions=0",
+        )
     probs = {k: getattr(c, f"opponent_{k}") for k in OPPONENT_KINDS}
     _require(
         abs(sum(probs.values()) - 1) < 1e-6,

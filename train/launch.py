@@ -1,6 +1,7 @@
 """Start a training run on the backend its config names: ``backend: sb3`` (:mod:`treppen.train.selfplay`),
-``backend: rllib`` (:mod:`treppen.train.rllib.backend`, imported only then: it needs the ``ray`` extra)
-or ``backend: expert`` (expert iteration, :mod:`treppen.train.expert`)."""
+``backend: rllib`` (:mod:`treppen.train.rllib.backend`, imported only then: it needs the ``ray`` extra),
+``backend: expert`` (expert iteration, :mod:`treppen.train.expert`) or ``backend: kernel`` (PPO over the
+batched env, :mod:`treppen.train.kernel_ppo`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
         from treppen.train.expert import train_expert
 
         return train_expert(config, resume, command_line)
+    if config.backend == "kernel":
+        from treppen.train.kernel_ppo import train_kernel
+
+        return train_kernel(config, resume, command_line)
     if config.backend == "rllib":
         from treppen.train.rllib.backend import train_rllib
 

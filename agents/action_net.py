@@ -1,0 +1,145 @@
+"""The batched learner's policy as an agent: a ``final_model.npz`` of ``backend: kernel`` played by
+the kernels alone (no torch), and the padded legal-action rows it and the learner read.
+
+A position's legal actions are described by :func:`legal_rows` (the kernel
+:func:`treppen_env.agent_core.learner_rows.legal_features`: each legal action's static features and,
+with ``features: heuristic``, the greedy heuristic's view of it); :class:`ActionNetAgent` scores
+them with :func:`treppen_env.agent_core.learner_rows.action_logits` and plays the best (or samples).
+``agents.load`` builds it from such a file or from a run folder holding ``final_model.npz``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treppen.agents.action_features import ACTION_FEATURES, action_table
+from treppen.agents.base import Agent, legal_actions
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core.features import NUM_FEATURES
+from treppen_env.agent_core.net import sample_action
+from treppen_env.core.tables import rules_table
+from treppen_env.rules import Rules, make_rules
+
+#: What a legal-action row holds beside the static table (``features`` of the config).
+FEATURE_SETS = ("cards", "heuristic")
+
+
+def num_features(features: str) -> int:
+    """Columns ``F`` of a legal-action row: the static table's, plus the heuristic's for
+    ``features="heuristic"``."""
+    return ACTION_FEATURES + (NUM_FEATURES if features == "heuristic" else 0)
+
+
+@dataclass
+class LegalRows:
+    """Padded legal actions of a batch (the bundle of :func:`treppen_env.agent_core.learner_rows.legal_features`).
+
+    :ivar acts: int64 (B, K), -1 after each row's legal actions.
+    :ivar feats: float32 (B, K, F), zero rows after them.
+    :ivar counts: int64 (B,), legal actions per row.
+    """
+
+    acts: np.ndarray
+    feats: np.ndarray
+    counts: np.ndarray
+
+    def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(acts, feats, counts)``: the kernels' bundle."""
+        return self.acts, self.feats, self.counts
+
+
+def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``ctx`` bundle of :func:`~treppen_env.agent_core.learner_rows.legal_features` for ``rules``:
+    the rules table, the heuristic's settings and the static action table (RULES §5 values)."""
+    rules = make_rules(rules)
+    return rules_table(rules), G.settings_row(), np.ascontiguousarray(action_table(rules))
+
+
+def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
+    """The padded legal-action rows of observations (float32 (B, 969)) and their masks (int8 or
+    bool (B, >= 898)), ``K`` the most legal actions of a row (at least 1)."""
+    masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
+    width = max(int(masks.sum(axis=1, dtype=np.int64).max(initial=1)), 1)
+    b = obs.shape[0]
+    rows = LegalRows(
+        np.empty((b, width), dtype=np.int64),
+        np.empty((b, width, num_features(features)), dtype=np.float32),
+        np.empty(b, dtype=np.int64),
+    )
+    R.legal_features(obs, masks, ctx, rows.bundle())
+    return rows
+
+
+def load_weights(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray, str]:
+    """The flat weights (float32), shape (int64) and feature set of an action net's ``.npz``
+    (:meth:`treppen.train.kernel_policy.ActionNet.save`).
+
+    :raises FileNotFoundError: when there is no such file.
+    :raises ValueError: when it is no action net or the weights do not fit the shape.
+    """
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no action net at {str(path)!r} (a final_model.npz of backend: kernel)")
+    with np.load(path) as data:
+        if not {"w", "shape", "features"} <= set(data.files):
+            raise ValueError(f"{str(path)!r} is no action net: it lacks w, shape or features")
+        w, shape, features = data["w"].astype(np.float32), data["shape"].astype(np.int64), str(data["features"])
+    size = R.layout(*shape.tolist())["size"][0] if shape.shape == (R.SHAPE_SIZE,) else -1
+    if features not in FEATURE_SETS or w.size != size or shape[R.SH_FEATURES] != num_features(features):
+        raise ValueError(f"{str(path)!r}: {w.size} weights do not fit the shape {shape.tolist()} ({features})")
+    return w, shape, features
+
+
+def is_action_net(path: Path) -> bool:
+    """Whether ``path`` is a ``.npz`` of an action net (``w``, ``shape`` and ``features``)."""
+    with np.load(path) as data:
+        return {"w", "shape", "features"} <= set(data.files)
+
+
+class ActionNetAgent(Agent):
+    """The policy of an action net (see the module docstring).
+
+    :param path: the net's ``.npz`` (``final_model.npz`` of a ``backend: kernel`` run).
+    :param seed: seeds the agent's generator (sampling with ``deterministic=False``).
+    :param deterministic: play the most probable legal action (default), else sample.
+    :param rules: the game's rules (the heuristic's features and the action table, RULES §5).
+    :raises FileNotFoundError: when there is no such file; ``ValueError`` when it is no such net.
+    """
+
+    name = "action_net"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        seed: int | None = None,
+        deterministic: bool = True,
+        rules: Rules | str = "treppenromme",
+    ):
+        super().__init__(seed)
+        self.path = Path(path)
+        self.w, self.shape, self.features = load_weights(self.path)
+        self.deterministic = deterministic
+        self.ctx = feature_context(rules)
+        self._rng = np.zeros(1, dtype=np.uint64)
+
+    def __repr__(self) -> str:
+        return f"ActionNetAgent({str(self.path)!r}, deterministic={self.deterministic})"
+
+    def act(self, observation: dict[str, Any]) -> int:
+        """The policy's action for ``observation`` (a legal one of its mask)."""
+        legal_actions(observation)
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        mask = (np.asarray(observation["action_mask"]) != 0).astype(np.int8)[None]
+        rows = legal_rows(obs, mask, self.ctx, self.features)
+        n = int(rows.counts[0])
+        logits = np.zeros(n)
+        R.action_logits(self.w, self.shape, obs[0], rows.feats[0], n, logits)
+        if self.deterministic:
+            return int(rows.acts[0, int(np.argmax(logits))])
+        self._rng[0] = np.uint64(self.rng.integers(2**63))
+        return int(rows.acts[0, sample_action(logits, self._rng)])

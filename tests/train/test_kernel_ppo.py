@@ -1,0 +1,262 @@
+"""The batched learner (``backend: kernel``): padded legal-action rows, masked log-probabilities,
+the kernels' action net against torch, seat and reward attribution in self-play rows, and a tiny
+run that writes, resumes after a kill and equals an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import treppen_env
+from treppen import agents
+from treppen.agents.action_features import ACTION_FEATURES, action_table
+from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
+from treppen.agents.heuristic_features import heuristic_features
+from treppen.train.config import config_path, load_config
+from treppen.train.kernel_policy import ActionNet, PredictModel, masked_log_probs
+from treppen.train.kernel_ppo import Learner, train_kernel
+from treppen.train.kernel_rows import LearnerRows
+from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core.features import H_PICK
+from treppen_env.rules import make_rules
+
+
+def positions(rows: int = 16, steps: int = 6, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Observations (float32) and masks (int8) of random play against greedy, ``steps`` batches of ``rows``."""
+    env = treppen_env.vector_env(rows, 2, opponents="greedy", copy=True)
+    obs, infos = env.reset(seed=seed)
+    out_obs, out_masks = [], []
+    for _ in range(steps):
+        out_obs.append(obs)
+        out_masks.append(infos["action_mask"])
+        obs, _, _, _, infos = env.step(env.sample_actions())
+    return np.concatenate(out_obs), np.concatenate(out_masks)
+
+
+@pytest.fixture(scope="module")
+def batch() -> tuple[np.ndarray, np.ndarray]:
+    return positions()
+
+
+@pytest.mark.parametrize("features", ["heuristic", "cards"])
+def test_legal_rows_list_each_legal_action_with_its_features_and_pad_the_rest(batch, features: str) -> None:
+    obs, masks = batch
+    ctx = feature_context(make_rules("treppenromme"))
+    rows = legal_rows(obs, masks, ctx, features)
+    counts = masks.sum(1)
+    assert rows.acts.shape[1] == counts.max() and (rows.counts == counts).all()
+    table = action_table("treppenromme")
+    heur = heuristic_features(obs, masks)
+    for b in range(len(obs)):
+        legal = np.flatnonzero(masks[b])
+        n = legal.size
+        assert (rows.acts[b, :n] == legal).all() and (rows.acts[b, n:] == -1).all()
+        np.testing.assert_array_equal(rows.feats[b, :n, :ACTION_FEATURES], table[legal])
+        if features == "heuristic":
+            np.testing.assert_array_equal(rows.feats[b, :n, ACTION_FEATURES:], heur[b, legal])
+        else:
+            assert rows.feats.shape[2] == ACTION_FEATURES
+        assert (rows.feats[b, n:] == 0).all()
+
+
+def test_masked_log_probs_equal_a_reference_on_padded_rows() -> None:
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 7, generator=gen) * 4
+    counts = [1, 3, 7, 2, 5]
+    valid = torch.arange(7)[None, :] < torch.tensor(counts)[:, None]
+    index = torch.tensor([0, 2, 6, 1, 3])
+    logits = logits.masked_fill(~valid, 1e9)  # padding holds garbage that must not count
+    chosen, entropy = masked_log_probs(logits, valid, index)
+    for b, n in enumerate(counts):
+        row = logits[b, :n].double()
+        reference = row - torch.logsumexp(row, 0)
+        assert float(chosen[b]) == pytest.approx(float(reference[index[b]]), abs=1e-6)
+        p = reference.exp()
+        assert float(entropy[b]) == pytest.approx(float(-(p * reference).sum()), abs=1e-6)
+    assert float(entropy[0]) == 0.0
+
+
+@pytest.mark.parametrize(("hidden", "action_dim", "features"), [(32, 16, "heuristic"), (64, 8, "cards")])
+def test_the_kernel_net_equals_torch_on_saved_weights(tmp_path, batch, hidden: int, action_dim: int, features: str):
+    obs, masks = batch
+    torch.manual_seed(hidden)
+    net = ActionNet(hidden, action_dim, features, pick_init=2.0)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(3.0)  # larger weights than at initialisation: saturating units, spread logits
+    loaded = ActionNet.load(net.save(tmp_path / "net.npz"))
+    rows = legal_rows(obs, masks, feature_context(make_rules("treppenromme")), features)
+    valid = rows.acts >= 0
+    with torch.no_grad():
+        t_logits, t_value = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
+        l_logits, l_value = loaded(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
+    assert torch.equal(t_logits, l_logits) and torch.equal(t_value, l_value)
+    w, shape = net.export(), net.shape()
+    logits = np.zeros(rows.acts.shape[1])
+    for b in range(len(obs)):
+        n = int(rows.counts[b])
+        R.action_logits(w, shape, obs[b], rows.feats[b], n, logits)
+        np.testing.assert_allclose(logits[:n], t_logits[b, :n].numpy(), atol=1e-5, rtol=0)
+
+
+def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
+    logits = torch.tensor([[1.0, 2.0, 0.0], [0.5, 0.0, 0.0]], requires_grad=True)
+    valid = torch.tensor([[True, True, False], [True, False, False]])
+    chosen, entropy = masked_log_probs(logits, valid, torch.tensor([1, 0]))
+    (chosen.sum() + entropy.sum()).backward()
+    assert logits.grad is not None and bool(logits.grad.isfinite().all())
+    assert logits.grad[0, 2] == 0 and logits.grad[1].tolist() == [0.0, 0.0, 0.0]
+
+
+def pick_actions(rows: LearnerRows) -> np.ndarray:
+    """The greedy heuristic's pick in every row, read from the learner's legal rows."""
+    legal = rows.legal()
+    picked = legal.feats[:, :, ACTION_FEATURES + H_PICK].argmax(axis=1)
+    return legal.acts[np.arange(len(picked)), picked]
+
+
+def play(rows: LearnerRows, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    rewards, dones = [], []
+    for _ in range(steps):
+        reward, done = rows.step(pick_actions(rows))
+        rewards.append(reward)
+        dones.append(done)
+    return np.stack(rewards), np.stack(dones)
+
+
+def test_snapshot_seats_play_inside_the_kernels_as_their_net_says() -> None:
+    # a snapshot whose net puts all its weight on the heuristic's pick plays as the kernel's greedy seat
+    rules = make_rules("treppenromme")
+    net = ActionNet(16, 8, "heuristic", pick_init=200.0)
+    greedy = LearnerRows(8, 3, rules, {"greedy": 1.0}, "heuristic", seed=5)
+    snapshots = LearnerRows(8, 3, rules, {"snapshot": 1.0}, "heuristic", seed=5)
+    snapshots.set_snapshots([net.export()], net.shape())
+    for rows in (greedy, snapshots):
+        rows.reset()
+    assert (snapshots.env.kinds[:, :3] == -1).all() and (greedy.env.kinds[:, :3] != -1).sum() == 16
+    expected, done = play(greedy, 150)
+    got, got_done = play(snapshots, 150)
+    assert done.sum() >= 8  # every row finished a deal at least once
+    np.testing.assert_array_equal(got_done, done)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_every_row_is_the_learners_decision_and_its_reward_its_own_seats(monkeypatch) -> None:
+    rules = make_rules("treppenromme")
+    net = ActionNet(16, 8, "heuristic")
+    rows = LearnerRows(12, 3, rules, {"random": 0.3, "greedy": 0.3, "snapshot": 0.4}, "heuristic", seed=2)
+    rows.set_snapshots([net.export(), (net.export() * 2)], net.shape())
+    rows.reset()
+    finished: list[tuple[int, np.ndarray]] = []
+    new_deals = rows._new_deals
+
+    def record(which: np.ndarray) -> None:  # the finished deals' points, before the rows are dealt afresh
+        finished.extend((int(rows.learner[i]), rows.env.deal_points[i].copy()) for i in which)
+        new_deals(which)
+
+    monkeypatch.setattr(rows, "_new_deals", record)
+    seats = set()
+    for _ in range(200):
+        assert (rows.env.to_move == rows.learner).all() and (rows.env.over == 0).all()
+        reward, done = rows.step(pick_actions(rows))
+        assert (reward[~done] == 0).all()
+        for (seat, points), r in zip(finished, reward[done], strict=True):
+            others = (points.sum() - points[seat]) / 2
+            assert r == np.float32((points[seat] - others) / 100.0)  # the learner seat's own result
+            seats.add(seat)
+        finished.clear()
+    assert seats == {0, 1, 2}
+
+
+class Killed(BaseException):
+    """A kill in the middle of an update: nothing is saved on the way out."""
+
+
+def tiny_config(tmp_path, name: str):
+    overrides = [
+        "n_envs=16",
+        "n_steps=8",
+        "batch_size=64",
+        "n_epochs=2",
+        "total_timesteps=768",
+        "net_arch=[16]",
+        "action_dim=8",
+        "snapshot_every=256",
+        "checkpoint_every=256",
+        "eval_deals=4",
+        "elo_every=0",
+        "torch_threads=1",
+        "device=cpu",
+        "progress=false",
+        f"runs_dir={tmp_path}",
+        f"name={name}",
+    ]
+    return load_config(config_path("kernel"), overrides)
+
+
+def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch) -> None:
+    whole = train_kernel(tiny_config(tmp_path, "whole"))
+    for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
+        assert (whole / name).is_file(), name
+    assert sorted(p.name for p in (whole / "checkpoints").iterdir()) == [f"model_{s}_steps.pt" for s in (256, 512, 768)]
+    assert sorted(p.name for p in (whole / "pool").iterdir()) == [f"snapshot_{s:09d}.npz" for s in (256, 512, 768)]
+    assert any((whole / "tb").iterdir())
+
+    update = Learner.update
+    calls = []
+
+    def killed_in_the_fifth_update(self, buffer):
+        calls.append(1)
+        if len(calls) == 5:  # after the checkpoint at 512 steps (4 updates of 128 steps)
+            raise Killed
+        return update(self, buffer)
+
+    monkeypatch.setattr(Learner, "update", killed_in_the_fifth_update)
+    with pytest.raises(Killed):
+        train_kernel(tiny_config(tmp_path, "killed"))
+    monkeypatch.setattr(Learner, "update", update)
+    assert not (tmp_path / "killed" / "final_model.npz").exists()
+    resumed = train_kernel(tiny_config(tmp_path, "killed"), resume=True)
+    a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
+    np.testing.assert_array_equal(a["w"], b["w"])
+    last = [json.loads((run / "evals.jsonl").read_text().splitlines()[-1]) for run in (whole, resumed)]
+    assert last[0]["greedy"] == last[1]["greedy"] and last[0]["steps"] == last[1]["steps"] == 768
+    fresh = ActionNet(16, 8, "heuristic", pick_init=2.0).export()
+    assert a["w"].size == fresh.size and not np.array_equal(a["w"], fresh)  # it trained
+
+
+def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_path, batch) -> None:
+    obs, masks = batch
+    torch.manual_seed(1)
+    net = ActionNet(32, 16, "heuristic")
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(3.0)
+    agent = agents.load(str(net.save(tmp_path / "final_model.npz")))
+    assert isinstance(agent, ActionNetAgent) and isinstance(agents.load(str(tmp_path)), ActionNetAgent)
+    expected, _ = PredictModel(net, feature_context("treppenromme")).predict(obs, action_masks=masks != 0)
+    chosen = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
+    assert chosen == expected.tolist()
+    assert len(set(chosen)) > 5
+
+
+def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypatch) -> None:
+    # an opponent may go out at once (RULES §6.1); the row then holds no decision of the learner's
+    rows = LearnerRows(4, 2, make_rules("treppenromme"), {"greedy": 1.0}, "heuristic", seed=0)
+    deal_rows = rows.env.deal_rows
+    dealt: list[list[int]] = []
+
+    def first_deal_of_row_2_ends_at_once(which: np.ndarray) -> None:
+        deal_rows(which)
+        dealt.append(which.tolist())
+        if len(dealt) == 1:
+            rows.env.over[2] = 1
+
+    monkeypatch.setattr(rows.env, "deal_rows", first_deal_of_row_2_ends_at_once)
+    rows.reset()
+    assert dealt == [[0, 1, 2, 3], [2]]
+    assert (rows.env.over == 0).all() and (rows.env.to_move == rows.learner).all()
+    assert (rows.legal().counts > 0).all()

@@ -1,0 +1,175 @@
+"""Kernels of the batched learner (``backend: kernel``, :mod:`treppen.train.kernel_ppo`): every
+row's legal actions as padded feature rows, and the action net that scores them, so that frozen
+snapshots of the learner play their seats without leaving the kernels.
+
+**Legal-action rows.** :func:`legal_features` lists each position's legal actions (ascending) and
+describes each by one float32 row of ``F`` columns: its static features (the rules' action table
+of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
+what the greedy heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
+read from the observation and mask only). Its output bundle ``rows`` is ``(acts, feats, counts)``:
+
+==========  ===========================  ======================================================
+array       dtype and shape              meaning
+==========  ===========================  ======================================================
+``acts``    int64 (B, K)                 the legal actions of row ``b`` in ``acts[b, :n]``, -1
+                                         after them (``K`` at least the most legal actions)
+``feats``   float32 (B, K, F)            their feature rows, zero rows after them
+``counts``  int64 (B,)                   ``n``: the legal actions of row ``b``
+==========  ===========================  ======================================================
+
+**The action net** (:class:`treppen.train.kernel_policy.ActionNet` trains it in torch). With ``h``
+the state's ``H`` hidden units and ``x`` an action's feature row::
+
+    h     = tanh(W0' obs + b0)                       the state (obs float32 (969,), mostly zeros)
+    z     = relu(Wa' x + Wh' h + ba)                 the action's ``D`` units
+    logit = wo . z + u . x                           (the linear term lets ``u`` favour the heuristic's pick)
+    value = vw . h + vb                              the learner's expected reward (torch only)
+
+Its weights are one flat float32 array ``w`` laid out by :func:`layout`, with an int64 ``shape``
+(:data:`SHAPE_SIZE`,): observation size, ``H``, ``F``, ``D``. The kernels take a *stack* of nets
+(several frozen snapshots), the bundle ``nets = (W, shape)`` with ``W`` float32 (P, size): one net
+per row of ``W``, all of one shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core.features import NUM_FEATURES, action_features
+from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
+from treppen_env.agent_core.reader import read_observation
+from treppen_env.core.cache import kernel
+
+#: Slots of the shape array.
+SH_INPUT, SH_HIDDEN, SH_FEATURES, SH_ACTION = range(4)
+SHAPE_SIZE = 4
+#: Names of the flat weights' tensors, in their order (see :func:`layout`).
+TENSORS = ("w0", "b0", "wh", "ba", "wa", "wo", "u", "vw", "vb")
+
+
+def layout(obs_size: int, hidden: int, features: int, action_dim: int) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """Where each tensor lies in the flat weights: name -> (offset, shape); ``w0`` (obs_size, H),
+    ``b0`` (H,), ``wh`` (H, D), ``ba`` (D,), ``wa`` (F, D), ``wo`` (D,), ``u`` (F,), ``vw`` (H,),
+    ``vb`` (1,), and ``size`` (the total, shape ``()``)."""
+    shapes = {
+        "w0": (obs_size, hidden),
+        "b0": (hidden,),
+        "wh": (hidden, action_dim),
+        "ba": (action_dim,),
+        "wa": (features, action_dim),
+        "wo": (action_dim,),
+        "u": (features,),
+        "vw": (hidden,),
+        "vb": (1,),
+    }
+    out, start = {}, 0
+    for name in TENSORS:
+        out[name] = (start, shapes[name])
+        start += int(np.prod(shapes[name]))
+    out["size"] = (start, ())
+    return out
+
+
+@kernel
+def legal_features(obs, masks, ctx, rows) -> None:
+    """Fill the bundle ``rows = (acts, feats, counts)`` (see the module docstring) for observations
+    (float32 (B, 969)) and their legal masks (int8 (B, >= 898)).
+
+    :param ctx: ``(tab, settings, table)``: the rules table and the heuristic's settings
+        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy.settings_row`)
+        and the static action table
+        (float32 (898, S)); the heuristic's columns are written when ``feats`` has ``S + 9`` columns.
+    """
+    tab, settings, table = ctx
+    acts, feats, counts = rows
+    static = table.shape[1]
+    heuristic = feats.shape[2] == static + NUM_FEATURES
+    inputs = G.empty_inputs()
+    cards, stairs, scalars, melds, meld_bits = inputs
+    work = G.workspace()
+    extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
+    for b in range(obs.shape[0]):
+        mask = masks[b, :NUM_ACTIONS]
+        if heuristic:
+            read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
+            action_features(inputs, mask, tab, settings, work, extra)
+        k = 0
+        for a in range(NUM_ACTIONS):
+            if mask[a] == 0:
+                continue
+            acts[b, k] = a
+            feats[b, k, :static] = table[a]
+            if heuristic:
+                feats[b, k, static:] = extra[a]
+            k += 1
+        counts[b] = k
+        acts[b, k:] = -1
+        feats[b, k:] = 0.0
+
+
+@kernel
+def _offsets(shape):
+    """The offsets of the flat weights' tensors, in the order of :data:`TENSORS`."""
+    n_in, n_h, n_f, n_d = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_FEATURES], shape[SH_ACTION]
+    sizes = (n_in * n_h, n_h, n_h * n_d, n_d, n_f * n_d, n_d, n_f, n_h, 1)
+    out = np.zeros(len(sizes), dtype=np.int64)
+    for t in range(1, len(sizes)):
+        out[t] = out[t - 1] + sizes[t - 1]
+    return out
+
+
+@kernel
+def action_logits(w, shape, obs, feats, n, logits) -> None:
+    """The logits (float64, into ``logits[:n]``) of the first ``n`` feature rows ``feats`` (float32
+    (>= n, F)) of a position with observation ``obs`` (float32 (969,)), by the flat net ``w``
+    (float32) of ``shape`` (see the module docstring)."""
+    w0, b0, wh, ba, wa, wo, u, _, _ = _offsets(shape)
+    n_in, n_h, n_f, n_d = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_FEATURES], shape[SH_ACTION]
+    h = np.empty(n_h)
+    for j in range(n_h):
+        h[j] = w[b0 + j]
+    for i in range(n_in):  # sparse input: only the nonzero entries' rows
+        x = obs[i]
+        if x != 0.0:
+            for j in range(n_h):
+                h[j] += x * w[w0 + i * n_h + j]
+    state = np.empty(n_d)  # Wh' h + ba, shared by every action
+    for j in range(n_d):
+        state[j] = w[ba + j]
+    for i in range(n_h):
+        t = np.tanh(h[i])
+        for j in range(n_d):
+            state[j] += t * w[wh + i * n_d + j]
+    z = np.empty(n_d)
+    for k in range(n):
+        z[:] = state
+        total = 0.0
+        for f in range(n_f):
+            x = feats[k, f]
+            if x != 0.0:
+                total += x * w[u + f]
+                for j in range(n_d):
+                    z[j] += x * w[wa + f * n_d + j]
+        for j in range(n_d):
+            if z[j] > 0.0:
+                total += z[j] * w[wo + j]
+        logits[k] = total
+
+
+@kernel
+def net_moves(nets, obs, rows, which, picks, rngs, out) -> None:
+    """Actions of the rows ``which`` (int64) drawn from the softmax of their nets' logits: row ``i``
+    is played by net ``picks[i]`` of the stack ``nets = (W, shape)``, from its observation
+    ``obs[i]`` and legal rows (the bundle ``rows`` of :func:`legal_features`, indexed like ``obs``),
+    its generator ``rngs[i]`` (uint64 SplitMix64 state, advanced) and into ``out[i]`` (int64)."""
+    stack, shape = nets
+    acts, feats, counts = rows
+    logits = np.empty(acts.shape[1])
+    rng = np.empty(1, dtype=np.uint64)
+    for i in which:
+        n = counts[i]
+        action_logits(stack[picks[i]], shape, obs[i], feats[i], n, logits)
+        rng[0] = rngs[i]
+        out[i] = acts[i, sample_action(logits[:n], rng)]
+        rngs[i] = rng[0]
