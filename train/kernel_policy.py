@@ -160,7 +160,7 @@ class PredictModel:
 
         self.net, self.ctx, self.logger = net, ctx, logger
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (OBS_SIZE,), np.float32)
-        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.action_space: gym.spaces.Space[Any] = gym.spaces.Discrete(NUM_ACTIONS)
 
     def predict(self, obs: np.ndarray, action_masks: Any = None, deterministic: bool = True, **_: Any) -> tuple:
         """The most probable legal action of each observation (float32 (B, 969) or (969,)); the
