@@ -202,15 +202,22 @@ class SessionStore:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
+    def make_room(self) -> None:
+        """Make room for one more session (the expired ones go, then, when full, an idle one), so
+        that a full server refuses a new game before building it.
+
+        :raises BadRequest: 429 when every kept session was used in the last ``protect`` seconds.
+        """
+        with self._lock:
+            self._make_room()
+
     def add(self, session: Session) -> None:
         """Keep ``session``, dropping an idle one when full.
 
         :raises BadRequest: 429 when every kept session was used in the last ``protect`` seconds.
         """
         with self._lock:
-            self._expire()
-            if len(self._sessions) >= self.max_sessions:
-                self._evict_idle()
+            self._make_room()
             self._sessions[session.id] = session
 
     def get(self, sid: str) -> Session:
@@ -232,6 +239,11 @@ class SessionStore:
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def _make_room(self) -> None:
+        self._expire()
+        if len(self._sessions) >= self.max_sessions:
+            self._evict_idle()
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -408,6 +420,7 @@ class App:
         if people != (1 if mode == "play" else 0):
             wanted = "exactly one seat 'you'" if mode == "play" else "no seat 'you'"
             raise BadRequest(f"{mode} mode needs {wanted}; got {people}")
+        self.sessions.make_room()  # a full server says so before it deals and loads the agents
         seed = self.next_seed() if seed is None else seed
         env = raw_env(num_players=len(specs), rules=rules, episode=episode)
         env.reset(seed=seed, options={"dealer": seed % len(specs)})

@@ -67,11 +67,13 @@ class Load:
         self.cut_short = 0
         self.lock = threading.Lock()
 
-    def call(self, kind: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
-        """POST ``body`` as JSON to ``path`` (GET without one), timed under ``kind``: the status
-        (0: unanswered within the patience) and the answer's JSON."""
+    def call(
+        self, kind: str, path: str, body: dict[str, Any] | None = None, method: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` as JSON to ``path`` (GET without one, or ``method``), timed under ``kind``:
+        the status (0: unanswered within the patience) and the answer's JSON."""
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data, {"Content-Type": "application/json"})
+        request = urllib.request.Request(self.base + path, data, {"Content-Type": "application/json"}, method=method)
         start = time.perf_counter()
         try:
             with urllib.request.urlopen(request, timeout=self.patience) as response:
@@ -87,10 +89,13 @@ class Load:
         return status, answer
 
     def step(self, view: dict[str, Any], seats: list[Any], hint: bool) -> dict[str, Any]:
-        """One request of a person at ``view``: a new game when it is over, else (a hint first
-        with ``hint``) the person's move or an agent's; the table after it."""
+        """One request of a person at ``view``: a new game when it is over (closing the finished
+        one first, as the page does), else (a hint first with ``hint``) the person's move or an
+        agent's; the table after it."""
         sid, version = view["session"], view["version"]
         if view["over"]:
+            if sid is not None:
+                self.call("close", f"/api/sessions/{sid}", method="DELETE")
             status, answer = self.call("new", "/api/sessions", {"seats": seats})
             return answer if status == 200 else view
         if view["your_turn"]:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
+from treppen.apps import web
 from treppen.apps.web import MAX_JSON_BYTES, create_app
 from treppen.apps.web_replay import MAX_REPLAY_STEPS
 from treppen_env import records
@@ -178,12 +179,16 @@ def test_bad_and_stale_sessions(client):
     assert r.status_code == 404 and "expired or never existed" in r.json()["error"]
 
 
-def test_a_full_server_drops_idle_games_never_live_ones(client):
+def test_a_full_server_drops_idle_games_never_live_ones(client, monkeypatch):
     store = client.app.state.treppen.sessions
     games = [new(client) for _ in range(4)]  # max_sessions=4, all just played
+    loads = []
+    monkeypatch.setattr(web.agents, "load", lambda *a, **k: loads.append(a))  # counts agents built
     for _ in range(3):
         r = client.post("/api/sessions", json={"seats": ["you", 0]})
         assert r.status_code == 429 and r.json()["error"].startswith("the server is full: 4 games, each played")
+    assert loads == []  # refused before it dealt or loaded an agent
+    monkeypatch.undo()
     assert all(client.get(f"/api/sessions/{g['session']}").status_code == 200 for g in games)
     sessions = {g["session"]: store.get(g["session"]) for g in games}
     sessions[games[1]["session"]].last_used -= 400  # idle for more than 5 minutes
