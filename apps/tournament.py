@@ -92,9 +92,10 @@ def default_out(names: Sequence[str], players: int, seed: int) -> Path:
 
 def decision_seconds(agent: Agent, players: int, rules: Rules) -> float:
     """Seconds a decision of ``agent`` takes, timed on the first decisions of a seeded deal in
-    which it plays every seat."""
+    which it plays every seat, after one untimed decision (which loads, or first compiles, its kernels)."""
     env = raw_env(num_players=players, rules=rules)
     env.reset(seed=0)
+    agent.act(env.observe(env.agent_selection))
     started = time.perf_counter()
     for _ in range(PROBE_DECISIONS):
         env.step(agent.act(env.observe(env.agent_selection)))

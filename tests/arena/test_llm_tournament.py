@@ -67,7 +67,7 @@ def test_a_killed_tournament_resumes_to_the_same_results(server, tmp_path):
     argv = [sys.executable, "-m", "treppen.apps.cli", "tournament", "--agents", f"llm={spec(server)}", "greedy"]
     argv += ["--decks", "2", "--seed", "9", "--out", str(out), "--record", str(games), "--boot", "0"]
     server.requests.clear()
-    server.hold_at = PROBE_DECISIONS + first_deal["replies"] + first_deal["errors"] + 5  # within the second deal
+    server.hold_at = PROBE_DECISIONS + 1 + first_deal["replies"] + first_deal["errors"] + 5  # within the second deal
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ)
     try:
         assert server.held.wait(120), proc.communicate(timeout=5)[0]
