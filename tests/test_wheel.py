@@ -21,7 +21,8 @@ pytestmark = pytest.mark.xdist_group("wheel")
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     out = tmp_path_factory.mktemp("wheel")
     command = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(out)]
-    subprocess.run(command, check=True, capture_output=True, text=True, cwd=out)
+    built = subprocess.run(command, capture_output=True, text=True, cwd=out)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]  # pip's own words on a failed build
     (wheel,) = out.glob("treppen-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         return archive.namelist()
