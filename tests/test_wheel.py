@@ -5,23 +5,29 @@ as package data. CI also installs it in a fresh venv outside the clone and runs 
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: One build at a time: setuptools builds in the checkout's build/ folder.
-pytestmark = pytest.mark.xdist_group("wheel")
+#: One build at a time (a lock shared by the test processes): setuptools builds in the checkout's
+#: build/ folder, and two builds at once there fail (pytest-xdist may put this module's tests on
+#: two workers, each with its own module fixture).
+BUILD_LOCK = Path(tempfile.gettempdir()) / "treppen-test-wheel.lock"
 
 
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     out = tmp_path_factory.mktemp("wheel")
     command = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(out)]
-    built = subprocess.run(command, capture_output=True, text=True, cwd=out)
+    with BUILD_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = subprocess.run(command, capture_output=True, text=True, cwd=out)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]  # pip's own words on a failed build
     (wheel,) = out.glob("treppen-*.whl")
     with zipfile.ZipFile(wheel) as archive:
