@@ -26,7 +26,7 @@ from treppen.agents.action_net import feature_context, legal_rows, num_features
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
 from treppen_env import raw_env
-from treppen_env.agent_core import learner_rows, playout
+from treppen_env.agent_core import action_net, playout
 from treppen_env.agent_hooks import random_playout, redeal
 from treppen_env.engine import GameState
 from treppen_env.rules import make_rules
@@ -56,9 +56,9 @@ for preset in ("treppenromme", "rum500"):
     obs, masks = observation["observation"][None], observation["action_mask"][None]
     rows = legal_rows(obs, masks, feature_context(preset), "heuristic")
     shape = np.array([obs.shape[1], 4, num_features("heuristic"), 4], dtype=np.int64)
-    weights = np.zeros((1, learner_rows.layout(*shape)["size"][0]), dtype=np.float32)
+    weights = np.zeros((1, action_net.layout(*shape)["size"][0]), dtype=np.float32)
     picked = np.zeros(1, dtype=np.int64)
-    learner_rows.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
+    action_net.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
 print(f"kernels compiled (or loaded from the cache) in {time.process_time() - start:.1f} CPU s")
 
 modules = [

@@ -2,9 +2,9 @@
 the kernels alone (no torch), and the padded legal-action rows it and the learner read.
 
 A position's legal actions are described by :func:`legal_rows` (the kernel
-:func:`treppen_env.agent_core.learner_rows.legal_features`: each legal action's static features and,
+:func:`treppen_env.agent_core.action_net.legal_features`: each legal action's static features and,
 with ``features: heuristic``, the greedy heuristic's view of it); :class:`ActionNetAgent` scores
-them with :func:`treppen_env.agent_core.learner_rows.action_logits` and plays the best (or samples).
+them with :func:`treppen_env.agent_core.action_net.action_logits` and plays the best (or samples).
 ``agents.load`` builds it from such a file or from a run folder holding ``final_model.npz``.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.base import Agent, legal_actions
 from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import NUM_FEATURES
 from treppen_env.agent_core.net import sample_action
 from treppen_env.core.tables import rules_table
@@ -38,7 +38,7 @@ def num_features(features: str) -> int:
 
 @dataclass
 class LegalRows:
-    """Padded legal actions of a batch (the bundle of :func:`treppen_env.agent_core.learner_rows.legal_features`).
+    """Padded legal actions of a batch (the bundle of :func:`treppen_env.agent_core.action_net.legal_features`).
 
     :ivar acts: int64 (B, K), -1 after each row's legal actions.
     :ivar feats: float32 (B, K, F), zero rows after them.
@@ -55,7 +55,7 @@ class LegalRows:
 
 
 def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``ctx`` bundle of :func:`~treppen_env.agent_core.learner_rows.legal_features` for ``rules``:
+    """The ``ctx`` bundle of :func:`~treppen_env.agent_core.action_net.legal_features` for ``rules``:
     the rules table, the heuristic's settings and the static action table (RULES §5 values)."""
     rules = make_rules(rules)
     return rules_table(rules), G.settings_row(), np.ascontiguousarray(action_table(rules))

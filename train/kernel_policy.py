@@ -1,11 +1,11 @@
 """The policy of ``backend: kernel``: legal actions as padded feature rows, the action net in torch,
-its masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.learner_rows`).
+its masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.action_net`).
 
 A position's legal actions are ``K`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
 the static action table of :func:`treppen.agents.action_features.action_table`, and with
 ``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.features`),
 padded to the most legal actions in the batch. :class:`ActionNet` scores each row against the state,
-as the kernels do (the formulas are in :mod:`treppen_env.agent_core.learner_rows`): a frozen copy plays
+as the kernels do (the formulas are in :mod:`treppen_env.agent_core.action_net`): a frozen copy plays
 any seat inside the kernels and equals the torch logits within 1e-5 (tests/train/test_kernel_ppo.py).
 """
 
@@ -20,7 +20,7 @@ from torch import nn
 
 from treppen.agents.action_features import ACTION_FEATURES
 from treppen.agents.action_net import legal_rows, load_weights, num_features
-from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -94,7 +94,7 @@ class ActionNet(nn.Module):
         }
 
     def export(self) -> np.ndarray:
-        """The flat float32 weights of :func:`treppen_env.agent_core.learner_rows.layout`."""
+        """The flat float32 weights of :func:`treppen_env.agent_core.action_net.layout`."""
         places = R.layout(*self.shape().tolist())
         w = np.zeros(places["size"][0], dtype=np.float32)
         for name, tensor in self._tensors().items():

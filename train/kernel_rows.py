@@ -6,7 +6,7 @@ Each new deal of a row draws the learner's seat uniformly and each other seat's 
 ``probs`` (``random``, ``greedy``, ``snapshot``; while no snapshot is set, the snapshot share goes
 to random and greedy in proportion; RULES §1.2 for the seats). Random and greedy seats play inside
 the env's step kernel; snapshot seats are the env's external seats, played between its calls by
-:func:`treppen_env.agent_core.learner_rows.net_moves` on every waiting row at once, each seat by its own
+:func:`treppen_env.agent_core.action_net.net_moves` on every waiting row at once, each seat by its own
 snapshot of the stack, sampling from its softmax with the row's own generator. So every row handed
 back is the learner's decision, and at a deal's end its reward is the learner seat's
 (``seat_rewards``, docs/ARCHITECTURE.md "Rewards"); the row is dealt afresh at once.
@@ -22,7 +22,7 @@ import numpy as np
 
 from treppen.agents.action_net import LegalRows, feature_context, legal_rows
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core import playout as P
 from treppen_env.agent_core import seats as V
 from treppen_env.rules import Rules
@@ -79,7 +79,7 @@ class LearnerRows:
 
     def set_snapshots(self, weights: list[np.ndarray], shape: np.ndarray) -> None:
         """The frozen nets snapshot seats draw from (flat weights of one ``shape``,
-        :func:`treppen_env.agent_core.learner_rows.layout`); seats already seated keep their draw's index
+        :func:`treppen_env.agent_core.action_net.layout`); seats already seated keep their draw's index
         when it still exists, else the newest."""
         if weights:
             self.stack = np.stack(weights).astype(np.float32)

@@ -19,7 +19,7 @@ from treppen.train.config import config_path, load_config
 from treppen.train.kernel_policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel_ppo import Learner, train_kernel
 from treppen.train.kernel_rows import LearnerRows
-from treppen_env.agent_core import learner_rows as R
+from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
 from treppen_env.rules import make_rules
 

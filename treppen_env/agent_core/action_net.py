@@ -1,6 +1,6 @@
-"""Kernels of the batched learner (``backend: kernel``, :mod:`treppen.train.kernel_ppo`): every
-row's legal actions as padded feature rows, and the action net that scores them, so that frozen
-snapshots of the learner play their seats without leaving the kernels.
+"""Kernels of the action net: every row's legal actions as padded feature rows, and the net that
+scores them, so that the net plays inside the kernels: as an agent (:mod:`treppen.agents.action_net`)
+and as the frozen snapshots that the batched learner (``backend: kernel``) seats as opponents.
 
 **Legal-action rows.** :func:`legal_features` lists each position's legal actions (ascending) and
 describes each by one float32 row of ``F`` columns: its static features (the rules' action table
