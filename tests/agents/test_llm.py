@@ -241,23 +241,8 @@ def test_a_refused_request_is_a_clear_error(server, meld_phase, status, cause):
         llm(server).act(meld_phase)
 
 
-@pytest.mark.parametrize(
-    ("entry", "message"),
-    [
-        (("status", 401), r"^agent 'llm': http://127.0.0.1:\d+/v1 refused .* with 401 .*was not accepted$"),
-        (("status", 404), r"^agent 'llm': http://127.0.0.1:\d+/v1 refused .* with 404 .*a name it knows\?$"),
-        (("slow", 2.0, "yes"), r"^agent 'llm': http://127.0.0.1:\d+/v1 gave no answer within timeout=0.5 s; "),
-    ],
-    ids=["key", "model", "timeout"],
-)
-def test_check_ready_names_the_endpoint_and_the_cause(server, entry, message):
-    server.script = [entry]
-    with pytest.raises(ValueError, match=message):
-        llm(server, timeout=0.5).check_ready()
-    assert len(server.requests) == 1
-
-
 def test_check_ready_names_an_endpoint_that_cannot_be_reached():
+    """(A refused key or model, and a timeout: tests/arena/test_llm_tournament.py, through the command.)"""
     agent = agents.load("llm,base_url=http://127.0.0.1:9/v1,model=x")
     message = r"^agent 'llm': cannot connect to http://127.0.0.1:9/v1 \(.+\); is the server running there\?$"
     with pytest.raises(ValueError, match=message):
