@@ -28,7 +28,7 @@ from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
 from treppen.agents.spec import check_settings, parse_spec, path_test, settings_of
 from treppen_env.messages import PATH_LIMIT, shorten
-from treppen_env.rules import Rules
+from treppen_env.rules import Rules, did_you_mean
 
 __all__ = [
     "SPECS",
@@ -272,7 +272,8 @@ def _model_factory(path: Path) -> Any:
 
 
 class UnknownSpecError(ValueError):
-    """An agent spec :func:`load` cannot place; the message lists the valid ones.
+    """An agent spec :func:`load` cannot place; the message names the closest name it knows, if one is
+    close (``grredy``: did you mean greedy?), and lists the valid ones.
 
     :param spec: the spec as given.
     :param without: built-in names the caller cannot seat (a tournament: ``human``), left out of the list.
@@ -280,7 +281,9 @@ class UnknownSpecError(ValueError):
 
     def __init__(self, spec: str, without: tuple[str, ...] = ()):
         self.spec = spec
-        super().__init__(f"unknown agent spec {shorten(spec, PATH_LIMIT)}; {_valid_specs(without)}")
+        names = [*zoo.LEVELS, *sorted(set(SPECS) - set(without)), *zoo.cards(), *_entry_points()]
+        hint = did_you_mean([spec], names)
+        super().__init__(f"unknown agent spec {shorten(spec, PATH_LIMIT)}{hint}; {_valid_specs(without)}")
 
 
 def _valid_specs(without: tuple[str, ...] = ()) -> str:

@@ -39,6 +39,13 @@ class Agent:
         None for an agent that counts nothing (the default)."""
         return None
 
+    def check_ready(self) -> None:
+        """Make sure the agent can play before a tournament's first deal (the ``llm`` agent asks its
+        endpoint once); nothing to check for most agents (the default).
+
+        :raises ValueError: naming what keeps the agent from playing.
+        """
+
     def __call__(self, observation: dict[str, Any]) -> int:
         return self.act(observation)
 

@@ -8,9 +8,11 @@ observation shows it (:func:`treppen.agents.human.render_view`), the legal moves
 (``legal_moves``, as the two variants of Kaggle's Game Arena), and the reply format. The reply is
 read by :func:`read_move` (:func:`treppen_env.actions.parse_action` on the last move it names). An
 unreadable or illegal reply gets one retry that says what was wrong; after a second failure, or
-when the request itself fails (a timeout, a 5xx, a 429, no connection), the agent plays its
-``fallback`` agent's move. A 4xx other than 408/409/429 means the setup is wrong (the key, the
-model's name) and raises, rather than rate the fallback under the model's name.
+when the request itself fails (a timeout, a 5xx, a 429, no connection, or an answer that is not a
+well-formed chat completion: :func:`read_completion`), the agent plays its ``fallback`` agent's
+move. A 4xx other than 408/409/429 means the setup is wrong (the key, the model's name) and raises,
+rather than rate the fallback under the model's name; :meth:`LLMAgent.check_ready` asks the
+endpoint once, so that a tournament finds a wrong setup before its first deal.
 
 :meth:`LLMAgent.deal_stats` counts, since the last :meth:`~LLMAgent.reset` (one deal in a
 tournament): decisions, replies, retries, fallbacks, failed requests, tokens and seconds waited;
@@ -28,16 +30,20 @@ import os
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from treppen.agents.base import Agent, RandomAgent, legal_actions
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import illegal_reason, render_view
 from treppen.agents.rules_text import rules_summary
 from treppen_env.actions import action_to_str, parse_action
+from treppen_env.messages import cut, shorten
 from treppen_env.observation import PublicView
 from treppen_env.observation import decode as decode_observation
 from treppen_env.rules import Rules, make_rules
+
+if TYPE_CHECKING:  # imported when an agent is built: the package installs without the serve extra
+    import openai
 
 #: Agents that can stand in for the model: ``fallback`` names one.
 FALLBACKS = {"greedy": GreedyAgent, "random": RandomAgent}
@@ -50,7 +56,8 @@ MOVE_PATTERN = re.compile(
     rf"\b(?:draw|take\s+\d+|discard\s+{_CARD}|layoff\s+{_CARD}\s+(?:set|low|high)|meld(?:\s+{_CARD}){{3,13}})(?!\w)",
     re.IGNORECASE,
 )
-_THINKING = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+#: A ``<think>`` block; one that never closes runs to the end of the reply.
+_THINKING = re.compile(r"<think>.*?(?:</think>|\Z)", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass
@@ -61,7 +68,8 @@ class DealStats:
     replies: int = 0  #: answers the endpoint gave (a retry's answer counts too)
     retries: int = 0  #: decisions asked a second time after an unreadable or illegal reply
     fallbacks: int = 0  #: decisions played by the fallback agent
-    errors: int = 0  #: requests that failed: timeout, no connection, 5xx, 408/409/429
+    errors: int = 0  #: requests that failed: timeout, no connection, 5xx, 408/409/429, no chat completion
+    timeouts: int = 0  #: of the failed requests, those that got no answer within ``timeout``
     prompt_tokens: int = 0  #: as the endpoint reports them (0 when it does not)
     completion_tokens: int = 0
     latency_s: float = 0.0  #: wall seconds spent waiting for the endpoint, failed requests included
@@ -73,7 +81,8 @@ class DealStats:
 
 def read_move(reply: str) -> int:
     """The move a model's reply names: the last match of :data:`MOVE_PATTERN` that
-    :func:`~treppen_env.actions.parse_action` reads, after dropping ``<think>`` blocks.
+    :func:`~treppen_env.actions.parse_action` reads, after dropping ``<think>`` blocks (one that
+    never closes hides the rest of the reply).
 
     :param reply: the model's text.
     :return: an action index 0..897 (legal or not).
@@ -89,6 +98,61 @@ def read_move(reply: str) -> int:
     shown = shown if len(shown) <= 80 else f"{shown[:77]}..."
     forms = "draw, take D, meld ..., layoff ..., discard C"
     raise ValueError(f"the reply {shown!r} names no move in the notation ({forms})")
+
+
+def read_completion(body: bytes) -> tuple[str, int, int]:
+    """The reply's text and its token counts in the body of a chat completion (any bytes: what
+    an endpoint answers is data, read defensively).
+
+    A well-formed completion is a JSON object whose ``choices`` is a non-empty list whose first item
+    is an object with a ``message`` object that holds ``content``: text, or null (a reply without
+    text, read as ``""``). ``usage`` may be missing or null; otherwise it is an object whose
+    ``prompt_tokens`` and ``completion_tokens``, where given and not null, are whole numbers >= 0.
+
+    :param body: the answer's body.
+    :return: ``(text, prompt_tokens, completion_tokens)``, a count the endpoint does not report 0.
+    :raises ValueError: saying what is not as above (not JSON, a field missing or of another type).
+    """
+    try:
+        data = json.loads(body)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"the answer is not JSON: {shorten(body[:200])}") from None
+    choices = _member(data, "choices", list, "the answer")
+    if not choices:
+        raise ValueError("the answer's choices are empty")
+    message = _member(choices[0], "message", dict, "choices[0]")
+    if "content" not in message:
+        raise ValueError("choices[0].message has no content")
+    content = message["content"]
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"choices[0].message.content is {shorten(content)}, not text")
+    usage = data.get("usage")
+    if usage is None:
+        return content or "", 0, 0
+    if not isinstance(usage, dict):
+        raise ValueError(f"the answer's usage is {shorten(usage)}, not an object")
+    counts = [usage.get(key) or 0 for key in ("prompt_tokens", "completion_tokens")]
+    for key, count in zip(("prompt_tokens", "completion_tokens"), counts, strict=True):
+        if type(count) is not int or count < 0:
+            raise ValueError(f"usage.{key} is {shorten(count)}, not a whole number >= 0")
+    return content or "", counts[0], counts[1]
+
+
+#: JSON's name of each type a member of a chat completion must have, for messages.
+_JSON_KINDS: dict[type, str] = {list: "a list", dict: "an object"}
+
+
+def _member(owner: Any, key: str, kind: type, where: str) -> Any:
+    """``owner[key]`` when ``owner`` is a JSON object and the member is of ``kind``.
+
+    :raises ValueError: naming ``where`` and ``key`` otherwise.
+    """
+    if not isinstance(owner, dict):
+        raise ValueError(f"{where} is {shorten(owner)}, not an object")
+    value = owner.get(key)
+    if not isinstance(value, kind):
+        raise ValueError(f"{where}'s {key} is {shorten(value)}, not {_JSON_KINDS[kind]}")
+    return value
 
 
 class LLMAgent(Agent):
@@ -198,39 +262,97 @@ class LLMAgent(Agent):
         parts.append(f"Choose your move. {REPLY_FORMAT}")
         return "\n\n".join(parts)
 
-    def _ask(self, messages: list[dict[str, str]]) -> str | None:
-        """One chat completion: the reply's text, or None when the request failed (counted in ``errors``)."""
+    def check_ready(self) -> None:
+        """Ask the endpoint once, with this agent's model and settings, so that a setup that cannot
+        work stops a tournament before its first deal. A request that fails for a passing cause (a
+        5xx, 408/409/429) and an answer that is no chat completion pass: a run counts those as
+        failed requests and warns when the fallback plays too many decisions.
+
+        :raises ValueError: naming ``base_url`` and the cause: no connection, no answer within
+            ``timeout``, the key refused (401, 403), the model unknown (404), another 4xx.
+        """
         import openai
 
+        try:
+            self._request([{"role": "user", "content": "Are you there? Reply with the word yes."}])
+        except openai.APIStatusError as err:
+            refusal = self._refusal(err)
+            if refusal is not None:
+                raise refusal from None
+        except openai.APITimeoutError:
+            raise ValueError(
+                f"agent 'llm': {self.base_url} gave no answer within timeout={self.timeout:g} s; is the server "
+                "up there, and is timeout= long enough for the model?"
+            ) from None
+        except openai.APIConnectionError as err:
+            cause = err.__cause__ or err
+            raise ValueError(
+                f"agent 'llm': cannot connect to {self.base_url} ({cut(str(cause), 200)}); is the server running there?"
+            ) from None
+
+    def _request(self, messages: list[dict[str, str]]) -> bytes:
+        """Send one chat completion request; return the body of the answer, unread.
+
+        :raises openai.APIError: when the request fails (no connection, a timeout, an error status).
+        """
         extra = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        response = self.client.chat.completions.with_raw_response.create(  # type: ignore[call-overload]  # dicts
+            model=self.model,
+            messages=messages,
+            temperature=self.temperature,
+            seed=int(self.rng.integers(2**31)),
+            **extra,
+        )
+        return bytes(response.http_response.content)
+
+    def _refusal(self, err: openai.APIStatusError) -> ValueError | None:
+        """The error for a status that says the setup is wrong (a 4xx other than 408/409/429), else None."""
+        status = err.status_code
+        if status in TRANSIENT_STATUSES or status >= 500:
+            return None
+        causes = {
+            401: f"the key in ${self.api_key_env} was not accepted",
+            403: f"the key in ${self.api_key_env} was not accepted",
+            404: f"is model={self.model} a name it knows?",
+        }
+        cause = causes.get(status, f"check model= and the key in ${self.api_key_env}")
+        return ValueError(
+            f"agent 'llm': {self.base_url} refused the request for model {self.model!r} with {status} "
+            f"({cut(str(err.message), 200)}); {cause}"
+        )
+
+    def _ask(self, messages: list[dict[str, str]]) -> str | None:
+        """One chat completion: the reply's text, or None when the request failed (counted in
+        ``errors``, and in ``timeouts`` when no answer came in time).
+
+        :raises ValueError: when the endpoint refuses the request (see :meth:`_refusal`).
+        """
+        import openai
+
         started = time.perf_counter()
         try:
-            response = self.client.chat.completions.create(  # type: ignore[call-overload]  # messages as plain dicts
-                model=self.model,
-                messages=messages,
-                temperature=self.temperature,
-                seed=int(self.rng.integers(2**31)),
-                **extra,
-            )
+            body = self._request(messages)
         except openai.APIStatusError as err:
-            if err.status_code not in TRANSIENT_STATUSES and err.status_code < 500:
-                raise ValueError(
-                    f"agent 'llm': {self.base_url} refused the request for model {self.model!r} with "
-                    f"{err.status_code} ({err.message}); check model= and the key in ${self.api_key_env}"
-                ) from None
+            refusal = self._refusal(err)
+            if refusal is not None:
+                raise refusal from None
             self.stats.errors += 1
             return None
-        except (openai.APIError, json.JSONDecodeError):  # a timeout, no connection, a body that is not JSON
+        except openai.APIError as err:  # a timeout, no connection
             self.stats.errors += 1
+            self.stats.timeouts += isinstance(err, openai.APITimeoutError)
             return None
         finally:
             self.stats.latency_s += time.perf_counter() - started
+        try:
+            text, prompt_tokens, completion_tokens = read_completion(body)
+        except ValueError:  # an answer that is no chat completion is a failed request
+            self.stats.errors += 1
+            return None
         self.stats.replies += 1
-        usage = getattr(response, "usage", None)
-        self.stats.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.stats.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        choices = getattr(response, "choices", None) or []
-        return (choices[0].message.content or "") if choices else ""
+        self.stats.prompt_tokens += prompt_tokens
+        self.stats.completion_tokens += completion_tokens
+        return text
 
     def __repr__(self) -> str:
         return f"LLMAgent(model={self.model!r}, base_url={self.base_url!r})"

@@ -7,22 +7,26 @@ Usage::
     treppen tournament --agents random greedy runs/exp1 [--players 2] [--decks 100] [--workers 2]
     treppen tournament --agents easy medium hard          # the levels of treppen play and serve
 
-Elo is on the one scale of the project, greedy = 0 (random = 0 when greedy does not play).
+Elo is on the one scale of the project, greedy = 0 (random = 0 when greedy does not play). Before the
+first deal each ``llm`` agent's endpoint is asked once (:meth:`treppen.agents.llm.LLMAgent.check_ready`):
+one that cannot play is an error (exit 2). A model whose fallback plays more than ``--max-fallback``
+of its decisions is warned about during the run and marked in the Elo table.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from treppen.agents import zoo
 from treppen.agents.base import Agent
-from treppen.arena.agent_stats import print_stats, total_stats
+from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, check_share, over_limit, print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
@@ -80,6 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
     parser.add_argument(
+        "--max-fallback",
+        type=float,
+        default=FALLBACK_LIMIT,
+        metavar="SHARE",
+        help=f"warn about a model agent (llm) whose fallback plays more than this share of its decisions, and "
+        f"mark its row in the Elo table (default {FALLBACK_LIMIT}, i.e. {100 * FALLBACK_LIMIT:.0f}%%)",
+    )
+    parser.add_argument(
         "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
     )
 
@@ -102,18 +114,17 @@ def decision_seconds(agent: Agent, players: int, rules: Rules) -> float:
     return (time.perf_counter() - started) / PROBE_DECISIONS
 
 
-def estimate_text(specs: dict[str, str], players: int, rules: Rules, deals: int, workers: int) -> str | None:
+def estimate_text(agents: Mapping[str, Agent], players: int, rules: Rules, deals: int, workers: int) -> str | None:
     """A line estimating the time of ``deals`` deals when it is over ``LONG_RUN_S`` seconds, else None.
 
     Every agent plays an equal share of the seats, so a deal takes about ``DECISIONS_PER_DEAL``
     times the agents' mean seconds per decision (:func:`decision_seconds`).
 
-    :raises ValueError: for an unknown spec or ``human`` (see :func:`treppen.arena.match.build_agents`).
+    :param agents: the tournament's agents by name, built for its ``rules``.
     """
     if deals <= 0:
         return None
-    built = build_agents(specs, rules)
-    seconds = {name: decision_seconds(agent, players, rules) for name, agent in built.items()}
+    seconds = {name: decision_seconds(agent, players, rules) for name, agent in agents.items()}
     total = deals * DECISIONS_PER_DEAL * sum(seconds.values()) / len(seconds) / max(workers, 1)
     if total < LONG_RUN_S:
         return None
@@ -153,17 +164,23 @@ def run(args: argparse.Namespace) -> int:
     decks = decks_argument(args.decks, args.deals)
     specs = {name: zoo.table_spec(spec, args.players, args.rules) for name, spec in resolve_specs(args.agents).items()}
     names = list(specs)
+    rules = make_rules(args.rules)
+    built = build_agents(specs, rules)  # an unknown spec is named before the count of agents is checked
     check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
+    check_share(args.max_fallback)
     out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
     if args.record is not None and Path(args.record).exists() and not Path(args.record).is_dir():
         raise ValueError(f"--record {args.record!r} is a file; name a folder (its record file is <out name>.jsonl)")
-    rules = make_rules(args.rules)
     todo = len(schedule(names, args.players, decks, args.seed, rules, args.tables_per_deck)) - _played(out)
-    estimate = estimate_text(specs, args.players, rules, todo, 1 if args.ray_address else args.workers)
+    if todo > 0:
+        for agent in built.values():
+            agent.check_ready()  # a model endpoint that cannot play (unreachable, key or model refused) stops here
+    estimate = estimate_text(built, args.players, rules, todo, 1 if args.ray_address else args.workers)
     if estimate:
         print(estimate)
+    watch = FallbackWatch(args.max_fallback)
     try:
         records = run_tournament(
             specs,
@@ -175,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
             rules,
             args.tables_per_deck,
             progress=True,
+            on_record=watch,
             record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
             ray_address=args.ray_address,
         )
@@ -184,9 +202,11 @@ def run(args: argparse.Namespace) -> int:
     greedy = [name for name, spec in specs.items() if spec == SCALE_ANCHOR]  # e.g. the level easy
     anchor = reference_anchor(names) if SCALE_ANCHOR in names or not greedy else greedy[0]
     ratings = fit_ratings(records, anchor=anchor, n_boot=args.boot, seed=args.seed)
+    ratings = dataclasses.replace(ratings, anchor_spec=specs.get(anchor or ""))  # titled greedy = 0 (easy)
     write_outputs(out, ratings, specs)
-    print_table(ratings)
-    print_stats(total_stats(records))  # the llm agents' replies, retries, fallbacks, tokens, seconds
+    totals = total_stats(records)
+    print_table(ratings, marked=over_limit(totals, args.max_fallback), limit=args.max_fallback)
+    print_stats(totals)  # the llm agents' replies, retries, fallbacks, tokens, seconds
     print(f"results in {out}/ ({RESULTS_FILE}, ratings.csv, ratings.json, elo.png, pairwise.png)")
     if args.record is not None:
         print(f"game records in {Path(args.record) / f'{out.name}.jsonl'} (treppen replay FILE --deal N)")

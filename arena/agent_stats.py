@@ -2,12 +2,21 @@
 (:class:`treppen.agents.llm.LLMAgent`) the model's replies, retries, fallbacks, failed requests,
 tokens and seconds waited. Each deal's counts are in ``results.jsonl`` (``agent_stats``,
 :mod:`treppen.arena.results`); ``treppen tournament`` prints :func:`print_stats` below the Elo table.
+
+A model whose fallback plays many of its decisions is rated as the fallback plays: the share of
+the decisions its fallback played (:func:`fallback_share`) above a limit (:data:`FALLBACK_LIMIT`,
+``treppen tournament --max-fallback``) gets a warning line during the run (:class:`FallbackWatch`)
+and a mark in the Elo table (:func:`over_limit`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+#: The share of an agent's decisions its fallback may play before the tournament warns about it.
+FALLBACK_LIMIT = 0.2
 
 #: The columns printed, in order: the count's key and its heading.
 COLUMNS = (
@@ -16,6 +25,7 @@ COLUMNS = (
     ("retries", "retries"),
     ("fallbacks", "fallbacks"),
     ("errors", "failed"),
+    ("timeouts", "timed out"),
     ("prompt_tokens", "tokens in"),
     ("completion_tokens", "tokens out"),
 )
@@ -30,12 +40,77 @@ def total_stats(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, flo
     """
     totals: dict[str, dict[str, float]] = {}
     for record in records:
-        for name, counts in record.get("agent_stats", {}).items():
-            total = totals.setdefault(name, {"deals": 0})
-            total["deals"] += 1
-            for key, value in counts.items():
-                total[key] = total.get(key, 0) + value
+        add_stats(totals, record)
     return totals
+
+
+def add_stats(totals: dict[str, dict[str, float]], record: Mapping[str, Any]) -> None:
+    """Add the counts of one result record to ``totals`` (as :func:`total_stats` sums them)."""
+    for name, counts in record.get("agent_stats", {}).items():
+        total = totals.setdefault(name, {"deals": 0})
+        total["deals"] += 1
+        for key, value in counts.items():
+            total[key] = total.get(key, 0) + value
+
+
+def check_share(limit: float) -> None:
+    """Check a fallback limit (``--max-fallback``).
+
+    :raises ValueError: unless it is a share from 0 to 1.
+    """
+    if not 0.0 <= limit <= 1.0:
+        raise ValueError(f"--max-fallback {limit:g}; need a share from 0 to 1 (0.2 warns above 20%)")
+
+
+def fallback_share(counts: Mapping[str, float]) -> float:
+    """The share of an agent's decisions that its fallback played (0 without decisions)."""
+    return counts.get("fallbacks", 0) / counts["decisions"] if counts.get("decisions") else 0.0
+
+
+def over_limit(totals: Mapping[str, Mapping[str, float]], limit: float = FALLBACK_LIMIT) -> list[str]:
+    """The agents of :func:`total_stats` whose fallback played more than ``limit`` of their decisions."""
+    return [name for name, counts in totals.items() if fallback_share(counts) > limit]
+
+
+def fallback_warning(name: str, counts: Mapping[str, float], limit: float) -> str:
+    """The line that warns about agent ``name`` whose counts (:func:`total_stats`) are over ``limit``:
+    how many decisions the fallback played, and why: failed requests (each one's decision falls back),
+    of them timeouts, and decisions whose two replies named no legal move."""
+    fallbacks, failed, timeouts = (int(counts.get(key, 0)) for key in ("fallbacks", "errors", "timeouts"))
+    causes = []
+    if failed:
+        requests = failed + int(counts.get("replies", 0))
+        timed_out = f", {timeouts} of them timed out (is timeout= shorter than the model takes?)" if timeouts else ""
+        causes.append(f"{failed} of {requests} requests failed{timed_out}")
+    if fallbacks > failed:
+        causes.append(f"{fallbacks - failed} decisions got two replies that named no legal move")
+    return (
+        f"warning: {name}: the fallback played {fallbacks} of {int(counts['decisions'])} decisions "
+        f"({fallback_share(counts):.0%}, over --max-fallback {limit:.0%}) in {int(counts['deals'])} deals: "
+        f"{'; '.join(causes)}; its Elo rates the fallback more than the model"
+    )
+
+
+class FallbackWatch:
+    """A tournament's ``on_record``: sums the counts of the deals played and prints one
+    :func:`fallback_warning` (on stderr, above a progress bar) the first time an agent is over ``limit``.
+
+    :param limit: the share of decisions (0 to 1).
+    """
+
+    def __init__(self, limit: float = FALLBACK_LIMIT):
+        self.limit = limit
+        self.totals: dict[str, dict[str, float]] = {}
+        self.warned: set[str] = set()
+
+    def __call__(self, record: Mapping[str, Any]) -> None:
+        from tqdm import tqdm
+
+        add_stats(self.totals, record)
+        for name in over_limit(self.totals, self.limit):
+            if name not in self.warned:
+                self.warned.add(name)
+                tqdm.write(fallback_warning(name, self.totals[name], self.limit), file=sys.stderr)
 
 
 def print_stats(totals: Mapping[str, Mapping[str, float]]) -> None:
@@ -52,7 +127,7 @@ def print_stats(totals: Mapping[str, Mapping[str, float]]) -> None:
         table.add_column(heading, justify="left" if heading == "agent" else "right", no_wrap=True)
     for name, t in totals.items():
         requests = t.get("replies", 0) + t.get("errors", 0)
-        share = t.get("fallbacks", 0) / t["decisions"] if t.get("decisions") else float("nan")
+        share = fallback_share(t) if t.get("decisions") else float("nan")
         wait = t.get("latency_s", 0) / requests if requests else float("nan")
         cells = [f"{int(t.get(key, 0))}" for key, _ in COLUMNS]
         table.add_row(name, str(int(t["deals"])), *cells, f"{share:.1%}", f"{wait:.2f}")

@@ -19,6 +19,32 @@ from matplotlib.figure import Figure
 from treppen.arena.ratings import Ratings
 from treppen_env.files import atomic_write
 
+#: Characters of a line of an agent's name on an axis: a longer name (a spec with settings, e.g.
+#: ``llm,base_url=...,model=...``) wraps after its commas, and a longer piece is cut in its middle.
+LABEL_WIDTH = 26
+#: Lines of an agent's name on an axis, at most.
+LABEL_LINES = 4
+
+
+def axis_label(name: str) -> str:
+    """``name`` in at most :data:`LABEL_LINES` lines of at most :data:`LABEL_WIDTH` characters, for an
+    axis: wrapped after commas, a longer piece cut in its middle (``base_url=http…:8080/v1``),
+    what does not fit ends in ``...`` (the tables print every name whole)."""
+    lines: list[str] = []
+    for piece in name.split(","):
+        if len(piece) > LABEL_WIDTH - 1:
+            head = (LABEL_WIDTH - 2) // 2
+            piece = f"{piece[:head]}…{piece[-(LABEL_WIDTH - 2 - head) :]}"
+        if lines and len(lines[-1]) + len(piece) < LABEL_WIDTH:
+            lines[-1] += piece
+        else:
+            lines.append(piece)
+        lines[-1] += ","
+    lines[-1] = lines[-1][:-1]
+    if len(lines) > LABEL_LINES:
+        lines[LABEL_LINES - 1 :] = [f"{lines[LABEL_LINES - 1]}..."]
+    return "\n".join(lines)
+
 
 def _root_figure(ax: Axes) -> Figure:
     """The top-level figure that ``ax`` is drawn in (the parent of a subfigure), which can be saved."""
@@ -36,8 +62,10 @@ def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
     :return: the figure
     """
     n = len(ratings.agents)
+    labels = [axis_label(name) for name in ratings.agents]
     if ax is None:
-        ax = Figure(figsize=(6.5, 1.2 + 0.45 * n), layout="constrained").subplots()
+        lines = max(label.count("\n") + 1 for label in labels)
+        ax = Figure(figsize=(6.5, 1.2 + max(0.45, 0.2 * lines) * n), layout="constrained").subplots()
     y = np.arange(n)[::-1]
     has_ci = not np.isnan(ratings.ci_low).all()
     ends = np.concatenate([ratings.elo, ratings.ci_low, ratings.ci_high])
@@ -54,7 +82,7 @@ def plot_elo(ratings: Ratings, ax: Axes | None = None) -> Figure:
         ax.plot(np.full(rows.sum(), edge), y[rows], ls="", marker=marker, color="tab:blue")
     ax.set_xlim(left - 0.05 * pad, right + 0.05 * pad)
     ax.axvline(0.0, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(y, ratings.agents)
+    ax.set_yticks(y, labels)
     ax.set_ylim(-0.7, n - 0.3)
     ci = f", {ratings.ci_level:.0%} bootstrap CI over {ratings.n_groups} decks" if has_ci else ""
     ax.set_xlabel(f"Elo ({ratings.scale}{ci})")
@@ -72,6 +100,7 @@ def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
     :return: the figure
     """
     n = len(ratings.agents)
+    labels = [axis_label(name) for name in ratings.agents]
     if ax is None:
         size = 2.5 + 0.9 * n
         ax = Figure(figsize=(size + 1.2, size), layout="constrained").subplots()
@@ -86,8 +115,8 @@ def plot_pairwise(ratings: Ratings, ax: Axes | None = None) -> Figure:
                 ax.text(
                     j, i, f"{value:.2f}\n({ratings.count[i, j]})", ha="center", va="center", fontsize=8, color=color
                 )
-    ax.set_xticks(range(n), ratings.agents, rotation=40, ha="right")
-    ax.set_yticks(range(n), ratings.agents)
+    ax.set_xticks(range(n), labels, rotation=40, ha="right")
+    ax.set_yticks(range(n), labels)
     ax.set_xlabel("opponent")
     ax.set_ylabel("agent")
     ax.set_title("Pairwise score of row vs column\n(win 1, draw 0.5; number of comparisons)", pad=12)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,6 +68,8 @@ class Ratings:
     :param n_deals: number of records rated
     :param n_groups: number of decks (bootstrap units)
     :param n_boot: bootstrap fits used; with ``prior=0`` resamples whose estimate is infinite are left out
+    :param anchor_spec: the spec the anchor plays, where the caller knows it and it is not the anchor's
+        name (the level ``easy`` plays ``greedy``): :attr:`scale` names both
     """
 
     agents: tuple[str, ...]
@@ -84,6 +86,7 @@ class Ratings:
     n_deals: int
     n_groups: int
     n_boot: int
+    anchor_spec: str | None = None
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("rank", "agent", "elo", "ci", "games", "score")
     #: What the ``score`` column of :meth:`table` means.
@@ -96,8 +99,13 @@ class Ratings:
 
     @property
     def scale(self) -> str:
-        """Where the scale's zero lies, for titles: ``"greedy = 0"`` (the anchor) or ``"mean = 0"``."""
-        return f"{self.anchor} = 0" if self.anchor else "mean = 0"
+        """Where the scale's zero lies, for titles: ``"greedy = 0"`` (the anchor), ``"greedy = 0 (easy)"``
+        (an anchor named otherwise, with its :attr:`anchor_spec`) or ``"mean = 0"``."""
+        if self.anchor is None:
+            return "mean = 0"
+        if self.anchor_spec in (None, self.anchor):
+            return f"{self.anchor} = 0"
+        return f"{self.anchor_spec} = 0 ({self.anchor})"
 
     @property
     def unbounded(self) -> tuple[str | None, ...]:
@@ -168,11 +176,12 @@ class Ratings:
         """Rebuild ratings from :meth:`to_dict` output (null becomes NaN, or an infinite end where
         ``unbounded`` says that side is open). Keys that are not fields (e.g. ``specs``) are ignored.
 
-        :raises KeyError: when a field is missing.
+        :raises KeyError: when a field without a default is missing (files written before
+            ``anchor_spec`` read without it).
         """
         kwargs: dict[str, Any] = {}
         for field in fields(cls):
-            value = data[field.name]
+            value = data[field.name] if field.name in data or field.default is MISSING else field.default
             if field.name == "agents":
                 value = tuple(value)
             elif field.name in ("games", "count"):

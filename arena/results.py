@@ -13,7 +13,8 @@ Files in the out dir (``treppen tournament --out DIR``):
   ``deck_id``, ``table`` (agents of the table), ``rotation``, ``dealer``, ``agents`` (per seat),
   ``points`` (deal points per seat), ``outcome``, ``went_out`` (seat or null), ``steps``, ``seed``,
   and ``agent_stats`` (agent name -> its ``deal_stats()``) when an agent counts its own work this
-  deal (the ``llm`` agent: replies, retries, fallbacks, tokens, seconds; :mod:`treppen.arena.agent_stats`).
+  deal (the ``llm`` agent: replies, retries, fallbacks, failed requests, timeouts, tokens, seconds;
+  :mod:`treppen.arena.agent_stats`).
   A deal is keyed by ``(deck_id, table, rotation)``; on start the lines already there are read, so
   an interrupted tournament resumes without playing a deal twice.
 - ``ratings.json``, ``ratings.csv``, ``elo.png``, ``pairwise.png``: see :func:`write_outputs`.
@@ -28,10 +29,11 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from treppen.arena.agent_stats import FALLBACK_LIMIT
 from treppen.arena.ratings import Ratings, fit_ratings, reference_anchor
 from treppen.arena.schedule import Key
 from treppen_env.files import atomic_write_text
@@ -174,13 +176,25 @@ def _number(value: float) -> str:
     return f"{value:.6g}" if math.isfinite(value) else ""
 
 
-def print_table(ratings: Ratings) -> None:
+def print_table(ratings: Ratings, marked: Sequence[str] = (), limit: float = FALLBACK_LIMIT) -> None:
     """Print the ratings as a rich table: rank, agent, Elo, CI, games, score, with notes on the
-    score column and on unbounded intervals. Names are never cut, also when the output is piped."""
+    score column, on unbounded intervals and on marked agents. Names are never cut, also when the
+    output is piped.
+
+    :param ratings: the fitted ratings.
+    :param marked: agents whose fallback played more than ``limit`` of their decisions
+        (:func:`treppen.arena.agent_stats.over_limit`): their names end in ``*``, and a note says why.
+    :param limit: the share of decisions ``marked`` was chosen by, for the note.
+    """
     from rich.console import Console
     from rich.table import Table
 
     notes = [Ratings.SCORE_NOTE] + ([Ratings.UNBOUNDED_NOTE] if any(ratings.unbounded) else [])
+    if marked:
+        notes.append(
+            f"*: the fallback played more than {limit:.0%} of this agent's decisions (see Model calls): its Elo "
+            "rates the fallback more than the model"
+        )
     table = Table(
         title=f"Elo ({ratings.n_deals} deals, {ratings.n_groups} decks, {ratings.scale})",
         caption="\n".join(notes),
@@ -188,8 +202,8 @@ def print_table(ratings: Ratings) -> None:
     )
     for col in ("rank", "agent", "Elo", f"{ratings.ci_level:.0%} CI", "games", "score"):
         table.add_column(col, justify="left" if col == "agent" else "right", no_wrap=True)
-    for row in ratings.table(header=False):
-        table.add_row(*row)
+    for rank, name, *cells in ratings.table(header=False):
+        table.add_row(rank, f"{name} *" if name in marked else name, *cells)
     console = Console()
     if not console.is_terminal:  # piped: as wide as the table needs, instead of 80 columns
         console = Console(width=max(console.width, Console(width=10_000).measure(table).maximum))

@@ -4,7 +4,9 @@
 ``POST /v1/chat/completions`` answers from :attr:`ChatServer.script`, one entry per request, first
 first; when the script is empty, :func:`first_legal` answers. An entry is a reply's text, or
 ``("status", code)`` (an error answer), ``("slow", seconds, text)`` (the text after a wait),
-``("garbage",)`` (a body that is not JSON). Each request's body is kept in :attr:`ChatServer.requests`
+``("garbage",)`` (a body that is not JSON), ``("json", data)`` (``data`` as the whole body, any shape),
+``("html", text)`` (an HTML page); :attr:`ChatServer.default` is the entry when the script is
+empty (None: :func:`first_legal`). Each request's body is kept in :attr:`ChatServer.requests`
 (with its ``Authorization`` header as ``_authorization``). Every answer reports 100 prompt tokens and one
 completion token per word of the reply. ``hold_at = k`` makes request k (1 = the first) wait until
 :attr:`ChatServer.release` is set (bounded by 60 s), with :attr:`ChatServer.held` set meanwhile:
@@ -38,6 +40,7 @@ class ChatServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script: list[Any] = []
+        self.default: Any = None
         self.requests: list[dict[str, Any]] = []
         self.hold_at: int | None = None
         self.held = threading.Event()
@@ -48,7 +51,7 @@ class ChatServer(ThreadingHTTPServer):
     def next_entry(self, body: dict[str, Any]) -> tuple[int, Any]:
         with self.lock:
             self.requests.append(body)
-            return len(self.requests), (self.script.pop(0) if self.script else None)
+            return len(self.requests), (self.script.pop(0) if self.script else self.default)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -70,6 +73,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(entry[1], {"error": {"message": f"scripted {entry[1]}"}})
         if isinstance(entry, tuple) and entry[0] == "garbage":
             return self._send(200, None, b"<html>not json")
+        if isinstance(entry, tuple) and entry[0] == "json":
+            return self._send(200, entry[1])
+        if isinstance(entry, tuple) and entry[0] == "html":
+            return self._send(200, None, entry[1].encode(), "text/html")
         if isinstance(entry, tuple) and entry[0] == "slow":
             time.sleep(entry[1])
             entry = entry[2]
@@ -87,11 +94,11 @@ class _Handler(BaseHTTPRequestHandler):
         }
         self._send(200, completion)
 
-    def _send(self, status: int, data: Any, raw: bytes | None = None) -> None:
+    def _send(self, status: int, data: Any, raw: bytes | None = None, kind: str = "application/json") -> None:
         payload = raw if raw is not None else json.dumps(data).encode()
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

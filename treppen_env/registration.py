@@ -4,10 +4,13 @@ Importing ``treppen_env`` after Gymnasium registers them, as Gymnasium users exp
 
     import gymnasium
     import treppen_env
-    from treppen import agents
 
-    env = gymnasium.make("treppen/Treppenromme-v0", opponents=agents.load("greedy"))
-    env = gymnasium.make("treppen/Rum500-v0", num_players=4, opponents=agents.load("random"))
+    env = gymnasium.make("treppen/Treppenromme-v0")  # greedy at the other seat
+    env = gymnasium.make("treppen/Rum500-v0", num_players=4, opponents="random")
+
+The ids make :func:`treppen.agents.opponents.make_single_agent`, named by a string and imported by
+Gymnasium when an env is made: it turns agent specs into opponents, which the env package cannot
+(it imports no agents).
 
 The rules engine does not import Gymnasium, so ``import treppen_env`` registers only when Gymnasium
 is already imported; otherwise the first use of ``treppen_env.env``, ``raw_env``,
@@ -25,8 +28,9 @@ from treppen_env.version import ENV_VERSION
 
 #: The version number of the Gymnasium ids: the one of :data:`ENV_VERSION`.
 GYM_VERSION = int(re.fullmatch(r"treppen_v(\d+)", ENV_VERSION).group(1))  # type: ignore[union-attr]
-#: What the ids make (:func:`treppen_env.single_agent.make_single_agent`), named, not imported.
-ENTRY_POINT = "treppen_env.single_agent:make_single_agent"
+#: What the ids make (:func:`treppen.agents.opponents.make_single_agent`, the agents layer's: it loads
+#: opponents by spec), named, not imported.
+ENTRY_POINT = "treppen.agents.opponents:make_single_agent"
 #: Gymnasium id by rules preset (RULES §8).
 GYM_IDS = {
     "treppenromme": f"treppen/Treppenromme-v{GYM_VERSION}",

@@ -17,6 +17,7 @@ import numpy as np
 from treppen_env import observation as O
 from treppen_env.actions import DRAW, NUM_ACTIONS, check_action
 from treppen_env.aec import raw_env
+from treppen_env.messages import shorten
 from treppen_env.registration import register_envs
 from treppen_env.rules import Rules
 
@@ -44,13 +45,16 @@ class SingleAgentEnv(gym.Env):
     :param opponents: an agent (anything with ``act(obs) -> int`` and optionally
         ``reset(seed=None)``, called at every episode start and reseeded when ``reset`` gets a
         seed) or a callable ``obs -> int``, for every other seat; or a sequence of
-        ``num_players - 1`` of them, in seat order after the learner.
+        ``num_players - 1`` of them, in seat order after the learner. Agent specs (``"greedy"``)
+        are the agents layer's to load: ``gymnasium.make`` takes them
+        (:func:`treppen.agents.opponents.make_single_agent`), or ``treppen.agents.load(spec)``.
     :param num_players: 2 to 4.
     :param rules: rules preset or :class:`~treppen_env.rules.Rules` object (RULES §8).
     :param seat: the learner's seat, or ``"random"`` to draw it each episode from the env's generator.
     :param env_kwargs: further arguments of :class:`treppen_env.raw_env` (``episode``, ``reward``,
         rules options).
-    :raises ValueError: for a bad seat, a wrong number of opponents or bad env arguments.
+    :raises ValueError: for a bad seat, an opponent that is neither an agent nor a callable, a
+        wrong number of opponents or bad env arguments.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # text frames; Gymnasium's checker asks for fps
@@ -88,17 +92,33 @@ class SingleAgentEnv(gym.Env):
     def set_opponents(self, opponents: Opponent | Sequence[Opponent]) -> None:
         """Replace the opponents (e.g. from a training callback via ``env_method``).
 
-        :raises ValueError: when a sequence does not hold ``num_players - 1`` opponents.
+        :raises ValueError: for an opponent that is neither an agent (with ``act``) nor a callable
+            (a spec string names the way to load it), or a sequence that does not hold
+            ``num_players - 1`` opponents.
         """
+        if isinstance(opponents, str):
+            raise ValueError(
+                f"opponents={shorten(opponents)} is an agent spec; SingleAgentEnv plays agents: "
+                f"gymnasium.make(..., opponents={shorten(opponents)}) loads it, or pass treppen.agents.load(spec)"
+            )
         if isinstance(opponents, Sequence):
             if len(opponents) != self.num_players - 1:
                 raise ValueError(
                     f"{len(opponents)} opponents given for {self.num_players} players; "
                     f"give one opponent, or a sequence of {self.num_players - 1}"
                 )
-            self.opponents = list(opponents)
+            seats = list(opponents)
         else:
-            self.opponents = [opponents] * (self.num_players - 1)
+            seats = [opponents] * (self.num_players - 1)
+        for i, opponent in enumerate(seats):
+            if not callable(getattr(opponent, "act", None)) and not callable(opponent):
+                name = f"opponents[{i}]" if isinstance(opponents, Sequence) else "opponents"
+                what = "an agent spec: treppen.agents.load loads it" if isinstance(opponent, str) else "no agent"
+                raise ValueError(
+                    f"{name}={shorten(opponent)} is {what}; give an agent with act(observation) -> int "
+                    "or a callable observation -> int"
+                )
+        self.opponents = seats
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Deal, and let the opponents move until the learner is to move.
@@ -227,23 +247,6 @@ class SingleAgentEnv(gym.Env):
             aec.step(act(aec.observe(agent)))
             reward += aec.rewards[self.learner]
         return reward
-
-
-def make_single_agent(opponents: Any = None, **kwargs: Any) -> Any:
-    """The registered ids' entry point: :class:`~treppen_env.single_agent.SingleAgentEnv`.
-
-    :param opponents: an agent (``treppen.agents.load("greedy")``) or callable ``obs -> int`` for
-        every other seat, or a sequence of them in seat order after the learner.
-    :param kwargs: further arguments of :class:`~treppen_env.single_agent.SingleAgentEnv`
-        (``num_players``, ``seat``, ``render_mode``, ``reward``, rules options; ``rules`` is the id's).
-    :raises ValueError: without ``opponents``, or as :class:`~treppen_env.single_agent.SingleAgentEnv`.
-    """
-    if opponents is None:
-        raise ValueError(
-            "gymnasium.make needs opponents=: an agent for the other seats, e.g. "
-            "opponents=treppen.agents.load('greedy'), a callable obs -> int, or one per other seat"
-        )
-    return SingleAgentEnv(opponents, **kwargs)
 
 
 register_envs()  # Gymnasium is imported by now: gymnasium.make finds this env's ids

@@ -1,7 +1,11 @@
 """The ``llm`` agent against a scripted chat endpoint on 127.0.0.1 (tests/chat_server.py): legal,
-illegal, unreadable, slow and failing replies, each counted exactly; reading replies; the key."""
+illegal, unreadable, slow, failing and malformed answers, each counted exactly; reading replies; the
+key; the check of an endpoint before a tournament."""
 
 from __future__ import annotations
+
+import json
+import re
 
 import numpy as np
 import pytest
@@ -9,7 +13,7 @@ import pytest
 from tests import chat_server
 from treppen import agents
 from treppen.agents.greedy import GreedyAgent
-from treppen.agents.llm import read_move
+from treppen.agents.llm import read_completion, read_move
 from treppen_env import raw_env
 from treppen_env.actions import action_to_str, parse_action
 
@@ -48,13 +52,17 @@ def llm(server, **settings):
         ("layoff 10♠ high", "layoff TS high"),
         ("draw or take 1? I draw.\ndiscard QH", "discard QH"),
         ("Move: discard ZZ, no: discard 2D", "discard 2D"),
+        ("draw\n<think>or rather discard KC", "draw"),  # an unclosed block hides what follows, not what precedes
     ],
 )
 def test_a_reply_is_read_as_its_last_move(reply, move):
     assert read_move(reply) == parse_action(move)
 
 
-@pytest.mark.parametrize("reply", ["", "I pass.", "<think>discard KC</think> hmm", "meld KC"])
+@pytest.mark.parametrize(
+    "reply",
+    ["", "I pass.", "<think>discard KC</think> hmm", "meld KC", "<think>discard KC", "<THINK>x</think><think>draw"],
+)
 def test_a_reply_without_a_move_is_an_error(reply):
     with pytest.raises(ValueError, match="names no move in the notation"):
         read_move(reply)
@@ -72,6 +80,7 @@ def test_a_legal_reply_is_played_and_counted(server, meld_phase):
         "retries": 0,
         "fallbacks": 0,
         "errors": 0,
+        "timeouts": 0,
         "prompt_tokens": 100,
         "completion_tokens": 2,
     }
@@ -120,16 +129,132 @@ def test_a_failed_request_falls_back_at_once(server, meld_phase, entry):
     assert meld_phase["action_mask"][action] == 1
     stats = agent.deal_stats()
     assert (stats["replies"], stats["retries"], stats["fallbacks"], stats["errors"]) == (0, 0, 1, 1)
+    assert stats["timeouts"] == (entry[0] == "slow")
     assert len(server.requests) == 1  # no retry of a failed request
     agent.reset()
     assert agent.deal_stats()["decisions"] == 0
 
 
-@pytest.mark.parametrize("status", [400, 401, 404])
-def test_a_refused_request_is_a_clear_error(server, meld_phase, status):
+def completion(content="draw", **fields):
+    """A well-formed chat completion's body, with ``fields`` replacing its members."""
+    body = {
+        "id": "chat-1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+    }
+    return {**body, **fields}
+
+
+MALFORMED = {
+    "choices-of-empty-object": ("json", {"choices": [{}]}),
+    "choices-text": ("json", {"choices": "abc"}),
+    "choices-empty": ("json", completion(choices=[])),
+    "choices-missing": ("json", {"id": "chat-1"}),
+    "message-text": ("json", completion(choices=[{"message": "draw"}])),
+    "content-missing": ("json", completion(choices=[{"message": {"role": "assistant"}}])),
+    "content-number": ("json", completion(choices=[{"message": {"content": 5}}])),
+    "usage-tokens-text": ("json", completion(usage={"prompt_tokens": "abc", "completion_tokens": 1})),
+    "usage-tokens-negative": ("json", completion(usage={"prompt_tokens": 3, "completion_tokens": -1})),
+    "usage-text": ("json", completion(usage="abc")),
+    "list-body": ("json", [completion()]),
+    "number-body": ("json", 42),
+    "html-body": ("html", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "not-json": ("garbage",),
+}
+
+
+@pytest.mark.parametrize("entry", MALFORMED.values(), ids=MALFORMED.keys())
+def test_an_answer_that_is_no_chat_completion_is_a_failed_request(server, meld_phase, entry):
+    server.script = [entry]
+    agent = llm(server)
+    assert agent.act(meld_phase) == GreedyAgent(seed=1, rules="treppenromme").act(meld_phase)
+    stats = agent.deal_stats()
+    assert (stats["replies"], stats["retries"], stats["fallbacks"], stats["errors"]) == (0, 0, 1, 1)
+    assert (stats["prompt_tokens"], stats["completion_tokens"]) == (0, 0)
+    assert len(server.requests) == 1  # a failed request is not retried
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"<html>", "the answer is not JSON: b'<html>'"),
+        (b"\xff\xfe", "the answer is not JSON"),
+        (b"[1]", "the answer is [1], not an object"),
+        (b'{"choices": "abc"}', "the answer's choices is 'abc', not a list"),
+        (b'{"choices": []}', "the answer's choices are empty"),
+        (b'{"choices": [{}]}', "choices[0]'s message is None, not an object"),
+        (b'{"choices": [3]}', "choices[0] is 3, not an object"),
+        (b'{"choices": [{"message": {}}]}', "choices[0].message has no content"),
+        (b'{"choices": [{"message": {"content": [1]}}]}', "choices[0].message.content is [1], not text"),
+        (b'{"choices": [{"message": {"content": "x"}}], "usage": []}', "usage is [], not an object"),
+        (
+            b'{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": true}}',
+            "usage.prompt_tokens is True, not a whole number",
+        ),
+        (
+            b'{"choices": [{"message": {"content": "x"}}], "usage": {"completion_tokens": 1.5}}',
+            "usage.completion_tokens is 1.5, not a whole number",
+        ),
+    ],
+)
+def test_read_completion_names_what_is_malformed(body, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_completion(body)
+
+
+@pytest.mark.parametrize(
+    ("data", "read"),
+    [
+        (completion("discard KC"), ("discard KC", 7, 1)),
+        (completion(None), ("", 7, 1)),  # a reply without text: read as empty, then retried as unreadable
+        (completion("draw", usage=None), ("draw", 0, 0)),
+        ({"choices": [{"message": {"content": "draw"}}]}, ("draw", 0, 0)),
+        (completion("draw", usage={"prompt_tokens": 5, "completion_tokens": None}), ("draw", 5, 0)),
+    ],
+)
+def test_read_completion_reads_a_chat_completion(data, read):
+    assert read_completion(json.dumps(data).encode()) == read
+
+
+def test_a_reply_without_text_is_retried(server, meld_phase):
+    legal = legal_texts(meld_phase)
+    server.script = [("json", completion(None)), legal[0]]
+    agent = llm(server)
+    assert action_to_str(agent.act(meld_phase)) == legal[0]
+    stats = agent.deal_stats()
+    assert (stats["replies"], stats["retries"], stats["fallbacks"], stats["errors"]) == (2, 1, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("status", "cause"),
+    [
+        (400, "check model= and the key in \\$OPENAI_API_KEY"),
+        (401, "the key in \\$OPENAI_API_KEY was not accepted"),
+        (403, "the key in \\$OPENAI_API_KEY was not accepted"),
+        (404, "is model=scripted a name it knows\\?"),
+    ],
+)
+def test_a_refused_request_is_a_clear_error(server, meld_phase, status, cause):
     server.script = [("status", status)]
-    with pytest.raises(ValueError, match=rf"refused the request for model 'scripted' with {status}.*OPENAI_API_KEY"):
+    with pytest.raises(ValueError, match=rf"refused the request for model 'scripted' with {status} .*; {cause}"):
         llm(server).act(meld_phase)
+
+
+def test_check_ready_names_an_endpoint_that_cannot_be_reached():
+    """(A refused key or model, and a timeout: tests/arena/test_llm_tournament.py, through the command.)"""
+    agent = agents.load("llm,base_url=http://127.0.0.1:9/v1,model=x")
+    message = r"^agent 'llm': cannot connect to http://127.0.0.1:9/v1 \(.+\); is the server running there\?$"
+    with pytest.raises(ValueError, match=message):
+        agent.check_ready()
+
+
+@pytest.mark.parametrize("entry", ["yes", ("status", 500), ("status", 429), ("garbage",), ("json", {"choices": [{}]})])
+def test_check_ready_passes_an_endpoint_that_answers(server, entry):
+    server.script = [entry]
+    agent = llm(server)
+    agent.check_ready()  # what the run counts (failed requests, replies without a move) is no setup error
+    assert len(server.requests) == 1 and agent.deal_stats()["decisions"] == 0
 
 
 def test_without_the_legal_moves_the_prompt_lists_none(server, meld_phase):

@@ -1,13 +1,17 @@
 """Tests for arena.ratings: known answers, synthetic strengths, bootstrap intervals and bad input."""
 
 import csv
+import dataclasses
 import json
 import math
+import re
+import warnings
 
 import choix
 import numpy as np
 import pytest
 
+from treppen.arena.plots import axis_label
 from treppen.arena.ratings import (
     ELO_PER_NAT,
     Ratings,
@@ -345,6 +349,46 @@ def test_scale_names_the_zero(capsys):
     print_table(free)
     printed = capsys.readouterr().out
     assert "Elo (10 deals, 10 decks, mean = 0)" in printed and "None" not in printed
+
+
+def test_an_anchor_named_otherwise_names_what_it_plays(tmp_path, capsys):
+    """The level easy plays greedy: the one scale is greedy = 0, and the title says so (DESIGN "Ratings")."""
+    r = dataclasses.replace(fit_ratings(_two_player(6, 4, 0, "medium", "easy"), anchor="easy"), anchor_spec="greedy")
+    assert r.scale == "greedy = 0 (easy)"
+    assert dataclasses.replace(r, anchor_spec="easy").scale == "easy = 0"
+    print_table(r)
+    assert "Elo (10 deals, 10 decks, greedy = 0 (easy))" in capsys.readouterr().out
+    write_outputs(tmp_path, r)
+    data = json.loads((tmp_path / "ratings.json").read_text())
+    assert data["anchor_spec"] == "greedy" and Ratings.from_dict(data).scale == "greedy = 0 (easy)"
+    del data["anchor_spec"]  # a file written before the field reads as before
+    assert Ratings.from_dict(data).scale == "easy = 0"
+
+
+def test_marked_agents_end_in_a_star_and_the_note_says_why(capsys):
+    r = fit_ratings(_two_player(6, 4, 0, "llm", "greedy"), anchor="greedy", n_boot=0)
+    print_table(r, marked=["llm"], limit=0.25)
+    printed = capsys.readouterr().out
+    assert re.search(r"│ +\d │ llm \* +│", printed) and re.search(r"│ +\d │ greedy +│", printed)
+    note = "*: the fallback played more than 25% of this agent's decisions (see Model calls): its Elo rates"
+    assert note in " ".join(printed.split())
+    print_table(r)
+    assert "*" not in capsys.readouterr().out
+
+
+def test_long_names_keep_the_plots_laid_out(tmp_path):
+    """A spec with settings is an agent's name: its axis label wraps, and the layout holds (no
+    'constrained_layout not applied' warning)."""
+    name = "llm,base_url=http://127.0.0.1:8080/v1,model=qwen3-8b-instruct-q4_k_m,temperature=0.2,timeout=30"
+    r = fit_ratings(_decks(_two_player(6, 4, 0, name, "greedy")), anchor="greedy", n_boot=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_outputs(tmp_path, r)
+    assert (tmp_path / "pairwise.png").read_bytes()[:4] == b"\x89PNG"
+    lines = ["llm,", "base_url=htt….0.1:8080/v1,", "model=qwen3-…truct-q4_k_m,", "temperature=0.2,..."]
+    assert axis_label(name) == "\n".join(lines)  # pieces over 25 characters cut in the middle, 4 lines at most
+    assert axis_label("greedy") == "greedy" and axis_label("ismcts,seconds=1") == "ismcts,seconds=1"
+    assert axis_label(",".join("abcdefghijklmnopqrstuvwxyz" * 3)).endswith("\nn,o,p,q,r,s,t,u,v,w,x,y,z,...")
 
 
 def test_the_scale_is_greedy_0_and_random_0_only_without_greedy():

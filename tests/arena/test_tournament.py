@@ -13,6 +13,7 @@ import pytest
 from treppen import agents
 from treppen.agents.base import RandomAgent
 from treppen.apps import cli
+from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings
 from treppen.arena.results import RESULTS_FILE, load_results, read_results, record_key
 from treppen.arena.tournament import resolve_specs, run_tournament
@@ -203,6 +204,9 @@ def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
         (["--agents", "random", "greedy", "--players", "3"], "3-player table needs at least 3 agents"),
         (["--agents", "random", "greedy", "--decks", "0"], "decks=0"),
         (["--agents", "random", "human"], "human"),
+        (["--agents", "nobody"], "error: unknown agent spec 'nobody'; valid specs"),  # named before the count
+        (["--agents", "grredy", "random"], "error: unknown agent spec 'grredy' (did you mean greedy?); valid specs"),
+        (["--agents", "random", "greedy", "--max-fallback", "20"], "--max-fallback 20; need a share from 0 to 1"),
         (
             ["--agents", "random", "nobody"],
             "valid specs: the levels ['easy', 'medium', 'hard'], the built-in agents "
@@ -216,11 +220,12 @@ def test_bad_input_is_a_clear_error(tmp_path, capsys, argv, message):
     assert not (tmp_path / "t" / RESULTS_FILE).exists()
 
 
-def test_the_levels_of_play_and_serve_are_agent_specs(tmp_path):
-    """easy is greedy, so it is the scale's zero; medium the zoo's policy for the table."""
+def test_the_levels_of_play_and_serve_are_agent_specs(tmp_path, capsys):
+    """easy is greedy, so it is the scale's zero, and the title names greedy; medium the zoo's policy for the table."""
     assert cli.main(["tournament", "--agents", "easy", "medium", "--decks", "1", "--out", str(tmp_path / "l")]) == 0
     levels = json.loads((tmp_path / "l" / "ratings.json").read_text())
     assert levels["anchor"] == "easy" and levels["specs"] == {"easy": "greedy", "medium": "ppo-2p"}
+    assert "Elo (2 deals, 1 decks, greedy = 0 (easy))" in capsys.readouterr().out
 
 
 def test_agent_names_from_specs():
@@ -238,7 +243,7 @@ def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
     assert len(records) == 2 and all(r["steps"] > 0 for r in records)
 
 
-def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch):
+def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch, tmp_path):
     """A search agent simulating treppenromme would raise on a rum500 mask while it is timed."""
     from treppen.apps import tournament as command
     from treppen_env.rules import make_rules
@@ -250,9 +255,9 @@ def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch):
         return 0.0
 
     monkeypatch.setattr(command, "decision_seconds", decision_seconds)
-    rum500 = make_rules("rum500")
-    assert command.estimate_text({"greedy": "greedy", "rollout": "rollout,playouts=4"}, 2, rum500, 2, 1) is None
-    assert timed["rollout"] is rum500
+    argv = ["tournament", "--agents", "greedy", "rollout,playouts=4", "--rules", "rum500", "--decks", "1"]
+    assert cli.main([*argv, "--out", str(tmp_path / "t"), "--boot", "0"]) == 0
+    assert timed["rollout"] == make_rules("rum500")
 
 
 def test_a_long_run_is_estimated_first(monkeypatch):
@@ -271,8 +276,10 @@ def test_a_long_run_is_estimated_first(monkeypatch):
     assert len(acts) == command.PROBE_DECISIONS + 1 == 9
     slow = {"GreedyAgent": 0.002, "ISMCTSAgent": 0.25}  # seconds a decision; random and rollout 0
     monkeypatch.setattr(command, "decision_seconds", lambda agent, *_: slow.get(type(agent).__name__, 0.0))
-    assert command.estimate_text({"greedy": "greedy", "random": "random"}, 2, rules, 600, 1) is None  # 36 s: quick
+    quick = build_agents({"greedy": "greedy", "random": "random"}, rules)
+    assert command.estimate_text(quick, 2, rules, 600, 1) is None  # 36 s: quick
     specs = {"greedy": "greedy", "ismcts,playouts=40": "ismcts,playouts=40", "rollout": "rollout,playouts=100"}
+    specs = build_agents(specs, rules)
     text = command.estimate_text(specs, 2, rules, 180, 1)
     assert text == (
         "estimate: about 15 min for 180 deals on 1 worker (ismcts,playouts=40: 0.25 s a decision, "
