@@ -1,5 +1,5 @@
-"""The run folder both training backends share: its creation and metadata, the evaluation and Elo
-callbacks that fill ``evals.jsonl`` and ``elo.jsonl``, and the lines that end a run.
+"""The run folder every backend shares: its creation and metadata, the evaluation and Elo callbacks
+that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel), and the lines that end a run.
 
 A run folder ``<runs_dir>/<name>/`` holds::
 
@@ -26,7 +26,7 @@ import numpy as np
 from treppen.arena.ratings import Ratings
 from treppen.arena.scale import rating_text
 from treppen.train.callbacks import EloCallback, EvalCallback
-from treppen.train.config import TrainConfig, resolve_name, save_config
+from treppen.train.config import PPOBase, TrainConfig, resolve_name, save_config
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION
@@ -155,9 +155,9 @@ def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_lin
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def rating_callbacks(config: TrainConfig, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
+def rating_callbacks(config: PPOBase, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
     """The evaluation (vs :data:`EVAL_OPPONENTS`, ``evals.jsonl``) and Elo (``elo.jsonl``) callbacks
-    of a run, as both backends drive them.
+    of a run, as the sb3, rllib and kernel backends drive them.
 
     :param config: the run's config (``eval_every``, ``eval_deals``, ``elo_every``, ``elo_decks``).
     :param rules: the run's rules, built once.

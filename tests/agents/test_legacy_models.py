@@ -37,6 +37,6 @@ def test_a_model_saved_before_the_rename_loads_and_plays_the_same_actions() -> N
 def test_only_the_old_module_names_are_mapped(tmp_path: Path) -> None:
     classes = legacy_classes(FIXTURES / "legacy_model.zip")
     assert list(classes) == ["policy_class"]
-    assert classes["policy_class"].__module__ == "treppen.train.policy_net"
+    assert classes["policy_class"].__module__ == "treppen.train.sb3.policy_net"
     agents.load(FIXTURES / "legacy_model.zip").model.save(tmp_path / "resaved.zip")
     assert legacy_classes(tmp_path / "resaved.zip") == {}  # saved today: nothing to map

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from treppen.train.config import TrainConfig, load_config
+from treppen.train.config import SB3Config, TrainConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,7 +17,7 @@ def test_default_configs_load():
         config = load_config(ROOT / "configs" / name)
         assert isinstance(config, TrainConfig)
         assert config.num_players == 2 and config.rules == "treppenromme"
-    assert load_config(None) == TrainConfig()
+    assert load_config(None) == SB3Config()
 
 
 def test_overrides_are_typed(tmp_path):
@@ -116,13 +116,11 @@ def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
 
 
 def test_one_config_format_serves_both_backends():
-    recipe = load_config(
-        Path(__file__).parents[2] / "configs" / "selfplay.yaml", ["backend=rllib"]
-    )  # the default recipe, on RLlib
+    recipe = load_config(Path(__file__).parents[2] / "configs" / "rllib_selfplay.yaml")  # the default recipe, on RLlib
     assert recipe.imitation_decisions and recipe.best_every and recipe.opponent_best
     with pytest.raises(ValueError, match="snapshot_deterministic=True is sb3 only"):
         load_config(None, ["backend=rllib", "snapshot_deterministic=true"])
-    with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
+    with pytest.raises(ValueError, match="ray_address='auto' is rllib only"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8
 
@@ -131,10 +129,12 @@ def test_the_defaults_are_the_shipped_recipe():
     """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
     ``treppen train`` runs; the fields that file leaves out keep the defaults train/config.py writes."""
     recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
-    defaults = TrainConfig().to_dict()
-    assert {key: defaults[key] for key in recipe} == recipe
-    assert (defaults["n_envs"], defaults["vec_env"], defaults["total_timesteps"]) == (8, "dummy", 40_000)
-    assert (defaults["backend"], defaults["opponent_agents"], defaults["name"]) == ("sb3", [], None)
-    first, second = TrainConfig(), TrainConfig()
+    defaults = SB3Config().to_dict()
+    assert {key: defaults[key] for key in recipe if key != "sb3"} == {k: v for k, v in recipe.items() if k != "sb3"}
+    assert {key: defaults["sb3"][key] for key in recipe["sb3"]} == recipe["sb3"]
+    section = defaults["sb3"]
+    assert (section["n_envs"], section["vec_env"], section["total_timesteps"]) == (8, "dummy", 40_000)
+    assert (defaults["backend"], section["opponent_agents"], defaults["name"]) == ("sb3", [], None)
+    first, second = SB3Config(), SB3Config()
     first.net_arch.append(1)
-    assert second.net_arch == recipe["net_arch"]  # each config its own copy
+    assert second.net_arch == recipe["sb3"]["net_arch"]  # each config its own copy

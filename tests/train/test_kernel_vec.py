@@ -7,7 +7,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecCheckNan
 
 from treppen.apps import cli
-from treppen.train.kernel_vec import KernelVecEnv
+from treppen.train.sb3.kernel_vec_env import KernelVecEnv
 from treppen_env.actions import NUM_ACTIONS
 
 
@@ -39,8 +39,8 @@ def test_episodes_end_with_sb3_infos_and_the_learner_always_to_move() -> None:
 
 def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path) -> None:
     from treppen.train.config import load_config
-    from treppen.train.pool import save_snapshot
-    from treppen.train.selfplay import make_policy
+    from treppen.train.sb3.backend import make_policy
+    from treppen.train.sb3.pool import save_snapshot
 
     policy = make_policy(load_config(None, ["policy=mlp", "net_arch=[8]"]))
     path = save_snapshot(policy, tmp_path / "snap.npz")

@@ -15,9 +15,9 @@ from treppen.agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANN
 from treppen.agents.snapshot import NumpyPolicy
 from treppen.arena.tournament import run_tournament
 from treppen.train.config import load_config
-from treppen.train.policy_net import ActionFeatureNet, ActionFeaturePolicy
-from treppen.train.pool import SelfPlayEnv, save_snapshot
-from treppen.train.selfplay import make_model
+from treppen.train.sb3.backend import make_model
+from treppen.train.sb3.policy_net import ActionFeatureNet, ActionFeaturePolicy
+from treppen.train.sb3.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import (
     DISCARD_BASE,
     NUM_ACTIONS,

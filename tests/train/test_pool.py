@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from treppen.agents.snapshot import NumpyPolicy
-from treppen.train.pool import SelfPlayEnv, save_snapshot
+from treppen.train.sb3.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
 
