@@ -79,3 +79,23 @@ def test_train_runs_on_the_kernel_vec_env(tmp_path, tiny_train) -> None:
     events.Reload()
     assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
     assert "rollout/ep_rew_mean" in events.Tags()["scalars"]
+
+
+def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypatch) -> None:
+    # an opponent may go out at once (RULES §6.1); the row then holds no decision of the learner's
+    env = KernelVecEnv(4, 2, "treppenromme", {"greedy": 1.0}, seed=0)
+    core = env.rows.env
+    deal_rows = core.deal_rows
+    dealt: list[list[int]] = []
+
+    def first_deal_of_row_2_ends_at_once(which: np.ndarray) -> None:
+        deal_rows(which)
+        dealt.append(which.tolist())
+        if len(dealt) == 1:
+            core.over[2] = 1
+
+    monkeypatch.setattr(core, "deal_rows", first_deal_of_row_2_ends_at_once)
+    env.reset()
+    assert dealt == [[0, 1, 2, 3], [2]]
+    assert (core.over == 0).all() and (core.to_move == env.rows.learner).all()
+    assert env.action_masks().any(axis=1).all()
