@@ -160,7 +160,8 @@ class TrainConfig:
 
     # --- the run
     seed: Steps = field(default_factory=recipe("seed"))
-    """seeds torch and NumPy, the deals and the opponents"""
+    """seeds the run: the generators of Python, NumPy and torch, the deals and the opponents (a
+    resumed sb3 or rllib run adds its step count, so that it replays no deals)"""
     torch_threads: Count = field(default_factory=recipe("torch_threads"))
     """torch threads of the learner process (sb3's env workers always use 1)"""
     runs_dir: Text = "runs"
@@ -294,9 +295,9 @@ class PPOBase(TrainConfig):
 
     # --- opponent pool
     opponent_random: Probability = field(default_factory=recipe("opponent_random"))
-    """probability that an opponent seat is a RandomAgent for a deal"""
+    """probability that an opponent seat plays uniformly random legal moves for a deal"""
     opponent_greedy: Probability = field(default_factory=recipe("opponent_greedy"))
-    """probability that an opponent seat is a GreedyAgent for a deal"""
+    """probability that an opponent seat plays the greedy heuristic for a deal"""
     opponent_snapshot: Probability = field(default_factory=recipe("opponent_snapshot"))
     """probability that an opponent seat is a past snapshot of the learner (while the pool is
     empty, this share goes to the other kinds in proportion)"""

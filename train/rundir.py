@@ -111,6 +111,18 @@ def next_commands(run_dir: Path, num_players: int, rules: str) -> str:
     )
 
 
+def print_ratings(run_dir: Path, eval_deals: int, evals: EvalCallback, elo: EloCallback) -> None:
+    """Print the final model's evaluation (``eval_deals`` ordinary deals against each opponent) and,
+    when it was rated, its Elo on duplicate decks with the verdict against greedy (:func:`describe_strength`)."""
+    where = run_dir / "evals.jsonl"
+    print(f"evaluation, {eval_deals} ordinary deals against each ({where}): " + describe_eval(evals.latest))
+    if elo.ratings is not None:
+        decks = elo.ratings.n_groups
+        print(f"Elo of the final model, {elo.ratings.scale}, {decks} duplicate decks ({run_dir / 'elo.jsonl'}):")
+        for line in describe_strength(elo.ratings):
+            print("  " + line)
+
+
 def describe_eval(record: dict[str, Any]) -> str:
     """One line: win rate and point margin per evaluated opponent."""
     parts = [

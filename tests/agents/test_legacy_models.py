@@ -18,9 +18,10 @@ pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install '.
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def test_a_model_saved_before_the_rename_loads_and_plays_the_same_actions() -> None:
+def recorded_and_played(model: Path) -> tuple[list[int], list[int]]:
+    """The fixture's recorded actions, and those the model at ``model`` plays on its positions."""
     recorded = json.loads((FIXTURES / "legacy_model_actions.json").read_text())
-    agent = agents.load(FIXTURES / "legacy_model.zip")
+    agent = agents.load(model)
     played = [
         agent.act(
             {
@@ -30,7 +31,12 @@ def test_a_model_saved_before_the_rename_loads_and_plays_the_same_actions() -> N
         )
         for p in recorded["positions"]
     ]
-    assert played == recorded["actions"]
+    return recorded["actions"], played
+
+
+def test_a_model_saved_before_the_rename_loads_and_plays_the_same_actions() -> None:
+    recorded, played = recorded_and_played(FIXTURES / "legacy_model.zip")
+    assert played == recorded
     assert len(set(played)) > 5  # the positions ask for draws, takes and discards alike
 
 
@@ -69,15 +75,5 @@ def test_a_model_saved_before_train_had_a_package_per_backend_loads(tmp_path: Pa
         for name, content in members.items():
             archive.writestr(name, content)
     assert legacy_classes(tmp_path / "before.zip") == {"policy_class": ActionFeaturePolicy}
-    recorded = json.loads((FIXTURES / "legacy_model_actions.json").read_text())
-    agent = agents.load(tmp_path / "before.zip")
-    played = [
-        agent.act(
-            {
-                "observation": np.asarray(p["observation"], np.float32),
-                "action_mask": np.asarray(p["action_mask"], np.int8),
-            }
-        )
-        for p in recorded["positions"]
-    ]
-    assert played == recorded["actions"]
+    recorded, played = recorded_and_played(tmp_path / "before.zip")
+    assert played == recorded

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -211,7 +212,8 @@ def test_overrides_reach_the_section_flat_or_by_name(tmp_path):
 
 def test_old_flat_configs_load_where_each_key_is_the_backends(tmp_path):
     path = tmp_path / "old.yaml"
-    path.write_text("backend: kernel\nseed: 2\nn_envs: 16\nbatch_size: 64\nn_steps: 8\npick_init: 0.5\nopponent_snapshot: 0.4\n")
+    keys = {"backend": "kernel", "seed": 2, "n_envs": 16, "batch_size": 64, "n_steps": 8, "pick_init": 0.5}
+    path.write_text(yaml.safe_dump({**keys, "opponent_snapshot": 0.4}))
     config = load_config(path)
     assert isinstance(config, KernelConfig) and (config.seed, config.n_envs, config.pick_init) == (2, 16, 0.5)
     path.write_text("backend: kernel\npolicy: mlp\n")
@@ -236,3 +238,14 @@ def test_a_run_folders_flat_config_from_before_the_sections_resumes(tmp_path, mo
     assert train_command.run(args) == 0
     ((config, kw),) = started
     assert kw["resume"] and config.total_timesteps == 1536 and config.run_dir == run
+
+
+def test_the_guides_table_of_keys_names_the_backends_that_read_each():
+    guide = (ROOT / "docs" / "guide" / "training.md").read_text()
+    section = guide.split("## The config")[1].split("\n## ")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")]
+    listed = {}
+    for keys, readers, _ in rows[1:]:  # below the header
+        for key in re.findall(r"`(\w+)`", keys):
+            listed[key] = tuple(CONFIGS) if readers == "every backend" else tuple(readers.split(", "))
+    assert listed == {"backend": tuple(CONFIGS), **dict.fromkeys(SHARED, tuple(CONFIGS)), **READERS}

@@ -1,4 +1,4 @@
-"""Tests of the imitation warm start (train/imitation.py): recorded decisions and value targets,
+"""Tests of the imitation warm start (train/sb3/imitation.py): recorded decisions and value targets,
 and a student that reproduces its teacher."""
 
 from __future__ import annotations

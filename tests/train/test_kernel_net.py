@@ -1,4 +1,4 @@
-"""The kernels' network (treppen_env/agent_core/net.py, treppen/train/kernel_net.py): the Numba forward
+"""The kernels' network (treppen_env/agent_core/net.py, train/expert/net.py): the Numba forward
 pass equals torch on saved weights, for every layer shape the configs use."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``vec_env: kernel`` (treppen/train/kernel_vec.py): SB3's VecEnv over the batched env, pool
+"""``vec_env: kernel`` (train/sb3/kernel_vec_env.py): SB3's VecEnv over the batched env, pool
 opponents inside the kernel and in Python, SB3's episode infos, and a training run on it."""
 
 from __future__ import annotations

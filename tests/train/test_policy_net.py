@@ -1,4 +1,4 @@
-"""Tests of the action-feature policy (train/action_features.py, train/policy_net.py): the feature
+"""Tests of the action-feature policy (agents/action_features.py, train/sb3/policy_net.py): the feature
 table, logits, masking, save/load, NumPy snapshots and play through agents.load."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The opponent pool (train/pool.py): NumPy snapshots of the learner and the seats that play them."""
+"""The opponent pool (train/sb3/pool.py): NumPy snapshots of the learner and the seats that play them."""
 
 from __future__ import annotations
 

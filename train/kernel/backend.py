@@ -29,12 +29,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from treppen.train.callbacks import Every
+from treppen.train.callbacks import EloCallback, EvalCallback, Every
 from treppen.train.checkpoints import checkpoint_path, latest_checkpoint
 from treppen.train.config import KernelConfig, resolve_name
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel.rows import LearnerRows
-from treppen.train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
+from treppen.train.rundir import open_run_dir, print_ratings, rating_callbacks
 from treppen_env.files import atomic_write
 
 CHECKPOINT_SUFFIX = ".pt"
@@ -314,7 +314,7 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     return run_dir
 
 
-def _finish(learner: Learner, run_dir: Path, evals: Any, elo: Any, logger: Logger) -> None:
+def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
     """Save the last checkpoint and the final model, evaluate and rate it, and print the summary."""
     learner.save(run_dir / "checkpoints")
     final = learner.net.save(run_dir / FINAL_MODEL)
@@ -325,14 +325,7 @@ def _finish(learner: Learner, run_dir: Path, evals: Any, elo: Any, logger: Logge
     logger.dump(learner.steps)
     logger.close()
     print(f"final model: {final}")
-    print(
-        f"evaluation, {learner.config.eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
-        + describe_eval(evals.latest)
-    )
-    if elo.ratings is not None:
-        print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
-        for line in describe_strength(elo.ratings):
-            print("  " + line)
+    print_ratings(run_dir, learner.config.eval_deals, evals, elo)
 
 
 def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:

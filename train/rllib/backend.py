@@ -228,7 +228,7 @@ def _learners(algo: Algorithm) -> LearnerGroup:
 
 
 def policy_arrays(config: RLlibConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
+    """The learner's policy as the arrays of a ``train.sb3.pool`` snapshot ``.npz`` (the format
     :meth:`treppen.agents.snapshot.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
     action-feature net's ``state_dict`` with ``kind``."""
     arrays: dict[str, Any] = {}

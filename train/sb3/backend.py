@@ -42,7 +42,7 @@ from treppen.train.checkpoints import (
     save_model,
 )
 from treppen.train.config import RecipeBase, SB3Config, resolve_name
-from treppen.train.rundir import describe_eval, describe_strength, next_commands, open_run_dir, rating_callbacks
+from treppen.train.rundir import next_commands, open_run_dir, print_ratings, rating_callbacks
 from treppen.train.sb3.callbacks import (
     CheckpointCallback,
     KeepBestCallback,
@@ -224,15 +224,7 @@ def print_summary(
     if keep_best is not None:
         count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
         print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
-    print(
-        f"evaluation, {config.eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
-        + describe_eval(evals.latest)
-    )
-    if elo.ratings is not None:
-        decks = elo.ratings.n_groups
-        print(f"Elo of the final model, {elo.ratings.scale}, {decks} duplicate decks ({run_dir / 'elo.jsonl'}):")
-        for line in describe_strength(elo.ratings):
-            print("  " + line)
+    print_ratings(run_dir, config.eval_deals, evals, elo)
 
 
 def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
