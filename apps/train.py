@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from treppen.train.checkpoints import TrainingStopped
-from treppen.train.config import BACKENDS, load_config, override_key
-from treppen.train.config_files import DEFAULT_CONFIG, config_path, shipped_configs
+from treppen.train.config import BACKENDS, DEFAULT_CONFIG
+from treppen.train.config_files import config_path, load_config, override_key, shipped_configs
 from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).

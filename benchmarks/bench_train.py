@@ -48,7 +48,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import treppen_env
-from treppen.train.config import KernelConfig, RLlibConfig, SB3Config, TrainConfig, load_config
+from treppen.train.config import KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config_files import load_config
 from treppen.train.sb3.backend import make_model, make_vec_env
 from treppen.train.sb3.callbacks import StatsCallback
 from treppen.train.sb3.pool import save_snapshot

@@ -13,7 +13,7 @@ from treppen.train.config import ExpertConfig, KernelConfig, RecipeBase, RLlibCo
 def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config of its backend's class (see :func:`treppen.train.config.load_config`).
+    :param config: a checked config of its backend's class (see :func:`treppen.train.config_files.load_config`).
     :param resume: continue the run folder's newest checkpoint.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one, or for an agent

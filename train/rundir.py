@@ -26,7 +26,8 @@ import numpy as np
 from treppen.arena.ratings import Ratings
 from treppen.arena.scale import rating_text
 from treppen.train.callbacks import EloCallback, EvalCallback
-from treppen.train.config import PPOBase, TrainConfig, resolve_name, save_config
+from treppen.train.config import PPOBase, TrainConfig, resolve_name
+from treppen.train.config_files import save_config
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION

@@ -11,19 +11,8 @@ import pytest
 import yaml
 
 from treppen.apps import train as train_command
-from treppen.train.config import (
-    CONFIGS,
-    READERS,
-    SHARED,
-    KernelConfig,
-    RLlibConfig,
-    SB3Config,
-    TrainConfig,
-    config_from_dict,
-    load_config,
-    save_config,
-)
-from treppen.train.config_files import config_path
+from treppen.train.config import CONFIGS, READERS, SHARED, KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config_files import config_from_dict, config_path, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

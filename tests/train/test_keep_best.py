@@ -12,7 +12,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from treppen.arena.ratings import fit_ratings
 from treppen.train import keep_best
-from treppen.train.config import load_config
+from treppen.train.config_files import load_config
 from treppen.train.keep_best import gate_score
 from treppen.train.rundir import describe_strength
 from treppen.train.sb3.callbacks import KeepBestCallback

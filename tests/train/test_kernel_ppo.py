@@ -15,8 +15,7 @@ from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features
-from treppen.train.config import load_config
-from treppen.train.config_files import config_path
+from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner, train_kernel
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel.rows import LearnerRows

@@ -17,7 +17,8 @@ from treppen.apps import train as train_command
 from treppen.arena.match import play_match
 from treppen.arena.scale import elo_text
 from treppen.train.checkpoints import latest_checkpoint
-from treppen.train.config import SB3Config, load_config
+from treppen.train.config import SB3Config
+from treppen.train.config_files import load_config
 from treppen.train.sb3.callbacks import ProgressCallback
 from treppen_env import raw_env
 

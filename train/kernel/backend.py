@@ -249,7 +249,7 @@ class Learner:
 def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train the action net by PPO over the batched env as ``config`` says; returns the run folder.
 
-    :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.config.load_config`).
+    :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.config_files.load_config`).
     :param resume: continue from the run folder's newest checkpoint, exactly as it was written.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.

@@ -61,7 +61,7 @@ from treppen_env.rules import Rules
 def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config of ``backend: sb3`` (see :func:`treppen.train.config.load_config`).
+    :param config: a checked config of ``backend: sb3`` (see :func:`treppen.train.config_files.load_config`).
     :param resume: continue the run folder's newest checkpoint that reads whole (``reset_num_timesteps=False``;
         newer ones that do not are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
