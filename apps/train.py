@@ -6,9 +6,10 @@ Usage::
 
     treppen train [--config NAME_OR_FILE] [key=value ...] [--resume RUN_DIR]
 
-``--config`` takes a YAML file or the name of a shipped config (``selfplay``, the default,
-``selfplay_long``, ``rllib_selfplay``, ``kernel``, ``expert_iteration``;
-:func:`treppen.train.config_files.shipped_configs`).
+``--config`` takes a YAML file or the name of a shipped config (``selfplay``, ``selfplay_long``,
+``rllib_selfplay``, ``kernel``, ``expert_iteration``; :func:`treppen.train.config_files.shipped_configs`);
+without it, the shipped config of the backend an override names (``backend=kernel``: ``kernel``),
+else ``selfplay`` (:func:`treppen.train.config_files.default_config`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import BACKENDS, DEFAULT_CONFIG
-from treppen.train.config_files import config_path, load_config, override_key, shipped_configs
+from treppen.train.config_files import config_path, default_config, load_config, override_key, shipped_configs
 from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
@@ -60,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         default=None,
         help=f"YAML config file, or the name of a shipped config: {', '.join(sorted(shipped_configs()))} "
-        f"(default: {DEFAULT_CONFIG}, the package's configs/selfplay.yaml)",
+        f"(default: the backend's, {DEFAULT_CONFIG} for sb3, the package's configs/selfplay.yaml)",
     )
     parser.add_argument(
         "--resume",
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.resume / "config.yaml", args.overrides, saved_run=True)
         config.runs_dir, config.name = str(args.resume.parent), args.resume.name
     else:
-        path = config_path(args.config if args.config is not None else DEFAULT_CONFIG)
+        path = config_path(args.config) if args.config is not None else default_config(args.overrides)
         print(f"config: {path}", flush=True)
         config = load_config(path, args.overrides)
     command = ["treppen", "train"]

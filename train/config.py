@@ -109,6 +109,8 @@ Flag = Annotated[bool, Strict()]
 CONFIG_PACKAGE = "treppen.configs"
 #: The config ``treppen train`` runs when none is named.
 DEFAULT_CONFIG = "selfplay"
+#: The shipped config of each backend: what ``treppen train backend=NAME`` runs when no config is named.
+BACKEND_CONFIGS = {"sb3": DEFAULT_CONFIG, "rllib": "rllib_selfplay", "kernel": "kernel", "expert": "expert_iteration"}
 #: The default recipe, ``configs/selfplay.yaml``: the defaults of the keys it sets (one source for
 #: each value; the keys it leaves out have their defaults written below).
 RECIPE: dict[str, Any] = yaml.safe_load(

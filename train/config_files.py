@@ -32,7 +32,15 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from treppen.train.config import CONFIG_PACKAGE, CONFIGS, DEFAULT_BACKEND, READERS, SHARED, TrainConfig
+from treppen.train.config import (
+    BACKEND_CONFIGS,
+    CONFIG_PACKAGE,
+    CONFIGS,
+    DEFAULT_BACKEND,
+    READERS,
+    SHARED,
+    TrainConfig,
+)
 from treppen_env.files import atomic_write_text
 from treppen_env.messages import shorten
 from treppen_env.rules import did_you_mean
@@ -128,6 +136,20 @@ def config_path(config: str | Path) -> Path:
     raise FileNotFoundError(
         f"config {shorten(str(config))}: no such file, and no shipped config of that name {sorted(shipped)}"
     )
+
+
+def default_config(overrides: Sequence[str] = ()) -> Path:
+    """The shipped config ``treppen train`` runs when none is named: that of the backend the
+    overrides name (``backend=kernel``: ``configs/kernel.yaml``, :data:`treppen.train.config.BACKEND_CONFIGS`),
+    else ``configs/selfplay.yaml``.
+
+    :raises ValueError: for a malformed override (:func:`parse_override`) or an unknown backend.
+    """
+    named = [value for parent, key, value in map(parse_override, overrides) if (parent, key) == ("", "backend")]
+    backend = named[-1] if named else DEFAULT_BACKEND
+    if not isinstance(backend, str) or backend not in BACKEND_CONFIGS:
+        raise ValueError(f"config key backend={shorten(backend)}: choose one of {list(BACKEND_CONFIGS)}")
+    return config_path(BACKEND_CONFIGS[backend])
 
 
 def load_config(
@@ -244,9 +266,13 @@ def _flatten(data: dict[str, Any], backend: str) -> dict[str, Any]:
 
 
 def _foreign_section(name: str, section: Any, backend: str) -> str:
-    """The refusal of section ``name`` (its keys named) in a config of ``backend``."""
-    keys = f" ({', '.join(map(str, section))})" if isinstance(section, dict) else ""
-    return f"config section {name}{keys} is for backend {name}; backend {backend} reads section {backend}"
+    """The refusal of section ``name`` (its first keys named) in a config of ``backend``."""
+    keys = list(map(str, section)) if isinstance(section, dict) else []
+    listed = f" ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''})" if keys else ""
+    return (
+        f"config section {name}{listed} is for backend {name}; backend {backend} reads section {backend} "
+        f"(its shipped config: --config {BACKEND_CONFIGS[backend]})"
+    )
 
 
 def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:

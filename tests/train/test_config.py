@@ -12,7 +12,7 @@ import yaml
 
 from treppen.apps import train as train_command
 from treppen.train.config import CONFIGS, READERS, SHARED, KernelConfig, RLlibConfig, SB3Config, TrainConfig
-from treppen.train.config_files import config_from_dict, config_path, load_config, save_config
+from treppen.train.config_files import config_from_dict, config_path, default_config, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -238,3 +238,11 @@ def test_the_guides_table_of_keys_names_the_backends_that_read_each():
         for key in re.findall(r"`(\w+)`", keys):
             listed[key] = tuple(CONFIGS) if readers == "every backend" else tuple(readers.split(", "))
     assert listed == {"backend": tuple(CONFIGS), **dict.fromkeys(SHARED, tuple(CONFIGS)), **READERS}
+
+
+def test_without_a_config_the_named_backend_runs_its_shipped_one():
+    assert default_config([]) == config_path("selfplay")
+    assert default_config(["seed=3", "backend=kernel"]) == config_path("kernel")
+    assert [default_config([f"backend={b}"]).stem for b in CONFIGS] == list(SHIPPED.values())
+    with pytest.raises(ValueError, match=r"backend='gin': choose one of \['sb3', 'rllib', 'kernel', 'expert'\]"):
+        default_config(["backend=gin"])
