@@ -260,3 +260,18 @@ def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypat
     assert dealt == [[0, 1, 2, 3], [2]]
     assert (rows.env.over == 0).all() and (rows.env.to_move == rows.learner).all()
     assert (rows.legal().counts > 0).all()
+
+
+def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
+    import pickle
+
+    from treppen.train.kernel.backend import load_rows
+
+    rows = LearnerRows(6, 3, make_rules("treppenromme"), {"random": 0.5, "greedy": 0.5}, "heuristic", seed=4)
+    rows.reset()
+    old = pickle.loads(pickle.dumps(rows))
+    old._all = old.__dict__.pop("all_rows")  # the checkpoint of a run before issue 40: its module and names
+    data = pickle.dumps(old).replace(b"treppen.train.kernel.rows", b"treppen.train.kernel_rows")
+    assert b"treppen.train.kernel_rows" in data
+    restored = load_rows(data)
+    np.testing.assert_array_equal(play(restored, 60)[0], play(rows, 60)[0])

@@ -20,6 +20,7 @@ Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
 
 from __future__ import annotations
 
+import io
 import pickle
 import time
 from pathlib import Path
@@ -75,6 +76,26 @@ class Logger:
             self.writer.close()
 
 
+#: Modules that checkpoints written before train/ had a package per backend name: old -> today's.
+MOVED_MODULES = {"treppen.train.kernel_rows": "treppen.train.kernel.rows"}
+
+
+class _RowsUnpickler(pickle.Unpickler):
+    """Unpickles a checkpoint's rows, classes of moved modules from their modules today."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
+def load_rows(data: bytes) -> LearnerRows:
+    """A checkpoint's pickled :class:`LearnerRows`, also one written before the shared deal loop
+    (:class:`treppen.train.seated_rows.SeatedRows`; its row indices were ``_all``)."""
+    rows = _RowsUnpickler(io.BytesIO(data)).load()
+    if "all_rows" not in rows.__dict__:
+        rows.all_rows = rows.__dict__.pop("_all")
+    return rows
+
+
 class Learner:
     """The state of a run: the rows, the net and its optimizer, the sampling generator, the pool
     of snapshots and the step count (all of it in a checkpoint).
@@ -113,7 +134,7 @@ class Learner:
         self.optimizer.load_state_dict(state["optimizer"])
         self.sampler.set_state(state["sampler"])
         torch.set_rng_state(state["torch"])
-        self.rows = pickle.loads(state["rows"])
+        self.rows = load_rows(state["rows"])
         self.pool = list(state["pool"])
 
     def save(self, folder: Path) -> Path:
