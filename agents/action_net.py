@@ -78,7 +78,7 @@ def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], 
 
 def load_weights(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray, str]:
     """The flat weights (float32), shape (int64) and feature set of an action net's ``.npz``
-    (:meth:`treppen.train.kernel_policy.ActionNet.save`).
+    (:meth:`treppen.train.kernel.policy.ActionNet.save`).
 
     :raises FileNotFoundError: when there is no such file.
     :raises ValueError: when it is no action net or the weights do not fit the shape.

@@ -3,7 +3,7 @@ legal action (:mod:`treppen_env.agent_core.features`), read from the observation
 
 The features depend only on the observation vector and the mask, so they hold only what the
 mover may see (docs/ARCHITECTURE.md "Observations"). The action-feature policy
-(:mod:`treppen.train.policy_net`, ``features: heuristic``) computes them at every step beside its card
+(:mod:`treppen.train.sb3.policy_net`, ``features: heuristic``) computes them at every step beside its card
 features.
 """
 

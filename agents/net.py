@@ -1,7 +1,7 @@
 """The kernels' network as an agent: its policy alone, played without search and without torch.
 
 :class:`NetAgent` plays the most probable legal action of the policy head of a network saved by
-:meth:`treppen.train.kernel_net.KernelNet.save` (``.npz`` of ``w`` and ``shape``), computed by the
+:meth:`treppen.train.expert.net.KernelNet.save` (``.npz`` of ``w`` and ``shape``), computed by the
 kernels of :mod:`treppen_env.agent_core.net` from the observation alone; ``agents.load`` builds it from
 such a file.
 """

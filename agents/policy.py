@@ -116,25 +116,32 @@ def _load_model(path: Path, device: str) -> Any:
 
 #: Top-level packages of treppen 0.1, whose classes saved models name (treppen.agents since 0.2).
 LEGACY_PACKAGES = ("agents", "arena", "train", "apps")
+#: Modules that moved since models were saved naming their classes: old name -> today's (issue 40:
+#: train/ in one package per backend).
+MOVED_MODULES = {"treppen.train.policy_net": "treppen.train.sb3.policy_net"}
 
 
 class _LegacyUnpickler(pickle.Unpickler):
-    """Unpickles an object of a treppen 0.1 model file: classes of the old top-level packages
-    (``train.policy_net``) come from their modules today (``treppen.train.policy_net``)."""
+    """Unpickles an object of an older model file: classes of treppen 0.1's top-level packages
+    (``train.policy_net``) and of modules that moved since (``treppen.train.policy_net``) come from
+    their modules today (``treppen.train.sb3.policy_net``)."""
 
     renamed = False
 
     def find_class(self, module: str, name: str) -> Any:
         if module.split(".")[0] in LEGACY_PACKAGES:
             module, self.renamed = f"treppen.{module}", True
+        if module in MOVED_MODULES:
+            module, self.renamed = MOVED_MODULES[module], True
         return super().find_class(module, name)
 
 
 def legacy_classes(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The objects of a MaskablePPO file saved by treppen 0.1 that name a class by its old module
-    (``train.policy_net.ActionFeaturePolicy``), loaded from its module today: ``custom_objects``
-    for SB3's ``load``, so models saved before the package rename still load (an empty dict for
-    newer files). Only entries whose pickle names such a module are unpickled here.
+    """The objects of a MaskablePPO file that name a class by an older module (treppen 0.1's
+    ``train.policy_net.ActionFeaturePolicy``, or ``treppen.train.policy_net.ActionFeaturePolicy``
+    before train/ had a package per backend), loaded from its module today: ``custom_objects`` for
+    SB3's ``load``, so models saved before the package rename or the move still load (an empty dict
+    for newer files). Only entries whose pickle names such a module are unpickled here.
     """
     with zipfile.ZipFile(path) as archive:
         data = json.loads(archive.read("data"))

@@ -1,7 +1,7 @@
 """Policies saved as NumPy weights, played without torch: :class:`NumpyPolicy` (an MLP snapshot),
 :class:`ActionFeatureSnapshot` (an action-feature policy) and :class:`SnapshotAgent`.
 
-The ``.npz`` format is written by :func:`treppen.train.pool.save_snapshot` (the opponent pool's snapshots)
+The ``.npz`` format is written by :func:`treppen.train.sb3.pool.save_snapshot` (the opponent pool's snapshots)
 and by the RLlib backend's export; ``agents.load`` plays such a file or a run folder holding one.
 A NumPy forward pass on one observation costs far less than a torch one, so opponent seats in env
 workers never run torch in their hot path.

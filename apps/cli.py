@@ -19,7 +19,7 @@ from typing import Any
 from treppen_env.messages import PATH_LIMIT, cut, shorten
 
 SUBCOMMANDS = {
-    "train": ("treppen.apps.train", "self-play training of a MaskablePPO agent from a YAML config"),
+    "train": ("treppen.apps.train", "self-play training from a YAML config on a backend: sb3, rllib, kernel or expert"),
     "tournament": ("treppen.apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
     "play": ("treppen.apps.play", "play against agents in the terminal"),
     "serve": ("treppen.apps.serve", "play, watch and replay deals in a local web page"),

@@ -1,12 +1,15 @@
 """``treppen train``: self-play training from a YAML config, on the backend it names
-(:mod:`treppen.train.launch`).
+(:data:`treppen.train.config.BACKENDS`: ``sb3``, ``rllib``, ``kernel``, ``expert``;
+:mod:`treppen.train.launch`).
 
 Usage::
 
     treppen train [--config NAME_OR_FILE] [key=value ...] [--resume RUN_DIR]
 
-``--config`` takes a YAML file or the name of a shipped config (``selfplay``, the default,
-``selfplay_long``, ``rllib_selfplay``; :func:`treppen.train.config.shipped_configs`).
+``--config`` takes a YAML file or the name of a shipped config (``selfplay``, ``selfplay_long``,
+``rllib_selfplay``, ``kernel``, ``expert_iteration``; :func:`treppen.train.config_files.shipped_configs`);
+without it, the shipped config of the backend an override names (``backend=kernel``: ``kernel``),
+else ``selfplay`` (:func:`treppen.train.config_files.default_config`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import sys
 from pathlib import Path
 
 from treppen.train.checkpoints import TrainingStopped
-from treppen.train.config import DEFAULT_CONFIG, config_path, load_config
+from treppen.train.config import BACKENDS, DEFAULT_CONFIG
+from treppen.train.config_files import config_path, default_config, load_config, override_key, shipped_configs
 from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
@@ -48,12 +52,16 @@ RESUME_OVERRIDES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``treppen train``."""
+    """Arguments of ``treppen train``; the help lists the backends and the shipped configs."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "backends (the config's backend: key):\n" + "\n".join(
+        f"  {name:<7} {text}" for name, text in BACKENDS.items()
+    )
     parser.add_argument(
         "--config",
         default=None,
-        help=f"YAML config file, or the name of a shipped config (default: {DEFAULT_CONFIG}, the package's "
-        "configs/selfplay.yaml)",
+        help=f"YAML config file, or the name of a shipped config: {', '.join(sorted(shipped_configs()))} "
+        f"(default: the backend's, {DEFAULT_CONFIG} for sb3, the package's configs/selfplay.yaml)",
     )
     parser.add_argument(
         "--resume",
@@ -67,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "overrides",
         nargs="*",
         metavar="key=value",
-        help="config overrides, e.g. total_timesteps=50000 rules_options.max_turns=200",
+        help="config overrides, e.g. total_timesteps=50000 rules_options.max_turns=200 (a key of the backend's "
+        "section, or section.key=value); a key the backend does not read is an error",
     )
 
 
@@ -80,16 +89,16 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"--resume {str(args.resume)!r}: the path does not exist")
         if not (args.resume / "config.yaml").is_file():
             raise FileNotFoundError(f"--resume {str(args.resume)!r} is not a run folder (no config.yaml)")
-        fixed = sorted({o.partition("=")[0].strip().partition(".")[0] for o in args.overrides} - RESUME_OVERRIDES)
+        fixed = sorted({override_key(o) for o in args.overrides} - RESUME_OVERRIDES)
         if fixed:
             raise ValueError(
                 f"--resume continues the saved model and game; {fixed} cannot change. "
                 f"Keys that may: {sorted(RESUME_OVERRIDES)}"
             )
-        config = load_config(args.resume / "config.yaml", args.overrides)
+        config = load_config(args.resume / "config.yaml", args.overrides, saved_run=True)
         config.runs_dir, config.name = str(args.resume.parent), args.resume.name
     else:
-        path = config_path(args.config if args.config is not None else DEFAULT_CONFIG)
+        path = config_path(args.config) if args.config is not None else default_config(args.overrides)
         print(f"config: {path}", flush=True)
         config = load_config(path, args.overrides)
     command = ["treppen", "train"]

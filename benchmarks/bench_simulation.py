@@ -264,7 +264,7 @@ def evaluate_all(w, shape, data, repeats, work) -> float:
 def net_main(argv: Sequence[str] | None = None) -> int:
     import torch
 
-    from treppen.train.kernel_net import KernelNet
+    from treppen.train.expert.net import KernelNet
 
     parser = parser_for("net", "the kernels' network's cost per evaluation")
     parser.add_argument("--positions", type=int, default=200, help="positions of greedy 2-player play")

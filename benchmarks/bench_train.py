@@ -7,7 +7,7 @@
 ``sb3`` runs, in one process and one after the other:
 
 1. the real trainer setup: the default config (``configs/selfplay.yaml``), its vector env of
-   :class:`treppen.train.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
+   :class:`treppen.train.sb3.pool.SelfPlayEnv` with the opponent pool (a snapshot in the pool, as after the
    first ``snapshot_every`` steps) and its MaskablePPO learner, for a fixed budget of steps;
 2. the same MaskablePPO hyperparameters, policy and ``n_envs`` on a trivial env that replays
    recorded real observations and masks, whose step costs next to nothing: the most this machine's
@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -48,10 +48,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import treppen_env
-from treppen.train.callbacks import StatsCallback
-from treppen.train.config import TrainConfig, load_config
-from treppen.train.pool import save_snapshot
-from treppen.train.selfplay import make_model, make_vec_env
+from treppen.train.config import KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config_files import load_config
+from treppen.train.sb3.backend import make_model, make_vec_env
+from treppen.train.sb3.callbacks import StatsCallback
+from treppen.train.sb3.pool import save_snapshot
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write_text
 from treppen_env.observation import OBS_SIZE
@@ -150,7 +151,7 @@ class PhaseTimes(BaseCallback):
         return True
 
 
-def bench_trainer(config: TrainConfig, steps: int) -> tuple[float, dict[str, float]]:
+def bench_trainer(config: SB3Config, steps: int) -> tuple[float, dict[str, float]]:
     """Steps/s of the trainer's env + learner, with one snapshot in the opponent pool, and the
     shares of one PPO step's wall time: ``env`` (the vector env's step, opponents included),
     ``policy`` (the rest of the rollout: the policy's forward pass, the buffer) and ``update``."""
@@ -176,7 +177,7 @@ def bench_trainer(config: TrainConfig, steps: int) -> tuple[float, dict[str, flo
     return steps / total, {k: round(v, 3) for k, v in shares.items()}
 
 
-def bench_ceiling(config: TrainConfig, steps: int) -> float:
+def bench_ceiling(config: SB3Config, steps: int) -> float:
     """Steps/s of the same learner and vector env kind on :class:`TrivialMaskedEnv`."""
     fns = [functools.partial(_trivial_env, rank) for rank in range(config.n_envs)]
     vec_env = SubprocVecEnv(fns) if config.n_envs > 1 and config.vec_env == "subproc" else DummyVecEnv(fns)
@@ -187,10 +188,10 @@ def bench_ceiling(config: TrainConfig, steps: int) -> float:
         vec_env.close()
 
 
-def bench_kernel(config: TrainConfig, updates: int) -> dict[str, float]:
+def bench_kernel(config: KernelConfig, updates: int) -> dict[str, float]:
     """Env steps per wall second and per CPU second (this process) of the batched learner over
     ``updates`` rollouts and updates, after one warm-up update, with one snapshot in its pool."""
-    from treppen.train.kernel_ppo import Learner
+    from treppen.train.kernel.backend import Learner
 
     learner = Learner(config, config.seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -208,6 +209,20 @@ def bench_kernel(config: TrainConfig, updates: int) -> dict[str, float]:
     return {"steps_per_s": steps / wall, "steps_per_cpu_s": steps / cpu, "rollout_share": rollout / wall}
 
 
+#: A backend's config class.
+Loaded = TypeVar("Loaded", bound=TrainConfig)
+
+
+def backend_config(config: TrainConfig, kind: type[Loaded]) -> Loaded:
+    """``config`` as the backend's config the measurement needs.
+
+    :raises ValueError: for a config of another backend.
+    """
+    if not isinstance(config, kind):
+        raise ValueError(f"a config of backend {config.backend} where one of backend {kind.backend} is needed")
+    return config
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_train sb3", description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=16384, help="timed steps per measurement")
@@ -216,12 +231,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kernel-updates", type=int, default=4, help="timed updates of the batched learner")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     args = parser.parse_args(argv)
-    config = load_config(args.config, args.overrides)
+    config = backend_config(load_config(args.config, args.overrides), SB3Config)
     torch.set_num_threads(config.torch_threads)
     load_before = os.getloadavg()
     trainer, shares = bench_trainer(config, args.steps)
     ceiling = bench_ceiling(config, args.steps)
-    kernel_config = load_config(args.kernel_config)
+    kernel_config = backend_config(load_config(args.kernel_config), KernelConfig)
     torch.set_num_threads(kernel_config.torch_threads)
     kernel = bench_kernel(kernel_config, args.kernel_updates)
     ratio = trainer / ceiling
@@ -273,13 +288,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def imitation(argv: Sequence[str] | None = None) -> int:
-    """Imitation collection speed: decisions per CPU second that :func:`treppen.train.imitation.collect`
+    """Imitation collection speed: decisions per CPU second that :func:`treppen.train.sb3.imitation.collect`
     records with the greedy teacher at every seat, as the default config's warm start does (16
     tables side by side, 2 players, treppenromme). Each round collects ``--decisions`` decisions
     from new seeded deals (CPU seconds of this process); a first, untimed round loads the kernels.
     ``bench_train.py imitation [--decisions 4000] [--rounds 5]``.
     """
-    from treppen.train.imitation import collect, make_teacher
+    from treppen.train.sb3.imitation import collect, make_teacher
 
     parser = argparse.ArgumentParser(prog="bench_train imitation", description="imitation collection speed")
     parser.add_argument("--decisions", type=int, default=4000, help="decisions per round")
@@ -311,7 +326,7 @@ def rllib_measure(config_path: str, runners: int, iterations: int) -> dict[str, 
     from treppen.train.rllib.backend import build_algorithm, iteration_steps, stop_algorithm
 
     overrides = [f"num_env_runners={runners}", "imitation_decisions=0", "best_every=0", "opponent_best=0"]
-    config = load_config(config_path, [*overrides, "opponent_snapshot=0.4"])
+    config = backend_config(load_config(config_path, [*overrides, "opponent_snapshot=0.4"]), RLlibConfig)
     batch = config.n_steps * config.n_envs * config.num_players
     algo = build_algorithm(config, seed=0)
     try:

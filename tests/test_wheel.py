@@ -37,7 +37,7 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def test_the_wheel_installs_only_our_own_top_level_packages(wheel_names: list[str]) -> None:
     top = {name.split("/")[0] for name in wheel_names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"treppen", "treppen_env"}
-    assert {"treppen/agents/__init__.py", "treppen/arena/match.py", "treppen/train/selfplay.py"} <= set(wheel_names)
+    assert {"treppen/agents/__init__.py", "treppen/arena/match.py", "treppen/train/sb3/backend.py"} <= set(wheel_names)
     assert "treppen/apps/cli.py" in wheel_names and "treppen_env/core/kernels.py" in wheel_names
 
 

@@ -1,3 +1,4 @@
-"""Self-play training (``treppen train``): the YAML config, the Stable-Baselines3 and RLlib backends,
-imitation of a teacher, the opponent pool, policy networks, evaluations and Elo during training, and
-rebuilding the zoo's agents (docs/ARCHITECTURE.md "Data flow of treppen train")."""
+"""Self-play training (``treppen train``): the YAML config, one package per backend (``sb3``,
+``kernel``, ``expert``, ``rllib``) over a shared base (the run folder, checkpoints, the periodic
+evaluation and Elo, keep-best's gate, the deal loop of rows with seats), and rebuilding the zoo's
+agents (docs/ARCHITECTURE.md "Data flow of treppen train")."""

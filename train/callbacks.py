@@ -1,17 +1,19 @@
-"""Training callbacks of the self-play trainer: checkpoints, opponent pool, evaluation, Elo,
-statistics and the progress bar.
+"""The periodic work of a training run that every PPO backend drives: the schedule, and the
+evaluation and Elo callbacks that fill ``evals.jsonl`` and ``elo.jsonl``.
 
-Periodic work runs at the start of a rollout (just after the previous PPO update), when the step
-count has passed the next multiple of its period; so a checkpoint holds a freshly updated model
-and evaluations never interrupt a rollout. SB3's ``rollout/`` and ``train/`` tags are left alone;
-these callbacks add ``selfplay/*`` and ``eval/*``.
+:class:`Every` says when a period is due; :class:`PeriodicCallback` runs SB3 callbacks by it at
+the start of a rollout (just after the previous PPO update), so a checkpoint holds a freshly
+updated model and evaluations never interrupt a rollout. The kernel and RLlib backends drive the
+same :class:`EvalCallback` and :class:`EloCallback` by calling ``run(steps)`` with their own
+``model`` (anything with SB3's ``predict`` and a ``logger``). SB3's ``rollout/`` and ``train/``
+tags are left alone; these callbacks add ``eval/*`` (the SB3 backend's own add ``selfplay/*``,
+:mod:`treppen.train.sb3.callbacks`).
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,11 +25,29 @@ from treppen.agents import PolicyAgent
 from treppen.arena.ratings import Ratings, fit_ratings
 from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.tournament import run_tournament
-from treppen.train.checkpoints import checkpoint_path, save_model
 from treppen.train.evaluate import evaluate
-from treppen.train.pool import save_snapshot
 from treppen_env.files import append_jsonl
 from treppen_env.rules import Rules
+
+
+class Every:
+    """Due once the step count passes each multiple of ``every`` (0: never); the next multiple is
+    derived from the steps, so a resumed run keeps the schedule.
+
+    :param every: the period, in the learner's steps.
+    :param steps: the steps so far (a resumed run's).
+    """
+
+    def __init__(self, every: int, steps: int = 0):
+        self.every = every
+        self.next_at = (steps // every + 1) * every if every else 0
+
+    def due(self, steps: int) -> bool:
+        """Whether ``steps`` passed the next multiple since the last time it was due."""
+        if not self.every or steps < self.next_at:
+            return False
+        self.next_at = (steps // self.every + 1) * self.every
+        return True
 
 
 class PeriodicCallback(BaseCallback):
@@ -39,16 +59,14 @@ class PeriodicCallback(BaseCallback):
     def __init__(self, every: int, verbose: int = 0):
         super().__init__(verbose)
         self.every = every
-        self.next_at = 0
+        self.schedule = Every(every)
 
     def _init_callback(self) -> None:
-        steps = self.model.num_timesteps
-        self.next_at = (steps // self.every + 1) * self.every if self.every else 0
+        self.schedule = Every(self.every, self.model.num_timesteps)
 
     def _on_rollout_start(self) -> None:
         steps = self.model.num_timesteps
-        if self.every and steps >= self.next_at:
-            self.next_at = (steps // self.every + 1) * self.every
+        if self.schedule.due(steps):
             self.run(steps)
 
     def _on_step(self) -> bool:
@@ -56,53 +74,6 @@ class PeriodicCallback(BaseCallback):
 
     def run(self, steps: int) -> None:
         raise NotImplementedError
-
-
-class CheckpointCallback(PeriodicCallback):
-    """Saves ``checkpoints/model_<steps>_steps.zip`` atomically every ``every`` steps."""
-
-    def __init__(self, every: int, folder: Path):
-        super().__init__(every)
-        self.folder = folder
-
-    def run(self, steps: int) -> None:
-        save_model(self.model, checkpoint_path(self.folder, steps))
-
-
-class PoolCallback(PeriodicCallback):
-    """Adds a snapshot of the learner to ``pool/`` every ``every`` steps, keeps the newest
-    ``size`` and sends the list to every env worker (``env_method("set_pool", paths)``).
-
-    :param every: steps between snapshots.
-    :param folder: the pool folder; snapshots already there (a resumed run) are used at once.
-    :param size: snapshots kept; older files are deleted.
-    """
-
-    def __init__(self, every: int, folder: Path, size: int):
-        super().__init__(every)
-        self.folder = folder
-        self.size = size
-        self.pool_size = 0
-
-    def _init_callback(self) -> None:
-        super()._init_callback()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._publish()
-
-    def run(self, steps: int) -> None:
-        save_snapshot(self.model.policy, self.folder / f"snapshot_{steps:09d}.npz", steps)
-        self._publish()
-
-    def _publish(self) -> None:
-        paths = sorted(self.folder.glob("snapshot_*.npz"))
-        for old in paths[: -self.size]:
-            old.unlink()
-        paths = paths[-self.size :]
-        self.training_env.env_method("set_pool", [str(p) for p in paths])
-        self.pool_size = len(paths)
-
-    def _on_rollout_end(self) -> None:
-        self.logger.record("selfplay/pool_size", self.pool_size)
 
 
 class EvalCallback(PeriodicCallback):
@@ -197,92 +168,3 @@ class EloCallback(PeriodicCallback):
 def _json_end(value: float) -> float | None:
     """An interval end for a JSON line: rounded to 0.1 Elo, None when unbounded (infinite)."""
     return round(float(value), 1) if np.isfinite(value) else None
-
-
-class StatsCallback(BaseCallback):
-    """Counts illegal actions (must stay 0), logs the learner's mean episode reward per opponent
-    kind, and stops training on non-finite policy weights (NaN logits, docs/ARCHITECTURE.md "Training notes")."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.illegal_actions = 0
-        self.rewards: dict[str, list[float]] = defaultdict(list)
-
-    def _on_step(self) -> bool:
-        for info in self.locals["infos"]:
-            if info.get("illegal_action"):
-                self.illegal_actions += 1
-            episode = info.get("episode")
-            if episode is not None:
-                for kind in set(info.get("opponents", ())):
-                    self.rewards[kind].append(float(episode["r"]))
-        return True
-
-    def _on_rollout_end(self) -> None:
-        self.logger.record("selfplay/illegal_actions", self.illegal_actions)
-        for kind, values in self.rewards.items():
-            self.logger.record(f"selfplay/reward_vs_{kind}", float(np.mean(values)))
-        self.rewards.clear()
-
-    def _on_rollout_start(self) -> None:
-        for name, param in self.model.policy.named_parameters():
-            if not bool(param.isfinite().all()):
-                raise FloatingPointError(
-                    f"policy parameter {name} is not finite after {self.model.num_timesteps} steps; "
-                    "lower learning_rate or max_grad_norm and resume from the last checkpoint"
-                )
-
-
-class ProgressCallback(BaseCallback):
-    """A tqdm progress bar, ``PPO``, over the learner's env steps (as ``total_timesteps`` counts
-    them) with steps/s and the latest evaluation.
-
-    SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
-    boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
-
-    :param total: the run's total timesteps.
-    :param rollout: steps per rollout, ``n_steps * n_envs``.
-    :param evals: the EvalCallback whose ``latest`` record is shown.
-    """
-
-    def __init__(self, total: int, rollout: int, evals: EvalCallback | None = None):
-        super().__init__()
-        self.total = total
-        self.rollout = rollout
-        self.evals = evals
-        self.bar: Any = None
-        self._last = (0.0, 0)
-
-    def _on_training_start(self) -> None:
-        from tqdm.auto import tqdm
-
-        start = self.model.num_timesteps
-        end = start + math.ceil(max(0, self.total - start) / self.rollout) * self.rollout
-        desc = "PPO (the learner's env steps)"  # what the bar counts: what total_timesteps counts
-        self.bar = tqdm(total=end, initial=start, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0)
-        self._last = (time.perf_counter(), self.model.num_timesteps)
-
-    def _on_step(self) -> bool:
-        self.bar.update(self.model.num_timesteps - self.bar.n)
-        return True
-
-    def _on_rollout_start(self) -> None:
-        now, steps = time.perf_counter(), self.model.num_timesteps
-        if steps == self._last[1]:
-            return
-        rate = (steps - self._last[1]) / max(now - self._last[0], 1e-9)
-        self._last = (now, steps)
-        postfix = {"steps/s": f"{rate:.0f}"}  # over the last rollout and update
-        latest = self.evals.latest if self.evals else {}
-        for name in ("random", "greedy"):
-            if name in latest:
-                postfix[f"win_{name}"] = f"{latest[name]['winrate']:.2f}"
-        self.bar.set_postfix(postfix, refresh=False)
-
-    def _on_training_end(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None

@@ -4,10 +4,11 @@ At each gate the learner plays a small duplicate tournament (:func:`treppen.aren
 against the current best: the same decks with the seats swapped, so the luck of the cards cancels;
 at 3-4 player tables the other seats are greedy agents. The learner becomes the new best when its
 score against the best (win 1, tie 0.5, over every pair of seats they held in one deal) reaches
-``threshold``. The best is kept as ``best_model.zip`` in the run folder (beside
-``final_model.zip``) and as ``pool/best.npz``, which the opponent pool draws with probability
-``opponent_best``. Every gate appends a line to ``best.jsonl``. :class:`KeepBestGate` is the gate
-itself, which both backends use; :class:`KeepBestCallback` keeps the SB3 learner's best.
+``threshold``. Every gate appends a line to ``best.jsonl``. :class:`KeepBestGate` is the gate
+itself, which the sb3 and rllib backends use; each keeps its best, which the opponent pool draws
+with probability ``opponent_best``: sb3 as ``best_model.zip`` in the run folder (beside
+``final_model.zip``) and ``pool/best.npz`` (:class:`treppen.train.sb3.callbacks.KeepBestCallback`),
+rllib as ``best_policy.npz`` (:class:`treppen.train.rllib.backend.RLlibBest`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from treppen.agents import PolicyAgent
 from treppen.agents.base import Agent
 from treppen.arena.ratings import fit_ratings
 from treppen.arena.tournament import run_tournament
-from treppen.train.callbacks import PeriodicCallback
-from treppen.train.checkpoints import save_model
-from treppen.train.pool import save_snapshot
 from treppen_env.files import append_jsonl, read_jsonl
 from treppen_env.rules import Rules
 
@@ -61,7 +58,7 @@ def gate_score(
 class KeepBestGate:
     """The gate both training backends use: a duplicate tournament of the learner against the
     best, ``best.jsonl`` and the promotion count. The backend keeps the best model itself (SB3:
-    :class:`KeepBestCallback`; RLlib: ``train.rllib.backend.RLlibBest``).
+    :class:`treppen.train.sb3.callbacks.KeepBestCallback`; RLlib: :class:`treppen.train.rllib.backend.RLlibBest`).
 
     :param run_dir: the run folder (``best.jsonl``; a resumed run counts its earlier promotions).
     :param players: players per table.
@@ -97,71 +94,3 @@ class KeepBestGate:
         """Log the last gate to TensorBoard: ``best/score_vs_best`` and ``best/promotions``."""
         logger.record("best/score_vs_best", self.latest["score_vs_best"])
         logger.record("best/promotions", self.promotions)
-
-
-class KeepBestCallback(PeriodicCallback):
-    """Gates the SB3 learner against the best every ``every`` steps (see the module docstring).
-
-    At the start of training, with no best yet, the learner itself (e.g. the imitation student) is
-    the first best. Logs ``best/score_vs_best`` and ``best/promotions``.
-
-    :param every: steps between gates (0: never).
-    :param run_dir: the run folder (``best_model.zip``, ``best.jsonl``, ``pool/best.npz``).
-    :param players: players per table.
-    :param rules: rules preset.
-    :param decks: duplicate decks per gate.
-    :param threshold: score against the best needed to replace it.
-    """
-
-    def __init__(
-        self,
-        every: int,
-        run_dir: Path,
-        players: int = 2,
-        rules: Rules | str = "treppenromme",
-        decks: int = 20,
-        threshold: float = 0.55,
-    ):
-        super().__init__(every)
-        self.run_dir = run_dir
-        self.gate = KeepBestGate(run_dir, players, rules, decks, threshold)
-
-    @property
-    def promotions(self) -> int:
-        return self.gate.promotions
-
-    @property
-    def latest(self) -> dict[str, Any]:
-        return self.gate.latest
-
-    @property
-    def best_path(self) -> Path:
-        return self.run_dir / BEST_MODEL
-
-    def _init_callback(self) -> None:
-        super()._init_callback()
-        if not self.best_path.is_file():
-            self._promote(self.model.num_timesteps)
-        else:
-            self._publish()
-
-    def _promote(self, steps: int) -> None:
-        save_model(self.model, self.best_path)
-        save_snapshot(self.model.policy, self.snapshot_path, steps)
-        self._publish()
-
-    @property
-    def snapshot_path(self) -> Path:
-        return self.run_dir / "pool" / BEST_SNAPSHOT
-
-    def _publish(self) -> None:
-        """Send the best snapshot to every env worker (the pool's ``"best"`` opponent)."""
-        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.snapshot_path.is_file():
-            save_snapshot(PolicyAgent(self.best_path).model.policy, self.snapshot_path)
-        self.training_env.env_method("set_best", str(self.snapshot_path))
-
-    def run(self, steps: int) -> None:
-        if self.gate.judge(PolicyAgent(self.model), PolicyAgent(self.best_path), steps):
-            self._promote(steps)
-        self.gate.record(self.logger)

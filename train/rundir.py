@@ -1,5 +1,5 @@
-"""The run folder both training backends share: its creation and metadata, the evaluation and Elo
-callbacks that fill ``evals.jsonl`` and ``elo.jsonl``, and the lines that end a run.
+"""The run folder every backend shares: its creation and metadata, the evaluation and Elo callbacks
+that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel), and the lines that end a run.
 
 A run folder ``<runs_dir>/<name>/`` holds::
 
@@ -26,7 +26,8 @@ import numpy as np
 from treppen.arena.ratings import Ratings
 from treppen.arena.scale import rating_text
 from treppen.train.callbacks import EloCallback, EvalCallback
-from treppen.train.config import TrainConfig, resolve_name, save_config
+from treppen.train.config import PPOBase, TrainConfig, resolve_name
+from treppen.train.config_files import save_config
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION
@@ -111,6 +112,18 @@ def next_commands(run_dir: Path, num_players: int, rules: str) -> str:
     )
 
 
+def print_ratings(run_dir: Path, eval_deals: int, evals: EvalCallback, elo: EloCallback) -> None:
+    """Print the final model's evaluation (``eval_deals`` ordinary deals against each opponent) and,
+    when it was rated, its Elo on duplicate decks with the verdict against greedy (:func:`describe_strength`)."""
+    where = run_dir / "evals.jsonl"
+    print(f"evaluation, {eval_deals} ordinary deals against each ({where}): " + describe_eval(evals.latest))
+    if elo.ratings is not None:
+        decks = elo.ratings.n_groups
+        print(f"Elo of the final model, {elo.ratings.scale}, {decks} duplicate decks ({run_dir / 'elo.jsonl'}):")
+        for line in describe_strength(elo.ratings):
+            print("  " + line)
+
+
 def describe_eval(record: dict[str, Any]) -> str:
     """One line: win rate and point margin per evaluated opponent."""
     parts = [
@@ -155,9 +168,9 @@ def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_lin
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def rating_callbacks(config: TrainConfig, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
+def rating_callbacks(config: PPOBase, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
     """The evaluation (vs :data:`EVAL_OPPONENTS`, ``evals.jsonl``) and Elo (``elo.jsonl``) callbacks
-    of a run, as both backends drive them.
+    of a run, as the sb3, rllib and kernel backends drive them.
 
     :param config: the run's config (``eval_every``, ``eval_deals``, ``elo_every``, ``elo_decks``).
     :param rules: the run's rules, built once.

@@ -2,7 +2,7 @@
 
 A card's ``build`` recipe names a shipped training config, its overrides and a seed
 (:mod:`treppen.agents.zoo`). :func:`build` trains that run (in ``runs/zoo/<name>/``; an interrupted
-build resumes it), exports the final policy as NumPy weights (:func:`treppen.train.pool.save_snapshot`),
+build resumes it), exports the final policy as NumPy weights (:func:`treppen.train.sb3.pool.save_snapshot`),
 rates them against greedy on the card's duplicate decks (:func:`treppen.arena.strength.rate_against`)
 and writes the weights and the updated card (checksum, commit, cost, Elo) into the agent's folder,
 atomically. A card without a ``build`` recipe (a search agent) is only rated again.
@@ -18,7 +18,7 @@ from typing import Any
 
 from treppen.agents import zoo
 from treppen.arena.strength import rate_against
-from treppen.train.config import config_path, load_config
+from treppen.train.config_files import config_path, load_config
 from treppen.train.launch import train
 from treppen_env.files import atomic_write, atomic_write_text
 from treppen_env.version import ENV_VERSION
@@ -86,7 +86,7 @@ def build(name: str, runs_dir: Path = Path("runs/zoo"), workers: int = 2, progre
 def _export(run_dir: Path, weights: Path) -> None:
     """The run's final policy as NumPy weights (an SB3 run's ``final_model.zip``, or an RLlib run's
     ``final_policy.npz`` as it is)."""
-    from treppen.train.pool import save_snapshot
+    from treppen.train.sb3.pool import save_snapshot
 
     final_npz = run_dir / "final_policy.npz"
     if final_npz.is_file():
@@ -94,7 +94,10 @@ def _export(run_dir: Path, weights: Path) -> None:
         return
     from sb3_contrib import MaskablePPO
 
-    save_snapshot(MaskablePPO.load(run_dir / "final_model.zip", device="cpu").policy, weights)
+    from treppen.agents.policy import legacy_classes
+
+    final = run_dir / "final_model.zip"
+    save_snapshot(MaskablePPO.load(final, device="cpu", custom_objects=legacy_classes(final)).policy, weights)
 
 
 def _version() -> str:

@@ -187,7 +187,7 @@ class TreppenVectorEnv(VectorEnv):
             self.deal_rows(np.flatnonzero(resetting))
         done = live & (self.over != 0)
         rewards = self._learner_rewards(done)
-        truncations = done & (self._i64[:, L.OUTCOME] == L.MAX_TURNS_OUTCOME)
+        truncations = done & self.truncated
         terminations = done & ~truncations
         infos = self._infos(done)
         if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP and done.any():
@@ -216,6 +216,23 @@ class TreppenVectorEnv(VectorEnv):
         return self._masks.view(np.bool_)
 
     @property
+    def observations(self) -> np.ndarray:
+        """Every row's observation, float32 (N, 969): its seat to move's (once the deal is over,
+        its :attr:`observer`'s); the env's buffer, rewritten by every step (a view, not a copy)."""
+        return self._obs
+
+    @property
+    def masks(self) -> np.ndarray:
+        """Every row's legal mask of its seat to move, int8 (N, 898); the env's buffer, as
+        ``infos["action_mask"]`` holds it (a view, not a copy)."""
+        return self._masks
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """Whether each row's deal ended at ``max_turns`` (RULES §6.5), bool (N,)."""
+        return self._i64[:, L.OUTCOME] == L.MAX_TURNS_OUTCOME
+
+    @property
     def deal_points(self) -> np.ndarray:
         """Every row's deal points (int64 (N, players), RULES §7; final once :attr:`over`), a view."""
         return self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + self.num_players]
@@ -228,6 +245,18 @@ class TreppenVectorEnv(VectorEnv):
 
     def close(self, **kwargs: Any) -> None:
         """Nothing to release: the deals are arrays of this process."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The env pickles whole (its deals, generators and seats), without the mask view and the
+        scratch, which :meth:`__setstate__` rebuilds (a pickled view would be a copy)."""
+        state = self.__dict__.copy()
+        del state["_masks"], state["_work"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._masks = self._padded[:, :NUM_ACTIONS]
+        self._work = P.scratch()
 
     # ------------------------------------------------------------------ rows
     def _seat_kinds(self, opponents: str | Sequence[str] | None, seat: int) -> tuple[np.ndarray, int | None]:
@@ -255,7 +284,7 @@ class TreppenVectorEnv(VectorEnv):
     def deal_rows(self, rows: np.ndarray) -> None:
         """New deals in ``rows`` (int64 row indices; dealer 0, each from its row's generator), then
         the kernel seats' moves up to the first external seat (for adapters that seat opponents
-        of their own through :attr:`kinds` and :attr:`observer`, e.g. ``treppen.train.kernel_vec``)."""
+        of their own through :attr:`kinds` and :attr:`observer`, e.g. ``treppen.train.seated_rows``)."""
         per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
         for i in rows:
             cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)

@@ -92,6 +92,17 @@ CASES = [
         ["opponent_agents", "unknown agent spec 'nope'"],
     ),
     ("train-nan", ["train", "gamma=.nan"], ["gamma=nan", "finite"]),
+    (  # a key the backend does not read (issue 40): named, with the backends that read it
+        "train-key-kernel-does-not-read",
+        ["train", "--config", "kernel", "policy=mlp"],
+        ["policy='mlp'", "for backends sb3, rllib", "backend kernel does not read it"],
+    ),
+    (
+        "train-key-sb3-does-not-read",
+        ["train", "--config", "selfplay", "pick_init=1.0"],
+        ["pick_init=1.0", "kernel only", "backend sb3 does not read it"],
+    ),
+    ("train-section-of-another-backend", ["train", "rllib.num_env_runners=4"], ["section rllib", "backend sb3"]),
     ("train-resume-broken-config", ["train", "--resume", "{run_broken_config}"], ["config.yaml", "line 3"]),
     ("train-resume-missing", ["train", "--resume", "{folder}/nope"], ["nope", "does not exist"]),
     ("train-resume-not-a-run", ["train", "--resume", "{folder}"], ["a_folder", "not a run folder"]),

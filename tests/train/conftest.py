@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from treppen.train.pool import SelfPlayEnv
+from treppen.train.sb3.pool import SelfPlayEnv
 
 
 @pytest.fixture

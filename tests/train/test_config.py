@@ -1,15 +1,21 @@
-"""The training config (train/config.py): defaults, typed overrides, clear errors for bad keys and values."""
+"""The training config (train/config.py): defaults, sections, typed overrides, clear errors for bad keys and values."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from treppen.train.config import TrainConfig, load_config
+from treppen.apps import train as train_command
+from treppen.train.config import CONFIGS, READERS, SHARED, KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config_files import config_from_dict, config_path, default_config, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 def test_default_configs_load():
@@ -17,7 +23,7 @@ def test_default_configs_load():
         config = load_config(ROOT / "configs" / name)
         assert isinstance(config, TrainConfig)
         assert config.num_players == 2 and config.rules == "treppenromme"
-    assert load_config(None) == TrainConfig()
+    assert load_config(None) == SB3Config()
 
 
 def test_overrides_are_typed(tmp_path):
@@ -116,13 +122,11 @@ def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
 
 
 def test_one_config_format_serves_both_backends():
-    recipe = load_config(
-        Path(__file__).parents[2] / "configs" / "selfplay.yaml", ["backend=rllib"]
-    )  # the default recipe, on RLlib
+    recipe = load_config(Path(__file__).parents[2] / "configs" / "rllib_selfplay.yaml")  # the default recipe, on RLlib
     assert recipe.imitation_decisions and recipe.best_every and recipe.opponent_best
     with pytest.raises(ValueError, match="snapshot_deterministic=True is sb3 only"):
         load_config(None, ["backend=rllib", "snapshot_deterministic=true"])
-    with pytest.raises(ValueError, match="ray_address='auto' needs backend=rllib"):
+    with pytest.raises(ValueError, match="ray_address='auto' is rllib only"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8
 
@@ -131,10 +135,114 @@ def test_the_defaults_are_the_shipped_recipe():
     """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
     ``treppen train`` runs; the fields that file leaves out keep the defaults train/config.py writes."""
     recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
-    defaults = TrainConfig().to_dict()
-    assert {key: defaults[key] for key in recipe} == recipe
-    assert (defaults["n_envs"], defaults["vec_env"], defaults["total_timesteps"]) == (8, "dummy", 40_000)
-    assert (defaults["backend"], defaults["opponent_agents"], defaults["name"]) == ("sb3", [], None)
-    first, second = TrainConfig(), TrainConfig()
+    defaults = SB3Config().to_dict()
+    assert {key: defaults[key] for key in recipe if key != "sb3"} == {k: v for k, v in recipe.items() if k != "sb3"}
+    assert {key: defaults["sb3"][key] for key in recipe["sb3"]} == recipe["sb3"]
+    section = defaults["sb3"]
+    assert (section["n_envs"], section["vec_env"], section["total_timesteps"]) == (8, "dummy", 40_000)
+    assert (defaults["backend"], section["opponent_agents"], defaults["name"]) == ("sb3", [], None)
+    first, second = SB3Config(), SB3Config()
     first.net_arch.append(1)
-    assert second.net_arch == recipe["net_arch"]  # each config its own copy
+    assert second.net_arch == recipe["sb3"]["net_arch"]  # each config its own copy
+
+
+#: A shipped config of each backend.
+SHIPPED = {"sb3": "selfplay", "rllib": "rllib_selfplay", "kernel": "kernel", "expert": "expert_iteration"}
+
+
+def test_the_shipped_configs_are_in_sections_of_their_backends():
+    for backend, name in SHIPPED.items():
+        data = yaml.safe_load(config_path(name).read_text())
+        assert set(data) - set(SHARED) == {"backend", backend}
+        assert set(data[backend]) <= set(CONFIGS[backend].section())
+        assert load_config(config_path(name)).backend == backend
+    assert READERS["policy"] == ("sb3", "rllib") and READERS["target_kl"] == ("sb3", "kernel")
+    assert READERS["imitation_epochs"] == ("sb3", "rllib", "expert") and READERS["pick_init"] == ("kernel",)
+
+
+def test_every_backend_only_key_is_refused_by_every_backend_that_does_not_read_it():
+    checked = 0
+    for key, readers in READERS.items():
+        value = json.dumps(getattr(CONFIGS[readers[0]](), key))  # a value the readers take
+        for backend in set(CONFIGS) - set(readers):
+            for override in (f"{key}={value}", f"{backend}.{key}={value}"):
+                with pytest.raises(ValueError) as err:
+                    load_config(config_path(SHIPPED[backend]), [override])
+                message = str(err.value)
+                assert "\n" not in message and f"backend {backend} does not read it" in message
+                who = f"{readers[0]} only" if len(readers) == 1 else f"for backends {', '.join(readers)}"
+                assert f"config key {key}=" in message and f" is {who};" in message
+                checked += 1
+    assert checked > 100
+
+
+def test_a_section_of_another_backend_is_refused():
+    with pytest.raises(ValueError, match=r"config section sb3 \(.*\) is for backend sb3; backend rllib reads section"):
+        load_config(config_path("selfplay"), ["backend=rllib"])
+    with pytest.raises(ValueError, match=r"section kernel \(pick_init\) is for backend kernel; backend sb3 reads"):
+        load_config(None, ["kernel.pick_init=1"])
+    with pytest.raises(ValueError, match="seed is a shared key; give it at the top level"):
+        config_from_dict({"backend": "kernel", "kernel": {"seed": 3}})
+    with pytest.raises(ValueError, match="config key n_envs is given twice, at the top level and in section sb3"):
+        config_from_dict({"n_envs": 4, "sb3": {"n_envs": 8}})
+
+
+def test_overrides_reach_the_section_flat_or_by_name(tmp_path):
+    path = config_path("kernel")
+    assert load_config(path, ["pick_init=2"]).pick_init == load_config(path, ["kernel.pick_init=2"]).pick_init == 2.0
+    config = load_config(path, ["learning_rate=1e-4", "seed=3", "rules_options.max_turns=50"])
+    assert isinstance(config, KernelConfig) and (config.learning_rate, config.seed) == (1e-4, 3)
+    assert config.rules_options == {"max_turns": 50}
+    save_config(config, tmp_path / "config.yaml")
+    saved = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert set(saved) == {"backend", *SHARED, "kernel"} and saved["kernel"]["learning_rate"] == 1e-4
+    assert load_config(tmp_path / "config.yaml") == config
+
+
+def test_old_flat_configs_load_where_each_key_is_the_backends(tmp_path):
+    path = tmp_path / "old.yaml"
+    keys = {"backend": "kernel", "seed": 2, "n_envs": 16, "batch_size": 64, "n_steps": 8, "pick_init": 0.5}
+    path.write_text(yaml.safe_dump({**keys, "opponent_snapshot": 0.4}))
+    config = load_config(path)
+    assert isinstance(config, KernelConfig) and (config.seed, config.n_envs, config.pick_init) == (2, 16, 0.5)
+    path.write_text("backend: kernel\npolicy: mlp\n")
+    with pytest.raises(ValueError, match="config key policy='mlp' is for backends sb3, rllib; backend kernel"):
+        load_config(path)
+    config = config_from_dict({"backend": "rllib", "num_env_runners": 3, "policy": "mlp"})  # a flat mapping
+    assert isinstance(config, RLlibConfig) and (config.num_env_runners, config.policy) == (3, "mlp")
+
+
+def test_a_run_folders_flat_config_from_before_the_sections_resumes(tmp_path, monkeypatch):
+    old = FIXTURES / "run_config_before_sections.yaml"
+    expected = load_config(config_path("kernel"), ["name=kernel_run", "total_timesteps=768"])
+    assert load_config(old, saved_run=True) == expected  # the keys kernel does not read are dropped
+    with pytest.raises(ValueError, match="config key ray_address=None is rllib only; backend kernel does not read it"):
+        load_config(old)  # as a config file of the user's, those keys are refused
+    run = tmp_path / "kernel_run"
+    run.mkdir()
+    (run / "config.yaml").write_text(old.read_text())
+    started = []
+    monkeypatch.setattr(train_command, "train", lambda config, **kw: started.append((config, kw)))
+    args = argparse.Namespace(resume=run, config=None, overrides=["kernel.total_timesteps=1536"])
+    assert train_command.run(args) == 0
+    ((config, kw),) = started
+    assert kw["resume"] and config.total_timesteps == 1536 and config.run_dir == run
+
+
+def test_the_guides_table_of_keys_names_the_backends_that_read_each():
+    guide = (ROOT / "docs" / "guide" / "training.md").read_text()
+    section = guide.split("## The config")[1].split("\n## ")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")]
+    listed = {}
+    for keys, readers, _ in rows[1:]:  # below the header
+        for key in re.findall(r"`(\w+)`", keys):
+            listed[key] = tuple(CONFIGS) if readers == "every backend" else tuple(readers.split(", "))
+    assert listed == {"backend": tuple(CONFIGS), **dict.fromkeys(SHARED, tuple(CONFIGS)), **READERS}
+
+
+def test_without_a_config_the_named_backend_runs_its_shipped_one():
+    assert default_config([]) == config_path("selfplay")
+    assert default_config(["seed=3", "backend=kernel"]) == config_path("kernel")
+    assert [default_config([f"backend={b}"]).stem for b in CONFIGS] == list(SHIPPED.values())
+    with pytest.raises(ValueError, match=r"backend='gin': choose one of \['sb3', 'rllib', 'kernel', 'expert'\]"):
+        default_config(["backend=gin"])

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from treppen.agents import GreedyAgent
-from treppen.train import selfplay
 from treppen.train.callbacks import EloCallback
 from treppen.train.evaluate import deal_result, evaluate
+from treppen.train.sb3 import backend as sb3_backend
 from treppen_env.rules import make_rules
 from treppen_env.single_agent import SingleAgentEnv
 
@@ -21,7 +21,7 @@ def test_masked_distribution_keeps_argument_validation(recwarn):
     """sb3-contrib #322: the masked Categorical over 898 actions used to fail torch's Simplex
     check. The installed version passes the probe, so validation (which also catches NaN logits)
     stays on."""
-    selfplay.check_distribution_validation()
+    sb3_backend.check_distribution_validation()
     assert torch.distributions.Distribution._validate_args
     assert not [w for w in recwarn if "argument" in str(w.message)]
 

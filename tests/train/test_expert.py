@@ -1,4 +1,4 @@
-"""Expert iteration (treppen/train/expert.py): a generation on a tiny budget writes its labels, net
+"""Expert iteration (train/expert/backend.py): a generation on a tiny budget writes its labels, net
 and Elo rows, and a run cut off mid-generation resumes at its next stage."""
 
 from __future__ import annotations

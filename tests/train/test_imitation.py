@@ -1,4 +1,4 @@
-"""Tests of the imitation warm start (train/imitation.py): recorded decisions and value targets,
+"""Tests of the imitation warm start (train/sb3/imitation.py): recorded decisions and value targets,
 and a student that reproduces its teacher."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from treppen import agents
 from treppen.agents.base import Agent, legal_actions
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
-from treppen.train.imitation import (
+from treppen.train.sb3.imitation import (
     DECISION_KINDS,
     agreement,
     collect,
@@ -24,8 +24,8 @@ from treppen.train.imitation import (
     make_teacher,
     student_actions,
 )
-from treppen.train.policy_net import ActionFeaturePolicy
-from treppen.train.pool import SelfPlayEnv
+from treppen.train.sb3.policy_net import ActionFeaturePolicy
+from treppen.train.sb3.pool import SelfPlayEnv
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
 from treppen_env.agent_core.features import H_GAP, H_PICK
@@ -213,13 +213,13 @@ def test_the_imitation_bar_knows_its_total_from_the_start(tmp_path, capsys):
     their targets (the deals in play finish past them), fits their epochs times those targets."""
     import re
 
-    from treppen.train.config import TrainConfig
-    from treppen.train.imitation import warm_start
+    from treppen.train.config import SB3Config
+    from treppen.train.sb3.imitation import warm_start
 
     env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
     model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu",
                         policy_kwargs={"hidden": 16, "card_dim": 8, "action_dim": 8})  # fmt: skip
-    config = TrainConfig(imitation_decisions=50, imitation_rounds=2, imitation_epochs=2, imitation_holdout=30,
+    config = SB3Config(imitation_decisions=50, imitation_rounds=2, imitation_epochs=2, imitation_holdout=30,
                          imitation_teacher="greedy", imitation_value="results", progress=True)  # fmt: skip
     (tmp_path / "checkpoints").mkdir()
     warm_start(model.policy, config, tmp_path)

@@ -12,10 +12,11 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from treppen.arena.ratings import fit_ratings
 from treppen.train import keep_best
-from treppen.train.config import load_config
-from treppen.train.keep_best import KeepBestCallback, gate_score
-from treppen.train.pool import OpponentPool, SelfPlayEnv
+from treppen.train.config_files import load_config
+from treppen.train.keep_best import gate_score
 from treppen.train.rundir import describe_strength
+from treppen.train.sb3.callbacks import KeepBestCallback
+from treppen.train.sb3.pool import OpponentPool, SelfPlayEnv
 
 
 def test_gate_score_is_a_duplicate_score():

@@ -1,4 +1,4 @@
-"""The kernels' network (treppen_env/agent_core/net.py, treppen/train/kernel_net.py): the Numba forward
+"""The kernels' network (treppen_env/agent_core/net.py, train/expert/net.py): the Numba forward
 pass equals torch on saved weights, for every layer shape the configs use."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from treppen.agents import GreedyAgent
-from treppen.train.kernel_net import KernelNet, fit
+from treppen.train.expert.net import KernelNet, fit
 from treppen_env import raw_env
 from treppen_env.agent_core import net as N
 from treppen_env.observation import OBS_SIZE

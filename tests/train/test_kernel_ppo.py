@@ -15,10 +15,10 @@ from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features
-from treppen.train.config import config_path, load_config
-from treppen.train.kernel_policy import ActionNet, PredictModel, masked_log_probs
-from treppen.train.kernel_ppo import Learner, train_kernel
-from treppen.train.kernel_rows import LearnerRows
+from treppen.train.config_files import config_path, load_config
+from treppen.train.kernel.backend import Learner, train_kernel
+from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
+from treppen.train.kernel.rows import LearnerRows
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
 from treppen_env.rules import make_rules
@@ -151,13 +151,13 @@ def test_every_row_is_the_learners_decision_and_its_reward_its_own_seats(monkeyp
     rows.set_snapshots([net.export(), (net.export() * 2)], net.shape())
     rows.reset()
     finished: list[tuple[int, np.ndarray]] = []
-    new_deals = rows._new_deals
+    new_deals = rows.new_deals
 
     def record(which: np.ndarray) -> None:  # the finished deals' points, before the rows are dealt afresh
         finished.extend((int(rows.learner[i]), rows.env.deal_points[i].copy()) for i in which)
         new_deals(which)
 
-    monkeypatch.setattr(rows, "_new_deals", record)
+    monkeypatch.setattr(rows, "new_deals", record)
     seats = set()
     for _ in range(200):
         assert (rows.env.to_move == rows.learner).all() and (rows.env.over == 0).all()
@@ -260,3 +260,18 @@ def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypat
     assert dealt == [[0, 1, 2, 3], [2]]
     assert (rows.env.over == 0).all() and (rows.env.to_move == rows.learner).all()
     assert (rows.legal().counts > 0).all()
+
+
+def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
+    import pickle
+
+    from treppen.train.kernel.backend import load_rows
+
+    rows = LearnerRows(6, 3, make_rules("treppenromme"), {"random": 0.5, "greedy": 0.5}, "heuristic", seed=4)
+    rows.reset()
+    old = pickle.loads(pickle.dumps(rows))
+    old._all = old.__dict__.pop("all_rows")  # the checkpoint of a run before issue 40: its module and names
+    data = pickle.dumps(old).replace(b"treppen.train.kernel.rows", b"treppen.train.kernel_rows")
+    assert b"treppen.train.kernel_rows" in data
+    restored = load_rows(data)
+    np.testing.assert_array_equal(play(restored, 60)[0], play(rows, 60)[0])

@@ -1,4 +1,4 @@
-"""``vec_env: kernel`` (treppen/train/kernel_vec.py): SB3's VecEnv over the batched env, pool
+"""``vec_env: kernel`` (train/sb3/kernel_vec_env.py): SB3's VecEnv over the batched env, pool
 opponents inside the kernel and in Python, SB3's episode infos, and a training run on it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecCheckNan
 
 from treppen.apps import cli
-from treppen.train.kernel_vec import KernelVecEnv
+from treppen.train.sb3.kernel_vec_env import KernelVecEnv
 from treppen_env.actions import NUM_ACTIONS
 
 
@@ -38,9 +38,9 @@ def test_episodes_end_with_sb3_infos_and_the_learner_always_to_move() -> None:
 
 
 def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path) -> None:
-    from treppen.train.config import load_config
-    from treppen.train.pool import save_snapshot
-    from treppen.train.selfplay import make_policy
+    from treppen.train.config_files import load_config
+    from treppen.train.sb3.backend import make_policy
+    from treppen.train.sb3.pool import save_snapshot
 
     policy = make_policy(load_config(None, ["policy=mlp", "net_arch=[8]"]))
     path = save_snapshot(policy, tmp_path / "snap.npz")
@@ -79,3 +79,23 @@ def test_train_runs_on_the_kernel_vec_env(tmp_path, tiny_train) -> None:
     events.Reload()
     assert events.Scalars("selfplay/illegal_actions")[-1].value == 0
     assert "rollout/ep_rew_mean" in events.Tags()["scalars"]
+
+
+def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypatch) -> None:
+    # an opponent may go out at once (RULES §6.1); the row then holds no decision of the learner's
+    env = KernelVecEnv(4, 2, "treppenromme", {"greedy": 1.0}, seed=0)
+    core = env.rows.env
+    deal_rows = core.deal_rows
+    dealt: list[list[int]] = []
+
+    def first_deal_of_row_2_ends_at_once(which: np.ndarray) -> None:
+        deal_rows(which)
+        dealt.append(which.tolist())
+        if len(dealt) == 1:
+            core.over[2] = 1
+
+    monkeypatch.setattr(core, "deal_rows", first_deal_of_row_2_ends_at_once)
+    env.reset()
+    assert dealt == [[0, 1, 2, 3], [2]]
+    assert (core.over == 0).all() and (core.to_move == env.rows.learner).all()
+    assert env.action_masks().any(axis=1).all()

@@ -1,4 +1,4 @@
-"""Tests of the action-feature policy (train/action_features.py, train/policy_net.py): the feature
+"""Tests of the action-feature policy (agents/action_features.py, train/sb3/policy_net.py): the feature
 table, logits, masking, save/load, NumPy snapshots and play through agents.load."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from treppen import agents
 from treppen.agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
 from treppen.agents.snapshot import NumpyPolicy
 from treppen.arena.tournament import run_tournament
-from treppen.train.config import load_config
-from treppen.train.policy_net import ActionFeatureNet, ActionFeaturePolicy
-from treppen.train.pool import SelfPlayEnv, save_snapshot
-from treppen.train.selfplay import make_model
+from treppen.train.config_files import load_config
+from treppen.train.sb3.backend import make_model
+from treppen.train.sb3.policy_net import ActionFeatureNet, ActionFeaturePolicy
+from treppen.train.sb3.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import (
     DISCARD_BASE,
     NUM_ACTIONS,

@@ -1,4 +1,4 @@
-"""The opponent pool (train/pool.py): NumPy snapshots of the learner and the seats that play them."""
+"""The opponent pool (train/sb3/pool.py): NumPy snapshots of the learner and the seats that play them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from treppen.agents.snapshot import NumpyPolicy
-from treppen.train.pool import SelfPlayEnv, save_snapshot
+from treppen.train.sb3.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.observation import OBS_SIZE
 

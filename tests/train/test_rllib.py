@@ -26,7 +26,7 @@ import pytest
 import treppen_env
 from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
-from treppen.train.config import config_from_dict
+from treppen.train.config_files import config_from_dict
 from treppen_env.actions import NUM_ACTIONS
 
 # Ray resolves 127.0.0.1 to the machine's outward address unless its cluster mode is off; off (read
@@ -101,7 +101,7 @@ def trained(local_ray):
     """A PPO of :data:`TINY` before and after 2 training iterations, started from the weights of a
     fresh SB3 policy of the same network (as after an imitation warm start)."""
     from treppen.train.rllib.backend import build_algorithm, learner_weights, module_weights, stop_algorithm
-    from treppen.train.selfplay import make_policy
+    from treppen.train.sb3.backend import make_policy
 
     config = config_from_dict(dict(TINY))
     initial = module_weights(make_policy(config), config)
@@ -215,7 +215,7 @@ def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(polic
 
     from treppen.train.rllib.backend import module_weights
     from treppen.train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
-    from treppen.train.selfplay import make_policy
+    from treppen.train.sb3.backend import make_policy
 
     config = config_from_dict(
         {

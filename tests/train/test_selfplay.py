@@ -1,4 +1,4 @@
-"""Self-play training from the command line (apps/train.py, train/selfplay.py): tiny runs, resume,
+"""Self-play training from the command line (apps/train.py, train/sb3/backend.py): tiny runs, resume,
 checkpoints, the progress bar."""
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from treppen.apps import cli
 from treppen.apps import train as train_command
 from treppen.arena.match import play_match
 from treppen.arena.scale import elo_text
-from treppen.train.callbacks import ProgressCallback
 from treppen.train.checkpoints import latest_checkpoint
-from treppen.train.config import TrainConfig, load_config
+from treppen.train.config import SB3Config
+from treppen.train.config_files import load_config
+from treppen.train.sb3.callbacks import ProgressCallback
 from treppen_env import raw_env
 
 
@@ -155,7 +156,7 @@ def test_train_cli_subprocess_envs(tmp_path, tiny_train):
 
 
 def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsys):
-    from treppen.train.selfplay import describe_time, print_summary
+    from treppen.train.sb3.backend import describe_time, print_summary
 
     assert describe_time(125.2, 0, 512) == "total time: 2 min 5 s for 512 steps (training and evaluations)"
     assert describe_time(125.2, 65, 512) == (
@@ -163,7 +164,7 @@ def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsy
     )
     evals = argparse.Namespace(latest={"greedy": {"winrate": 0.5, "points": 1.0}})
     keep_best = argparse.Namespace(best_path=tmp_path / "best_model.zip", promotions=1)
-    config = TrainConfig(eval_deals=50)
+    config = SB3Config(eval_deals=50)
     print_summary(tmp_path, tmp_path / "final_model.zip", evals, argparse.Namespace(ratings=None), keep_best, config)
     printed = capsys.readouterr().out
     assert "(1 promotion; " in printed

@@ -283,7 +283,7 @@ def checker_warnings(env, gymnasium: bool = True) -> list[str]:
 
 
 def test_passes_the_env_checkers_without_warnings():
-    from treppen.train.pool import SelfPlayEnv
+    from treppen.train.sb3.pool import SelfPlayEnv
 
     assert checker_warnings(SingleAgentEnv(RandomAgent(seed=0), num_players=3)) == []
     assert checker_warnings(SingleAgentEnv(RandomAgent(seed=0), episode="game")) == []

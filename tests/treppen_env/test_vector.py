@@ -216,3 +216,20 @@ def test_messages_of_bad_calls_say_what_is_wrong():
     env = treppen_env.vector_env(3)
     env.reset(seed=big)
     assert [r.bit_generator.seed_seq.entropy for r in env._rngs] == [2**64 - 1, 2**64, 2**64 + 1]
+
+
+def test_a_pickled_env_steps_on_as_the_original_through_its_public_buffers() -> None:
+    import pickle
+
+    env = TreppenVectorEnv(4, 3, opponents="greedy")
+    env.reset(seed=7)
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.masks.base is copy._padded  # the mask is a view again, not a pickled copy
+    for _ in range(40):
+        actions = env.sample_actions()
+        for e in (env, copy):
+            e.step(actions)
+        np.testing.assert_array_equal(copy.observations, env.observations)
+        np.testing.assert_array_equal(copy.masks, env.masks)
+        np.testing.assert_array_equal(copy.truncated, env.truncated)
+    assert env.observations is env._obs and env.masks.base is env._padded  # the buffers, not copies

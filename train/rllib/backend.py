@@ -16,7 +16,7 @@ has the SB3 backend's layout::
 
 Steps count the learner's decisions (RLlib's module steps of ``learner``), as ``total_timesteps``
 does for sb3. The recipe is the SB3 backend's: the imitation warm start runs the one imitation
-code path (:func:`treppen.train.imitation.warm_start`) on an SB3 policy of the same network, whose weights
+code path (:func:`treppen.train.sb3.imitation.warm_start`) on an SB3 policy of the same network, whose weights
 the learner module then starts from (:func:`module_weights`); keep-best is the same gate
 (:class:`treppen.train.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
 takes one seat and each other seat draws an opponent kind of the SB3 pool (:class:`SeatMapping`):
@@ -43,8 +43,9 @@ import numpy as np
 
 from treppen import agents
 from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
+from treppen.train.callbacks import Every
 from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint
-from treppen.train.config import OPPONENT_KINDS, TrainConfig
+from treppen.train.config import RLlibConfig
 from treppen.train.keep_best import KeepBestGate
 from treppen.train.rundir import describe_eval, next_commands, open_run_dir, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
@@ -97,8 +98,8 @@ def _healthy_runners(algo: Algorithm) -> int:
 # --------------------------------------------------------------------------- the algorithm
 
 
-def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
-    """RLlib's PPO config (new API stack) for a TrainConfig.
+def ppo_config(config: RLlibConfig, seed: int) -> PPOConfig:
+    """RLlib's PPO config (new API stack) for a config of ``backend: rllib``.
 
     One training iteration gathers ``n_steps * n_envs * num_players`` env steps (all seats; the
     learner's share is about ``n_steps * n_envs``, as an SB3 rollout) from ``num_env_runners``
@@ -109,8 +110,7 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     rules = config.make_rules()  # the run's one Rules object, pickled to every env runner
     env_config = {"num_players": config.num_players, "rules": rules}
     specs = module_specs(config, rules, seed)
-    probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
-    mapping = SeatMapping(config.num_players, probs, config.pool_size, len(config.opponent_agents))
+    mapping = SeatMapping(config.num_players, config.opponent_probs(), config.pool_size, len(config.opponent_agents))
     return (
         PPOConfig()
         .environment(TreppenRLlibEnv, env_config=env_config, disable_env_checking=True)
@@ -142,7 +142,7 @@ def ppo_config(config: TrainConfig, seed: int) -> PPOConfig:
     )
 
 
-def module_specs(config: TrainConfig, rules: Any, seed: int) -> dict[str, RLModuleSpec]:
+def module_specs(config: RLlibConfig, rules: Any, seed: int) -> dict[str, RLModuleSpec]:
     """The modules: the learner, its frozen copies (``snapshot_<k>``, and ``best`` with
     ``best_every``) and the fixed opponents (``random``, ``greedy``, ``agent_<k>`` per
     ``opponent_agents`` spec when ``opponent_agent`` > 0)."""
@@ -169,7 +169,7 @@ def module_specs(config: TrainConfig, rules: Any, seed: int) -> dict[str, RLModu
     return specs | {LEARNER: learner} | {module: learner for module in frozen_copies(config)}
 
 
-def frozen_copies(config: TrainConfig) -> list[str]:
+def frozen_copies(config: RLlibConfig) -> list[str]:
     """The modules that hold copies of the learner's weights: the snapshot slots and the best."""
     return [snapshot_id(k) for k in range(config.pool_size)] + ([BEST] if config.best_every else [])
 
@@ -189,7 +189,7 @@ def set_modules(algo: Algorithm, weights: dict[str, dict[str, Any]]) -> None:
     runners.sync_weights(from_worker_or_learner_group=learners, policies=list(weights), timeout_seconds=60.0)
 
 
-def module_weights(policy: Any, config: TrainConfig) -> dict[str, np.ndarray]:
+def module_weights(policy: Any, config: RLlibConfig) -> dict[str, np.ndarray]:
     """The learner module's state dict from an SB3 policy of the same config (the imitation
     student): the action-feature net and value head, or the policy and value MLPs, renamed."""
     if config.policy == "action_features":
@@ -210,11 +210,11 @@ def module_weights(policy: Any, config: TrainConfig) -> dict[str, np.ndarray]:
     return weights
 
 
-def imitation_weights(config: TrainConfig, run_dir: Path) -> dict[str, np.ndarray]:
-    """The learner's starting weights after the imitation warm start: :func:`treppen.train.imitation.warm_start`
-    on an SB3 policy of the same network (:func:`treppen.train.selfplay.make_policy`), carried over."""
-    from treppen.train.imitation import describe_agreement, warm_start
-    from treppen.train.selfplay import make_policy
+def imitation_weights(config: RLlibConfig, run_dir: Path) -> dict[str, np.ndarray]:
+    """The learner's starting weights after the imitation warm start: :func:`treppen.train.sb3.imitation.warm_start`
+    on an SB3 policy of the same network (:func:`treppen.train.sb3.backend.make_policy`), carried over."""
+    from treppen.train.sb3.backend import make_policy
+    from treppen.train.sb3.imitation import describe_agreement, warm_start
 
     policy = make_policy(config)
     print(describe_agreement(warm_start(policy, config, run_dir)))
@@ -227,8 +227,8 @@ def _learners(algo: Algorithm) -> LearnerGroup:
     return algo.learner_group
 
 
-def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
-    """The learner's policy as the arrays of a ``train.pool`` snapshot ``.npz`` (the format
+def policy_arrays(config: RLlibConfig, weights: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The learner's policy as the arrays of a ``train.sb3.pool`` snapshot ``.npz`` (the format
     :meth:`treppen.agents.snapshot.NumpyPolicy.load` reads): ``w<i>``/``b<i>`` of the MLP's layers, or the
     action-feature net's ``state_dict`` with ``kind``."""
     arrays: dict[str, Any] = {}
@@ -242,7 +242,7 @@ def policy_arrays(config: TrainConfig, weights: dict[str, np.ndarray]) -> dict[s
     return arrays | {"activation": np.array(config.activation), "layers": np.array(len(indices))}
 
 
-def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
+def learner_policy(algo: Algorithm, config: RLlibConfig) -> NumpyPolicy:
     """The learner's current policy as a NumPy forward pass (no file)."""
     arrays = policy_arrays(config, learner_weights(algo))
     if config.policy == "action_features":
@@ -252,7 +252,7 @@ def learner_policy(algo: Algorithm, config: TrainConfig) -> NumpyPolicy:
 
 
 def export_policy(
-    algo: Algorithm, config: TrainConfig, path: Path, steps: int, weights: dict[str, np.ndarray] | None = None
+    algo: Algorithm, config: RLlibConfig, path: Path, steps: int, weights: dict[str, np.ndarray] | None = None
 ) -> Path:
     """Write the learner's policy (or that of the module ``weights``) as a NumPy snapshot ``.npz``
     (atomically); it plays without Ray or torch (``agents.load``, :class:`treppen.agents.snapshot.NumpyPolicy`)."""
@@ -290,7 +290,7 @@ class NumpyModel:
 # --------------------------------------------------------------------------- checkpoints
 
 
-def save_checkpoint(algo: Algorithm, config: TrainConfig, folder: Path, steps: int) -> Path:
+def save_checkpoint(algo: Algorithm, config: RLlibConfig, folder: Path, steps: int) -> Path:
     """Save the algorithm (atomically: a temp folder renamed into place) and its NumPy policy;
     keep the newest :data:`KEEP_CHECKPOINTS` RLlib checkpoints (each holds every module)."""
     target = checkpoint_path(folder, steps, CHECKPOINT_PREFIX, suffix="")
@@ -306,7 +306,7 @@ def save_checkpoint(algo: Algorithm, config: TrainConfig, folder: Path, steps: i
 
 
 def build_algorithm(
-    config: TrainConfig, seed: int, checkpoint: Path | None = None, initial: dict[str, np.ndarray] | None = None
+    config: RLlibConfig, seed: int, checkpoint: Path | None = None, initial: dict[str, np.ndarray] | None = None
 ) -> Algorithm:
     """Build PPO; restore ``checkpoint`` or, for a fresh run, start the learner from ``initial``
     (the imitation warm start; ``None``: its random initial weights) and fill every snapshot slot
@@ -358,20 +358,7 @@ def log_result(logger: Any, result: dict[str, Any]) -> None:
             logger.record(f"train/{key}", float(value))
 
 
-class Periodic:
-    """Whether a period of ``every`` steps was crossed since the last check (0: never)."""
-
-    def __init__(self, every: int, steps: int):
-        self.every = every
-        self.last = steps
-
-    def due(self, steps: int) -> bool:
-        crossed = bool(self.every) and steps // self.every > self.last // self.every
-        self.last = steps
-        return crossed
-
-
-def train_rllib(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train by self-play with RLlib PPO as ``config`` says; returns the run folder.
 
     :param config: a checked config with ``backend: rllib``.
@@ -426,7 +413,7 @@ class RLlibBest:
     :param run_dir: the run folder.
     """
 
-    def __init__(self, config: TrainConfig, run_dir: Path):
+    def __init__(self, config: RLlibConfig, run_dir: Path):
         self.config, self.run_dir = config, run_dir
         self.gate = KeepBestGate(
             run_dir, config.num_players, config.make_rules(), config.best_decks, config.best_threshold
@@ -474,7 +461,7 @@ class RLlibRun:
     :param steps: the learner's decisions so far (a resumed run's checkpoint).
     """
 
-    def __init__(self, config: TrainConfig, run_dir: Path, steps: int):
+    def __init__(self, config: RLlibConfig, run_dir: Path, steps: int):
         from stable_baselines3.common.logger import configure
 
         self.config, self.run_dir, self.steps = config, run_dir, steps
@@ -482,7 +469,7 @@ class RLlibRun:
         self.evals, self.elo = rating_callbacks(config, config.make_rules(), run_dir)
         self.best = RLlibBest(config, run_dir) if config.best_every else None
         self.periods = {
-            name: Periodic(every, steps)
+            name: Every(every, steps)
             for name, every in (
                 ("snapshot", config.snapshot_every),
                 ("checkpoint", config.checkpoint_every),
@@ -575,7 +562,7 @@ class RLlibRun:
         self.logger.dump(self.steps)
 
 
-def _progress(config: TrainConfig, steps: int) -> Any:
+def _progress(config: RLlibConfig, steps: int) -> Any:
     if not config.progress:
         return None
     from tqdm.auto import tqdm

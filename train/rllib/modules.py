@@ -5,7 +5,7 @@
   modules expect) and a ``render()`` PettingZoo accepts (the wrapper passes ``render_mode``).
 - :class:`MaskedPolicyModule`: the trained PPO module (new API stack): the SB3 backend's networks
   (an MLP policy with a separate value MLP, or the action-feature policy of
-  :mod:`treppen.train.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
+  :mod:`treppen.train.sb3.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
   distribution, in every forward pass (sampling, inference and the PPO loss).
 - :class:`AgentModule`: an untrained module that plays one of the project's agents (random,
   greedy or an ``opponent_agents`` spec) from the observation, for the self-play opponents.
@@ -116,7 +116,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     - ``mlp``: ``self.pi``, an MLP (``net_arch`` hidden sizes, ``activation``) from observations
       (B, OBS_SIZE) float32 to logits (B, 898), and a separate value MLP ``self.vf``;
-    - ``action_features``: the SB3 learner's :class:`treppen.train.policy_net.ActionFeatureNet`
+    - ``action_features``: the SB3 learner's :class:`treppen.train.sb3.policy_net.ActionFeatureNet`
       (``self.net``; ``rules``, ``card_dim``, ``action_dim``, state embedding
       ``net_arch[-1]`` wide) and a linear value of its state embedding (``self.value``).
 
@@ -129,7 +129,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         hidden = list(config.get("net_arch", [256, 256]))
         self.kind = config.get("policy", "mlp")
         if self.kind == "action_features":
-            from treppen.train.policy_net import ActionFeatureNet
+            from treppen.train.sb3.policy_net import ActionFeatureNet
 
             self.net = ActionFeatureNet(
                 config.get("rules", "treppenromme"),
@@ -167,7 +167,7 @@ class AgentModule(RLModule):
     file must exist on every node). It outputs actions directly."""
 
     def setup(self) -> None:
-        from treppen.train.pool import make_agent
+        from treppen.train.sb3.pool import make_agent
 
         config = _model_config(self)
         rules = make_rules(config.get("rules", "treppenromme"))

@@ -1,4 +1,4 @@
-"""The SB3 backend of ``treppen train``: self-play training of a MaskablePPO agent (sb3-contrib).
+"""``backend: sb3``: self-play training of a MaskablePPO agent (sb3-contrib) on this machine.
 
 Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
 -> learn -> save. Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
@@ -31,15 +31,9 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
+from treppen.agents.policy import legacy_classes
 from treppen.arena.watchdog import watch_parent
-from treppen.train.callbacks import (
-    CheckpointCallback,
-    EloCallback,
-    EvalCallback,
-    PoolCallback,
-    ProgressCallback,
-    StatsCallback,
-)
+from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.checkpoints import (
     checkpoint_path,
     checkpoint_steps,
@@ -47,21 +41,27 @@ from treppen.train.checkpoints import (
     readable_checkpoint,
     save_model,
 )
-from treppen.train.config import OPPONENT_KINDS, TrainConfig, resolve_name
-from treppen.train.imitation import describe_agreement, warm_start
-from treppen.train.keep_best import KeepBestCallback
-from treppen.train.kernel_vec import KernelVecEnv
-from treppen.train.policy_net import ActionFeaturePolicy
-from treppen.train.pool import SelfPlayEnv
-from treppen.train.rundir import describe_eval, describe_strength, next_commands, open_run_dir, rating_callbacks
+from treppen.train.config import RecipeBase, SB3Config, resolve_name
+from treppen.train.rundir import next_commands, open_run_dir, print_ratings, rating_callbacks
+from treppen.train.sb3.callbacks import (
+    CheckpointCallback,
+    KeepBestCallback,
+    PoolCallback,
+    ProgressCallback,
+    StatsCallback,
+)
+from treppen.train.sb3.imitation import describe_agreement, warm_start
+from treppen.train.sb3.kernel_vec_env import KernelVecEnv
+from treppen.train.sb3.policy_net import ActionFeaturePolicy
+from treppen.train.sb3.pool import SelfPlayEnv
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
 
 
-def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config (see :func:`treppen.train.config.load_config`).
+    :param config: a checked config of ``backend: sb3`` (see :func:`treppen.train.config_files.load_config`).
     :param resume: continue the run folder's newest checkpoint that reads whole (``reset_num_timesteps=False``;
         newer ones that do not are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
@@ -93,14 +93,20 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
 
 
 def load_or_make_model(
-    config: TrainConfig, vec_env: VecEnv, run_dir: Path, checkpoint: Path | None, seed: int, resume: bool
+    config: SB3Config, vec_env: VecEnv, run_dir: Path, checkpoint: Path | None, seed: int, resume: bool
 ) -> tuple[MaskablePPO, float]:
     """The learner and the seconds its imitation warm start took: the checkpoint's model, or a
     fresh one (warm-started by imitation when the config asks for it: clone the teacher, then PPO
     fine-tunes)."""
     if checkpoint is not None:
         print(f"resuming from {checkpoint} ({checkpoint_steps(checkpoint)} steps)")
-        model = MaskablePPO.load(checkpoint, env=vec_env, device="cpu", tensorboard_log=str(run_dir / "tb"))
+        model = MaskablePPO.load(
+            checkpoint,
+            env=vec_env,
+            device="cpu",
+            tensorboard_log=str(run_dir / "tb"),
+            custom_objects=legacy_classes(checkpoint),  # a checkpoint saved under an older module layout
+        )
         model.set_random_seed(seed)
         return model, 0.0
     if resume:
@@ -126,7 +132,7 @@ class RunCallbacks:
     all: list[BaseCallback]
 
     @classmethod
-    def make(cls, config: TrainConfig, rules: Rules, run_dir: Path) -> RunCallbacks:
+    def make(cls, config: SB3Config, rules: Rules, run_dir: Path) -> RunCallbacks:
         evals, elo = rating_callbacks(config, rules, run_dir)
         stats = StatsCallback()
         keep_best = None
@@ -148,7 +154,7 @@ class RunCallbacks:
         return cls(stats, evals, elo, keep_best, progress, everything)
 
 
-def learn(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: Path, fresh: bool) -> bool:
+def learn(model: MaskablePPO, config: SB3Config, run: RunCallbacks, run_dir: Path, fresh: bool) -> bool:
     """PPO up to ``total_timesteps``; Ctrl-C saves a checkpoint first, so ``--resume`` continues.
 
     :return: whether any steps were trained (a finished run has none left).
@@ -171,7 +177,7 @@ def learn(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: P
     return True
 
 
-def finish(model: MaskablePPO, config: TrainConfig, run: RunCallbacks, run_dir: Path, trained: bool) -> None:
+def finish(model: MaskablePPO, config: SB3Config, run: RunCallbacks, run_dir: Path, trained: bool) -> None:
     """Save the final model, evaluate, rate and gate it at its last step, and print the summary."""
     save_model(model, checkpoint_path(run_dir / "checkpoints", model.num_timesteps))
     final = save_model(model, run_dir / "final_model.zip")
@@ -207,7 +213,7 @@ def print_summary(
     evals: EvalCallback,
     elo: EloCallback,
     keep_best: KeepBestCallback | None,
-    config: TrainConfig,
+    config: SB3Config,
 ) -> None:
     """The last lines of a run: where the models are, the evaluations, the Elo (greedy = 0) with the
     head-to-head scores beside it and a verdict against greedy that the data support.
@@ -218,15 +224,7 @@ def print_summary(
     if keep_best is not None:
         count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
         print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
-    print(
-        f"evaluation, {config.eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
-        + describe_eval(evals.latest)
-    )
-    if elo.ratings is not None:
-        decks = elo.ratings.n_groups
-        print(f"Elo of the final model, {elo.ratings.scale}, {decks} duplicate decks ({run_dir / 'elo.jsonl'}):")
-        for line in describe_strength(elo.ratings):
-            print("  " + line)
+    print_ratings(run_dir, config.eval_deals, evals, elo)
 
 
 def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
@@ -252,7 +250,7 @@ def close_quietly(vec_env: VecEnv) -> None:
         pass
 
 
-def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: int) -> MaskablePPO:
+def make_model(config: SB3Config, vec_env: VecEnv, tb_dir: Path | None, seed: int) -> MaskablePPO:
     """A fresh MaskablePPO learner (``config.policy``) with the config's hyperparameters (on the CPU).
 
     :param config: the run's config.
@@ -283,7 +281,7 @@ def make_model(config: TrainConfig, vec_env: VecEnv, tb_dir: Path | None, seed: 
     )
 
 
-def make_policy(config: TrainConfig) -> MaskableActorCriticPolicy:
+def make_policy(config: RecipeBase) -> MaskableActorCriticPolicy:
     """A fresh MaskablePPO policy of ``config.policy`` without a model or envs (seeded by torch's
     global generator): the network the RLlib backend's imitation warm start trains."""
     policy, policy_kwargs = policy_spec(config)
@@ -294,7 +292,7 @@ def make_policy(config: TrainConfig) -> MaskableActorCriticPolicy:
     return built
 
 
-def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
+def policy_spec(config: RecipeBase) -> tuple[Any, dict[str, Any]]:
     """The MaskablePPO policy (class or name) and its ``policy_kwargs`` for ``config.policy``."""
     if config.policy == "action_features":
         rules = config.make_rules()  # saved in the model file as the preset and its overrides
@@ -312,16 +310,15 @@ def policy_spec(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     }
 
 
-def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monitor:
+def _make_env(config: SB3Config, rules: Rules, rank: int, seed: int) -> Monitor:
     """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``); a worker
     process ends with its parent."""
     watch_parent()
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
-    probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
     env = SelfPlayEnv(
         config.num_players,
         rules,
-        probs,
+        config.opponent_probs(),
         config.snapshot_deterministic,
         seed=seed * 1000 + rank,
         specs=config.opponent_agents,
@@ -329,7 +326,7 @@ def _make_env(config: TrainConfig, rules: Rules, rank: int, seed: int) -> Monito
     return Monitor(env)
 
 
-def make_vec_env(config: TrainConfig, rules: Rules, seed: int) -> VecEnv:
+def make_vec_env(config: SB3Config, rules: Rules, seed: int) -> VecEnv:
     """``n_envs`` SelfPlayEnvs: in subprocesses (``SubprocVecEnv``) or in-process (``DummyVecEnv``,
     always for one env), or the rows of one batched env (``vec_env: kernel``, :class:`KernelVecEnv`).
 
@@ -340,11 +337,15 @@ def make_vec_env(config: TrainConfig, rules: Rules, seed: int) -> VecEnv:
     ``action_masks`` is a method of the env class itself, which subprocess envs need (sb3-contrib #49).
     """
     if config.vec_env == "kernel":
-        probs = {kind: getattr(config, f"opponent_{kind}") for kind in OPPONENT_KINDS}
         return KernelVecEnv(
-            config.n_envs, config.num_players, rules, probs, config.snapshot_deterministic, seed * 1000,
+            config.n_envs,
+            config.num_players,
+            rules,
+            config.opponent_probs(),
+            config.snapshot_deterministic,
+            seed * 1000,
             config.opponent_agents,
-        )  # fmt: skip
+        )
     fns: list[Callable[[], gym.Env]] = [
         functools.partial(_make_env, config, rules, rank, seed) for rank in range(config.n_envs)
     ]

@@ -1,6 +1,7 @@
 """The rows the batched learner plays (``backend: kernel``): one learner seat per deal of a
 :class:`~treppen_env.vector.TreppenVectorEnv`, every other seat random, greedy or a frozen snapshot
-of the learner, all played by kernels.
+of the learner, all played by kernels, through the one deal loop of rows with seats
+(:class:`treppen.train.seated_rows.SeatedRows`).
 
 Each new deal of a row draws the learner's seat uniformly and each other seat's kind from
 ``probs`` (``random``, ``greedy``, ``snapshot``; while no snapshot is set, the snapshot share goes
@@ -21,19 +22,17 @@ from collections import defaultdict
 import numpy as np
 
 from treppen.agents.action_net import LegalRows, feature_context, legal_rows
-from treppen_env.actions import NUM_ACTIONS
+from treppen.train.seated_rows import SeatedRows
 from treppen_env.agent_core import action_net as R
-from treppen_env.agent_core import playout as P
 from treppen_env.agent_core import seats as V
 from treppen_env.rules import Rules
-from treppen_env.vector import TreppenVectorEnv
 
 #: Opponent kinds of a seat and the env's kind that plays it (snapshots play between env calls).
 KINDS = ("random", "greedy", "snapshot")
 _ENV_KIND = {"random": V.RANDOM, "greedy": V.GREEDY, "snapshot": V.EXTERNAL}
 
 
-class LearnerRows:
+class LearnerRows(SeatedRows):
     """``rows`` deals, each with one learner seat (see the module docstring).
 
     :param rows: deals played side by side.
@@ -47,15 +46,12 @@ class LearnerRows:
         unknown = sorted(set(probs) - set(KINDS))
         if unknown:
             raise ValueError(f"opponent kinds {unknown}; choose among {list(KINDS)}")
-        self.env = TreppenVectorEnv(rows, num_players, rules)
-        self.num_players, self.features = num_players, features
+        super().__init__(rows, num_players, rules, seed)
+        self.features = features
         self.ctx = feature_context(rules)
         self.probs = {k: float(probs.get(k, 0.0)) for k in KINDS}
-        seeds = np.random.SeedSequence(seed)
-        self.env.seed_rows(int(seeds.generate_state(1)[0] % 2**31))
-        self.rng = np.random.default_rng(seeds.spawn(1)[0])
-        self.net_rngs = seeds.spawn(1)[0].generate_state(rows, np.uint64)
-        self.learner = np.zeros(rows, dtype=np.int64)
+        self.env.seed_rows(self.deal_seed)
+        self.net_rngs = self.seeds.spawn(1)[0].generate_state(rows, np.uint64)
         self.kinds = np.zeros((rows, num_players), dtype=np.int64)  # index into KINDS; the learner's seat -1
         self.picks = np.zeros((rows, num_players), dtype=np.int64)  # the snapshot of each snapshot seat
         self.stack = np.zeros((0, 0), dtype=np.float32)
@@ -63,19 +59,11 @@ class LearnerRows:
         #: Finished deals' learner rewards per opponent kind since :meth:`take_results`.
         self.results: dict[str, list[float]] = defaultdict(list)
         self._actions = np.full(rows, -1, dtype=np.int64)
-        self._all = np.arange(rows, dtype=np.int64)
-
-    def __setstate__(self, state: dict) -> None:
-        """Unpickled (a checkpoint): the env's views and scratch arrays are rebuilt, as pickling copies views."""
-        self.__dict__.update(state)
-        env = self.env
-        env._masks = env._padded[:, :NUM_ACTIONS]
-        env._work = P.scratch()
 
     @property
     def obs(self) -> np.ndarray:
         """The learner's observation of every row, float32 (rows, 969) (the env's buffer)."""
-        return self.env._obs
+        return self.env.observations
 
     def set_snapshots(self, weights: list[np.ndarray], shape: np.ndarray) -> None:
         """The frozen nets snapshot seats draw from (flat weights of one ``shape``,
@@ -88,11 +76,11 @@ class LearnerRows:
 
     def reset(self) -> None:
         """New deals in every row, each seated afresh."""
-        self._new_deals(self._all)
+        self.new_deals(self.all_rows)
 
     def legal(self) -> LegalRows:
         """The learner's padded legal-action rows of every row."""
-        return legal_rows(self.env._obs, self.env._masks, self.ctx, self.features)
+        return legal_rows(self.env.observations, self.env.masks, self.ctx, self.features)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Play the learner's legal ``actions`` (int64 (rows,)), then the opponents up to the learner's
@@ -100,17 +88,13 @@ class LearnerRows:
 
         :return: rewards (float32 (rows,), the learner seat's at a deal's end, else 0) and dones (bool (rows,)).
         """
-        env = self.env
-        env.play_rows(self._all, np.asarray(actions, dtype=np.int64))
-        self._snapshot_moves(self._all)
-        done = env.over != 0
-        rewards = np.where(done, env.seat_rewards[self._all, self.learner], np.float32(0.0)).astype(np.float32)
+        rewards, done = self.play(actions)
         finished = np.flatnonzero(done)
         for i in finished:
             for kind in {KINDS[k] for k in self.kinds[i] if k >= 0}:
                 self.results[kind].append(float(rewards[i]))
         if finished.size:
-            self._new_deals(finished)
+            self.new_deals(finished)
         return rewards, done
 
     def take_results(self) -> dict[str, list[float]]:
@@ -118,49 +102,36 @@ class LearnerRows:
         out, self.results = dict(self.results), defaultdict(list)
         return out
 
-    def _new_deals(self, rows: np.ndarray) -> None:
-        env, n = self.env, self.num_players
+    def seat(self, i: int, learner: int) -> None:
+        """Draw the kinds of row ``i``'s other seats (and the snapshot each snapshot seat plays)."""
+        n = self.num_players
         probs = np.array([self.probs[k] for k in KINDS])
         if not len(self.stack):  # no snapshot yet: its share to random and greedy
             probs[KINDS.index("snapshot")] = 0.0
-        probs = probs / probs.sum()
-        for i in rows:
-            seat = int(self.rng.integers(n))
-            self.learner[i] = seat
-            env.observer[i] = seat
-            self.kinds[i] = self.rng.choice(len(KINDS), size=n, p=probs)
-            self.kinds[i, seat] = -1
-            self.picks[i] = self.rng.integers(max(len(self.stack), 1), size=n)
-            env.kinds[i, :] = V.EXTERNAL
-            for s in range(n):
-                if s != seat:
-                    env.kinds[i, s] = _ENV_KIND[KINDS[self.kinds[i, s]]]
-        env.deal_rows(rows)
-        self._snapshot_moves(rows)
-        again = rows[env.over[rows] != 0]  # an opponent went out before the learner's first decision (RULES §6.1)
-        if again.size:
-            self._new_deals(again)  # no decision of the learner's to reward: deal afresh
+        self.kinds[i] = self.rng.choice(len(KINDS), size=n, p=probs / probs.sum())
+        self.kinds[i, learner] = -1
+        self.picks[i] = self.rng.integers(max(len(self.stack), 1), size=n)
+        for s in range(n):
+            if s != learner:
+                self.env.kinds[i, s] = _ENV_KIND[KINDS[self.kinds[i, s]]]
 
-    def _snapshot_moves(self, rows: np.ndarray) -> None:
-        """Let the snapshot seats of ``rows`` move until each row's learner is to move or its deal is over."""
+    def external_actions(self, waiting: np.ndarray) -> np.ndarray:
+        """The snapshot seats' moves in ``waiting``: each by its snapshot's net, sampled in the kernels."""
         env = self.env
-        waiting = rows[(env.over[rows] == 0) & (env.to_move[rows] != self.learner[rows])]
-        while waiting.size:
-            legal = legal_rows(env._obs[waiting], env._masks[waiting], self.ctx, self.features)
-            picks = self.picks[waiting, env.to_move[waiting]]
-            chosen = np.zeros(waiting.size, dtype=np.int64)
-            rngs = self.net_rngs[waiting]
-            R.net_moves(
-                (self.stack, self.shape),
-                env._obs[waiting],
-                legal.bundle(),
-                self._all[: waiting.size],
-                picks,
-                rngs,
-                chosen,
-            )
-            self.net_rngs[waiting] = rngs
-            self._actions[:] = -1
-            self._actions[waiting] = chosen
-            env.play_rows(waiting, self._actions)
-            waiting = waiting[(env.over[waiting] == 0) & (env.to_move[waiting] != self.learner[waiting])]
+        legal = legal_rows(env.observations[waiting], env.masks[waiting], self.ctx, self.features)
+        picks = self.picks[waiting, env.to_move[waiting]]
+        chosen = np.zeros(waiting.size, dtype=np.int64)
+        rngs = self.net_rngs[waiting]
+        R.net_moves(
+            (self.stack, self.shape),
+            env.observations[waiting],
+            legal.bundle(),
+            self.all_rows[: waiting.size],
+            picks,
+            rngs,
+            chosen,
+        )
+        self.net_rngs[waiting] = rngs
+        self._actions[:] = -1
+        self._actions[waiting] = chosen
+        return self._actions

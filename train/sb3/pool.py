@@ -76,13 +76,13 @@ def policy_weights(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], st
 def save_snapshot(policy: Any, path: str | Path, steps: int = 0) -> Path:
     """Save the action path of ``policy`` as a ``.npz`` file (atomically).
 
-    :param policy: a MaskablePPO ``MlpPolicy`` or :class:`treppen.train.policy_net.ActionFeaturePolicy`
+    :param policy: a MaskablePPO ``MlpPolicy`` or :class:`treppen.train.sb3.policy_net.ActionFeaturePolicy`
         (``model.policy``).
     :param path: the target file, ending in ``.npz``.
     :param steps: training steps at the time of the snapshot (stored alongside).
     :return: the path written.
     """
-    from treppen.train.policy_net import ActionFeaturePolicy
+    from treppen.train.sb3.policy_net import ActionFeaturePolicy
 
     arrays: dict[str, Any]
     if isinstance(policy, ActionFeaturePolicy):

@@ -10,9 +10,9 @@ continues a generation that was cut off at its next stage:
    gives the observation, mask, the chosen move (the policy's label), the other seats' hands and,
    at the deal's end, the mover's score against the others as ``2 * score - 1`` (the value's
    label; a determinized world is fully known, so the value reads the hands);
-2. ``net.npz``: :class:`~treppen.train.kernel_net.KernelNet` (``expert_hidden`` units; from the
+2. ``net.npz``: :class:`~treppen.train.expert.net.KernelNet` (``expert_hidden`` units; from the
    generation before's weights) fitted to all generations' labels so far
-   (:func:`treppen.train.kernel_net.fit`);
+   (:func:`treppen.train.expert.net.fit`);
 3. a row of ``generations.jsonl``: the generation's search and its net's policy alone
    (:class:`treppen.agents.net.NetAgent`) rated against greedy, and its search against the
    generation before's, head to head, on ``expert_decks`` duplicate decks
@@ -31,8 +31,8 @@ import torch
 
 from treppen import agents
 from treppen.arena.strength import rate_against
-from treppen.train.config import TrainConfig
-from treppen.train.kernel_net import KernelNet, fit
+from treppen.train.config import ExpertConfig
+from treppen.train.expert.net import KernelNet, fit
 from treppen.train.rundir import open_run_dir
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import net as N
@@ -42,12 +42,12 @@ from treppen_env.observation import OBS_SIZE
 LABELS, NET, ROWS = "labels.npz", "net.npz", "generations.jsonl"
 
 
-def search_spec(config: TrainConfig, net: Path | None) -> str:
+def search_spec(config: ExpertConfig, net: Path | None) -> str:
     """The generation's search: ``expert_search``, guided by ``net`` when there is one."""
     return config.expert_search if net is None else f"{config.expert_search},net={net},{config.expert_guide}"
 
 
-def label_deals(config: TrainConfig, spec: str, seed: int) -> dict[str, np.ndarray]:
+def label_deals(config: ExpertConfig, spec: str, seed: int) -> dict[str, np.ndarray]:
     """The search's decisions in ``expert_deals`` deals against greedy (see the module docstring)."""
     rules = config.make_rules()
     columns: dict[str, list[Any]] = {k: [] for k in ("obs", "masks", "actions", "hands", "outcomes")}
@@ -97,7 +97,7 @@ def _other_hands(hands: list[int], seat: int) -> np.ndarray:
     return out
 
 
-def train_expert(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Run expert iteration as ``config`` says (see the module docstring); returns the run folder."""
     run_dir = open_run_dir(config, resume, command_line or [])
     rows_path = run_dir / ROWS
@@ -159,14 +159,18 @@ def _all_labels(run_dir: Path, g: int) -> dict[str, np.ndarray]:
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
-def _rate(config: TrainConfig, run_dir: Path, g: int, guided: str, previous: Path | None) -> dict[str, Any]:
+def _rate(config: ExpertConfig, run_dir: Path, g: int, guided: str, previous: Path | None) -> dict[str, Any]:
     """The generation's ratings (see the module docstring)."""
-    rules, players, decks = config.make_rules(), config.num_players, config.expert_decks
     out = run_dir / f"gen_{g}" / "ratings"
+
+    def rate(agent: str, reference: str, name: str) -> dict[str, Any]:
+        return rate_against(
+            agent, reference, config.num_players, config.make_rules(), config.expert_decks, 2026, 1, out / name,
+            config.progress,
+        ).to_dict()  # fmt: skip
+
     row: dict[str, Any] = {"generation": g, "search": guided}
-    row["search_vs_greedy"] = rate_against(guided, "greedy", players, rules, decks, 2026, 1, out / "search").to_dict()
-    policy = str(run_dir / f"gen_{g}" / NET)
-    row["policy_vs_greedy"] = rate_against(policy, "greedy", players, rules, decks, 2026, 1, out / "policy").to_dict()
-    before = search_spec(config, previous)
-    row["search_vs_previous"] = rate_against(guided, before, players, rules, decks, 2026, 1, out / "previous").to_dict()
+    row["search_vs_greedy"] = rate(guided, "greedy", "search")
+    row["policy_vs_greedy"] = rate(str(run_dir / f"gen_{g}" / NET), "greedy", "policy")
+    row["search_vs_previous"] = rate(guided, search_spec(config, previous), "previous")
     return row

@@ -1,10 +1,12 @@
 """``vec_env: kernel``: Stable-Baselines3's ``VecEnv`` over the batched env (:mod:`treppen_env.vector`).
 
 :class:`KernelVecEnv` holds ``n_envs`` deals as rows of one :class:`~treppen_env.vector.TreppenVectorEnv`
-and plays them as :class:`~treppen.train.pool.SelfPlayEnv` does: per episode a random learner seat and
-every other seat drawn from the opponent pool (:class:`~treppen.train.pool.OpponentPool`). Random and
-greedy opponents play inside the kernel; snapshots, the best model and agent specs decide in Python
-between kernel calls (their rows wait). Each step returns the learner's observation of every row, its
+and plays them as :class:`~treppen.train.sb3.pool.SelfPlayEnv` does: per episode a random learner seat and
+every other seat drawn from the opponent pool (:class:`~treppen.train.sb3.pool.OpponentPool`), through
+the one deal loop of rows with seats (:class:`treppen.train.seated_rows.SeatedRows`; a deal that an
+opponent ends before the learner's first decision is dealt again). Random and greedy opponents
+play inside the kernel; snapshots, the best model and agent specs decide in Python between kernel
+calls (their rows wait). Each step returns the learner's observation of every row, its
 reward, ``done`` and SB3's infos: at an episode's end ``terminal_observation``,
 ``TimeLimit.truncated`` (``max_turns``, RULES §6.5), ``episode`` (``r``, ``l``: what SB3's ``Monitor``
 writes) and ``opponents`` (the kinds that played). ``env_method`` offers ``action_masks`` (for
@@ -21,15 +23,47 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from treppen.train.pool import OpponentPool, PoolOpponent
+from treppen.train.sb3.pool import OpponentPool, PoolOpponent
+from treppen.train.seated_rows import SeatedRows
 from treppen_env.agent_core import seats as S
-from treppen_env.core import layout as L
 from treppen_env.core import vector as V
 from treppen_env.rules import Rules, make_rules
-from treppen_env.vector import TreppenVectorEnv
 
 #: Pool kinds the kernel plays itself.
 KERNEL_KINDS = {"random": S.RANDOM, "greedy": S.GREEDY}
+
+
+class PoolRows(SeatedRows):
+    """The rows of a :class:`KernelVecEnv`: every other seat a :class:`PoolOpponent` of the shared
+    pool, redrawn every deal; random and greedy play inside the kernel, the others in Python.
+
+    :param pool: the shared pool; ``use_greedy``: build greedy agents (the pool can draw greedy).
+    """
+
+    def __init__(
+        self, n_envs: int, num_players: int, rules: Rules, pool: OpponentPool, use_greedy: bool, seed: int | None
+    ):
+        super().__init__(n_envs, num_players, rules, seed)
+        self.opponents = [
+            [PoolOpponent(pool, int(s.generate_state(1)[0]), use_greedy, rules) for s in self.seeds.spawn(num_players)]
+            for _ in range(n_envs)
+        ]
+
+    def seat(self, i: int, learner: int) -> None:
+        """Each other seat draws its opponent from the pool (RULES §1.2)."""
+        for s, opponent in enumerate(self.opponents[i]):
+            if s != learner:
+                opponent.reset()
+                self.env.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, S.EXTERNAL)
+
+    def external_actions(self, waiting: np.ndarray) -> np.ndarray:
+        """The Python opponents' moves, each from its seat's observation."""
+        env = self.env
+        actions = np.full(len(self.all_rows), -1, dtype=np.int64)
+        for i in waiting:
+            observation = {"observation": env.observations[i], "action_mask": env.masks[i]}
+            actions[i] = self.opponents[i][int(env.to_move[i])].act(observation)
+        return actions
 
 
 class KernelVecEnv(VecEnv):
@@ -57,17 +91,9 @@ class KernelVecEnv(VecEnv):
         specs: Sequence[str] = (),
     ):
         rules = make_rules(rules)
-        self.core = TreppenVectorEnv(n_envs, num_players, rules)
         self.pool = OpponentPool(probs or {"random": 1.0}, deterministic, specs)
-        seeds = np.random.SeedSequence(seed)
-        self._seed = int(seeds.generate_state(1)[0] % 2**31)
-        self._rng = np.random.default_rng(seeds.spawn(1)[0])
-        use_greedy = (probs or {}).get("greedy", 0.0) > 0
-        self.opponents = [
-            [PoolOpponent(self.pool, int(s.generate_state(1)[0]), use_greedy, rules) for s in seeds.spawn(num_players)]
-            for _ in range(n_envs)
-        ]
-        self.learner = np.zeros(n_envs, dtype=np.int64)
+        self.rows = PoolRows(n_envs, num_players, rules, self.pool, (probs or {}).get("greedy", 0.0) > 0, seed)
+        self.core = self.rows.env
         self._returns = np.zeros(n_envs)
         self._lengths = np.zeros(n_envs, dtype=np.int64)
         self._actions = np.zeros(n_envs, dtype=np.int64)
@@ -75,38 +101,35 @@ class KernelVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ SB3's VecEnv
     def reset(self) -> np.ndarray:
-        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else self._seed
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else self.rows.deal_seed
         self._reset_seeds()
         self.core.seed_rows(seed)
-        self._new_episodes(self.core._all)
-        return self.core._obs.copy()
+        self._new_episodes(self.rows.all_rows)
+        return self.core.observations.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         core, acts = self.core, self._actions
-        bad = V.illegal_rows(core._masks, acts, np.zeros(self.num_envs, dtype=bool))
+        bad = V.illegal_rows(core.masks, acts, np.zeros(self.num_envs, dtype=bool))
         if bad.size:
             raise ValueError(f"illegal learner actions in rows {bad.tolist()[:5]}: a masked policy never plays one")
-        core.play_rows(core._all, acts)
-        self._python_opponents(core._all)
+        rewards, done = self.rows.play(acts)
         self._lengths += 1
-        done = core.over != 0
-        rewards = np.where(done, core.seat_rewards[core._all, self.learner], np.float32(0.0))
         self._returns += rewards
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        rows = np.flatnonzero(done)
-        for i in rows:
+        finished = np.flatnonzero(done)
+        for i in finished:
             infos[i] = {
-                "terminal_observation": core._obs[i].copy(),
-                "TimeLimit.truncated": bool(core._i64[i, L.OUTCOME] == L.MAX_TURNS_OUTCOME),
+                "terminal_observation": core.observations[i].copy(),
+                "TimeLimit.truncated": bool(core.truncated[i]),
                 "episode": {"r": float(self._returns[i]), "l": int(self._lengths[i])},
-                "opponents": [o.kind for s, o in enumerate(self.opponents[i]) if s != self.learner[i]],
+                "opponents": [o.kind for s, o in enumerate(self.rows.opponents[i]) if s != self.rows.learner[i]],
             }
-        if rows.size:
-            self._new_episodes(rows)
-        return core._obs.copy(), rewards.astype(np.float32), done, infos
+        if finished.size:
+            self._new_episodes(finished)
+        return core.observations.copy(), rewards, done, infos
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal masks, bool (n_envs, 898)."""
@@ -138,35 +161,8 @@ class KernelVecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]
 
-    # ------------------------------------------------------------------ episodes
     def _new_episodes(self, rows: np.ndarray) -> None:
-        """Seat the rows' new deals: a random learner seat and pool opponents (RULES §1.2); the
-        kernel plays its kinds up to the learner's or a Python opponent's turn."""
-        core = self.core
-        n = core.num_players
-        for i in rows:
-            learner = int(self._rng.integers(n))
-            self.learner[i] = learner
-            core.observer[i] = learner
-            core.kinds[i, :] = S.EXTERNAL
-            for s, opponent in enumerate(self.opponents[i]):
-                if s != learner:
-                    opponent.reset()
-                    core.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, S.EXTERNAL)
+        """New deals in ``rows``, their episode returns and lengths from 0."""
+        self.rows.new_deals(rows)
         self._returns[rows] = 0.0
         self._lengths[rows] = 0
-        core.deal_rows(rows)
-        self._python_opponents(rows)
-
-    def _python_opponents(self, rows: np.ndarray) -> None:
-        """Let the Python opponents of ``rows`` move until each row's learner is to move or its deal is over."""
-        core = self.core
-        waiting = rows[(core.over[rows] == 0) & (core.to_move[rows] != self.learner[rows])]
-        while waiting.size:
-            actions = np.full(self.num_envs, -1, dtype=np.int64)
-            for i in waiting:
-                seat = int(core.to_move[i])
-                observation = {"observation": core._obs[i], "action_mask": core._masks[i]}
-                actions[i] = self.opponents[i][seat].act(observation)
-            core.play_rows(waiting, actions)
-            waiting = waiting[(core.over[waiting] == 0) & (core.to_move[waiting] != self.learner[waiting])]

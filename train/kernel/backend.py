@@ -1,13 +1,13 @@
 """``backend: kernel``: PPO over the rows of the batched env, opponents played by kernels.
 
-Reads top to bottom: config -> rows (:class:`treppen.train.kernel_rows.LearnerRows`) and net
-(:class:`treppen.train.kernel_policy.ActionNet`) -> rollouts -> GAE -> PPO update -> periodic
+Reads top to bottom: config -> rows (:class:`treppen.train.kernel.rows.LearnerRows`) and net
+(:class:`treppen.train.kernel.policy.ActionNet`) -> rollouts -> GAE -> PPO update -> periodic
 snapshots, checkpoints, evaluations and Elo -> final model. Each rollout step is one forward pass
 over all rows: the learner's legal actions as padded feature rows (B, K, F), a masked softmax, one
 sample per row, one env step (the opponents' moves inside it). An update makes ``n_epochs`` passes
 over the rollout in minibatches of whole steps (``batch_size / n_envs`` steps of every row, each
 padded to its most legal actions) with the clipped PPO loss, value loss and entropy bonus
-(:func:`treppen.train.kernel_policy.masked_log_probs`).
+(:func:`treppen.train.kernel.policy.masked_log_probs`).
 
 Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
 
@@ -20,6 +20,7 @@ Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
 
 from __future__ import annotations
 
+import io
 import pickle
 import time
 from pathlib import Path
@@ -29,11 +30,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from treppen.train.callbacks import EloCallback, EvalCallback, Every
 from treppen.train.checkpoints import checkpoint_path, latest_checkpoint
-from treppen.train.config import TrainConfig, resolve_name
-from treppen.train.kernel_policy import ActionNet, PredictModel, masked_log_probs
-from treppen.train.kernel_rows import LearnerRows
-from treppen.train.rundir import describe_eval, describe_strength, open_run_dir, rating_callbacks
+from treppen.train.config import KernelConfig, resolve_name
+from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
+from treppen.train.kernel.rows import LearnerRows
+from treppen.train.rundir import open_run_dir, print_ratings, rating_callbacks
 from treppen_env.files import atomic_write
 
 CHECKPOINT_SUFFIX = ".pt"
@@ -74,6 +76,26 @@ class Logger:
             self.writer.close()
 
 
+#: Modules that checkpoints written before train/ had a package per backend name: old -> today's.
+MOVED_MODULES = {"treppen.train.kernel_rows": "treppen.train.kernel.rows"}
+
+
+class _RowsUnpickler(pickle.Unpickler):
+    """Unpickles a checkpoint's rows, classes of moved modules from their modules today."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
+def load_rows(data: bytes) -> LearnerRows:
+    """A checkpoint's pickled :class:`LearnerRows`, also one written before the shared deal loop
+    (:class:`treppen.train.seated_rows.SeatedRows`; its row indices were ``_all``)."""
+    rows = _RowsUnpickler(io.BytesIO(data)).load()
+    if "all_rows" not in rows.__dict__:
+        rows.all_rows = rows.__dict__.pop("_all")
+    return rows
+
+
 class Learner:
     """The state of a run: the rows, the net and its optimizer, the sampling generator, the pool
     of snapshots and the step count (all of it in a checkpoint).
@@ -81,13 +103,13 @@ class Learner:
     :param config: the run's config; ``seed``: seeds the rows, torch and the sampling.
     """
 
-    def __init__(self, config: TrainConfig, seed: int):
+    def __init__(self, config: KernelConfig, seed: int):
         self.config = config
         self.device = device_of(config.device)
         torch.manual_seed(seed)
         self.net = ActionNet(config.net_arch[-1], config.action_dim, config.features, config.pick_init).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
-        probs = {k: getattr(config, f"opponent_{k}") for k in ("random", "greedy", "snapshot")}
+        probs = config.opponent_probs()
         self.rows = LearnerRows(config.n_envs, config.num_players, config.make_rules(), probs, config.features, seed)
         self.rows.reset()
         self.sampler = torch.Generator().manual_seed(seed)
@@ -112,7 +134,7 @@ class Learner:
         self.optimizer.load_state_dict(state["optimizer"])
         self.sampler.set_state(state["sampler"])
         torch.set_rng_state(state["torch"])
-        self.rows = pickle.loads(state["rows"])
+        self.rows = load_rows(state["rows"])
         self.pool = list(state["pool"])
 
     def save(self, folder: Path) -> Path:
@@ -245,25 +267,10 @@ class Learner:
             }
 
 
-class Every:
-    """Due once the step count passes each multiple of ``every`` (0: never), as the SB3 backend's
-    periodic callbacks; the next multiple is derived from the steps, so a resumed run keeps the schedule."""
-
-    def __init__(self, every: int, steps: int):
-        self.every = every
-        self.next_at = (steps // every + 1) * every if every else 0
-
-    def due(self, steps: int) -> bool:
-        if not self.every or steps < self.next_at:
-            return False
-        self.next_at = (steps // self.every + 1) * self.every
-        return True
-
-
-def train_kernel(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
+def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train the action net by PPO over the batched env as ``config`` says; returns the run folder.
 
-    :param config: a checked config with ``backend: kernel`` (:func:`treppen.train.config.load_config`).
+    :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.config_files.load_config`).
     :param resume: continue from the run folder's newest checkpoint, exactly as it was written.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
@@ -328,7 +335,7 @@ def train_kernel(config: TrainConfig, resume: bool = False, command_line: list[s
     return run_dir
 
 
-def _finish(learner: Learner, run_dir: Path, evals: Any, elo: Any, logger: Logger) -> None:
+def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
     """Save the last checkpoint and the final model, evaluate and rate it, and print the summary."""
     learner.save(run_dir / "checkpoints")
     final = learner.net.save(run_dir / FINAL_MODEL)
@@ -339,14 +346,7 @@ def _finish(learner: Learner, run_dir: Path, evals: Any, elo: Any, logger: Logge
     logger.dump(learner.steps)
     logger.close()
     print(f"final model: {final}")
-    print(
-        f"evaluation, {learner.config.eval_deals} ordinary deals against each ({run_dir / 'evals.jsonl'}): "
-        + describe_eval(evals.latest)
-    )
-    if elo.ratings is not None:
-        print(f"Elo of the final model, {elo.ratings.n_groups} duplicate decks ({run_dir / 'elo.jsonl'}):")
-        for line in describe_strength(elo.ratings):
-            print("  " + line)
+    print_ratings(run_dir, learner.config.eval_deals, evals, elo)
 
 
 def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
@@ -362,7 +362,7 @@ def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
         )
 
 
-def _progress(config: TrainConfig, start: int) -> Any:
+def _progress(config: KernelConfig, start: int) -> Any:
     """A tqdm bar over the run's steps (``None`` with ``progress: false``)."""
     if not config.progress:
         return None

@@ -33,7 +33,7 @@ import torch
 
 from treppen import agents
 from treppen.agents.base import Agent
-from treppen.train.config import VALUE_TARGETS
+from treppen.train.config import VALUE_TARGETS, RecipeBase
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
@@ -299,7 +299,7 @@ def agreement(policy: Any, data: Decisions, batch_size: int = 1024) -> dict[str,
 HOLDOUT_SEED = 7_777_777
 
 
-def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
+def warm_start(policy: Any, config: RecipeBase, run_dir: Path) -> dict[str, float]:
     """The imitation rounds of ``treppen train`` on ``policy`` (in place); see the module docstring.
 
     Round 0 records ``config.imitation_decisions`` decisions of the teacher playing every seat;
@@ -309,8 +309,8 @@ def warm_start(policy: Any, config: Any, run_dir: Path) -> dict[str, float]:
     (the data of round 0 is collected again: it depends only on the seed).
 
     :param policy: the learner's MaskablePPO policy (``model.policy``; the RLlib backend builds one
-        of the same network, :func:`treppen.train.selfplay.make_policy`, and starts its module from it).
-    :param config: the run's :class:`treppen.train.config.TrainConfig`.
+        of the same network, :func:`treppen.train.sb3.backend.make_policy`, and starts its module from it).
+    :param config: the run's config (:class:`treppen.train.config.RecipeBase`: sb3 or rllib).
     :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
     """
