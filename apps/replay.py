@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from treppen.apps.options import whole
 from treppen_env import records
 from treppen_env.render import render_text
 
@@ -17,7 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file", help="a record file (.jsonl or .jsonl.gz) written by play, tournament --record or serve"
     )
-    parser.add_argument("--deal", type=int, default=1, metavar="N", help="which deal of the file, 1 = first (default)")
+    parser.add_argument(
+        "--deal",
+        type=whole(1, noun="a deal number"),
+        default=1,
+        metavar="N",
+        help="which deal of the file, 1 = first (default)",
+    )
     parser.add_argument("--moves-only", action="store_true", help="print the moves without the table")
 
 

@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from treppen.agents import zoo
+from treppen.apps.options import whole
 from treppen.arena.scale import rating_text
 
 
@@ -26,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build = sub.add_parser("build", help="rebuild agents from their cards (train, export, rate)")
     build.add_argument("names", nargs="+", metavar="NAME", help="zoo agents (see treppen zoo list)")
     build.add_argument("--runs-dir", type=Path, default=Path("runs/zoo"), help="training runs and ratings")
-    build.add_argument("--workers", type=int, default=2, help="worker processes of the rating tournament")
+    build.add_argument("--workers", type=whole(1), default=2, help="worker processes of the rating tournament")
 
 
 def card_text(card: zoo.ModelCard) -> str:
