@@ -161,10 +161,12 @@ class Tables:
         answer = self.app.hint(session, {"version": session.version})
         lines = [f"Your moves ranked by {answer['agent']} (searched from what you see):"]
         for e in answer["estimates"][:HINT_MOVES]:
-            lines.append(
-                f"- {e['text']}: wins {e['win_rate']:.0%} of {e['playouts']} playouts, margin {e['margin']:+.0f} points"
-                + (" (greedy's choice)" if e["greedy"] else "")
+            found = (
+                "not searched (the only move)"
+                if e["win_rate"] is None
+                else f"wins {e['win_rate']:.0%} of {e['playouts']} playouts, margin {e['margin']:+.0f} points"
             )
+            lines.append(f"- {e['text']}: {found}" + (" (greedy's choice)" if e["greedy"] else ""))
         return "\n".join(lines)
 
     def record(self, game_id: str) -> str:

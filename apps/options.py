@@ -100,7 +100,7 @@ def writable_folder(path: str | Path) -> Path:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as err:
-        raise ValueError(f"cannot write in {name}: {err.strerror}") from None
+        raise ValueError(f"{name} takes no new file ({err.strerror})") from None
     return folder
 
 
