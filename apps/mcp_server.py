@@ -100,7 +100,7 @@ class Tables:
                 chosen *= players - 1
             elif len(chosen) != players - 1:
                 raise BadRequest(
-                    f"players={players} needs {players - 1} opponents (or one, for every seat); got {chosen}"
+                    f"players={players} needs {players - 1} opponents (or one, for every seat); got {shorten(chosen)}"
                 )
         unknown = [o for o in chosen if o not in self.app.specs]
         if unknown:

@@ -18,6 +18,7 @@ from pathlib import Path
 from treppen.agents import zoo
 from treppen.apps.options import whole
 from treppen.arena.scale import rating_text
+from treppen_env.messages import shorten
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     known = zoo.cards()
     unknown = [n for n in args.names if n not in known]
     if unknown:
-        raise ValueError(f"no zoo agent {unknown}; the zoo has {sorted(known)}")
+        raise ValueError(f"no zoo agent {shorten(unknown)}; the zoo has {sorted(known)}")
     for name in args.names:
         print(card_text(build(name, args.runs_dir, args.workers)), flush=True)
     return 0

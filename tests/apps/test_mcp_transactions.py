@@ -177,16 +177,29 @@ def test_a_record_folder_that_will_fail_is_refused_at_start(tmp_path, capsys, ki
 
 
 # ------------------------------------------------------------------ echoes and settings
-def test_an_error_cuts_a_megabyte_argument(kept_apps):
+MEGABYTE = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        (
+            {"opponents": [MEGABYTE]},
+            r"opponents \['x{30,}\.\.\.x{30,}'\] are not offered here; choose from \['greedy'\]",
+        ),
+        ({"opponents": [MEGABYTE, "greedy"], "players": 4}, r"players=4 needs 3 opponents .*; got \['x{30,}\.\.\.x+"),
+        ({"rules": MEGABYTE}, r"'rules' must be one of \['rum500', 'treppenromme'\]; got 'x+"),
+    ],
+)
+def test_an_error_cuts_a_megabyte_argument(kept_apps, arguments, error):
     server = create_server(["greedy"], seed=1)
 
     async def main():
         async with Client(server) as client:
-            return await call(client, "new_game", opponents=["x" * 1_000_000])
+            return await call(client, "new_game", **arguments)
 
-    failed, error = run_bounded(main, 60)
-    assert failed and re.match(r"opponents \['x{30,}\.\.\.x{30,}'\] are not offered here", error), error
-    assert error.endswith("are not offered here; choose from ['greedy']") and len(error) < 200, len(error)
+    failed, text = run_bounded(main, 60)
+    assert failed and re.match(error, text) and len(text) < 400, text[:500]
     assert len(kept_apps[0].sessions) == 0
 
 
