@@ -21,8 +21,13 @@ Resources: ``treppen://rules/<preset>``, the rules in plain text (:func:`treppen
 
 Games are the web page's sessions (:class:`treppen.apps.web.App`), with its limits and checks: at most
 ``--max-sessions`` games (idle ones make room), unguessable ids, only the server's agents, every
-argument validated. Over HTTP the app sits behind :class:`treppen.apps.web.LocalOnly` (Host and
-Origin checks against DNS rebinding) and is bound to 127.0.0.1 only.
+argument validated. A tool either does what it says or changes nothing: each call is one
+transaction on its game (:meth:`treppen.apps.web_sessions.Session.transaction`; the record of a
+deal it ends is written before the change is kept), a failed ``new_game`` takes no place, and an
+error is one line saying why. An agent that cannot move is played by the greedy heuristic
+(:meth:`~treppen.apps.web_sessions.Session.agent_move`). Over HTTP the app sits behind
+:class:`treppen.apps.web.LocalOnly` (Host and Origin checks against DNS rebinding) and is bound to
+127.0.0.1 only.
 """
 
 from __future__ import annotations
