@@ -20,7 +20,7 @@ from typing import Any
 
 from treppen import agents
 from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
-from treppen.apps.options import seed, whole
+from treppen.apps.options import add_record_arguments, seed, whole
 from treppen.apps.replay import describe, read_deal
 from treppen_env import records
 from treppen_env.actions import action_to_str
@@ -39,16 +39,7 @@ NOTE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "file", help="a record file (.jsonl or .jsonl.gz) written by play, tournament --record or serve"
-    )
-    parser.add_argument(
-        "--deal",
-        type=whole(1, noun="a deal number"),
-        default=1,
-        metavar="N",
-        help="which deal of the file, 1 = first (default)",
-    )
+    add_record_arguments(parser)
     parser.add_argument(
         "--step",
         type=whole(1, noun="a move number"),

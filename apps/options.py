@@ -1,7 +1,8 @@
 """Command-line options shared by the ``treppen`` subcommands: argparse types that check a value
 (their refusals name the option, as argparse's ``argument --seed: ...``, and show the value cut to
 a fixed length), the parser whose errors are cut alike, and the options both servers take
-(``treppen serve`` and ``treppen mcp``: ``--port``, ``--record``, ``--max-sessions``).
+(``treppen serve`` and ``treppen mcp``: ``--port``, ``--record``, ``--max-sessions``) and those of the
+commands that read a record file (``treppen replay`` and ``treppen analyse``: ``FILE``, ``--deal``).
 """
 
 from __future__ import annotations
@@ -129,4 +130,18 @@ def add_server_arguments(parser: argparse.ArgumentParser, default_port: int, por
         default=MAX_SESSIONS,
         metavar="N",
         help=f"games kept at once; one idle for 5 minutes makes room (default {MAX_SESSIONS})",
+    )
+
+
+def add_record_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of a command that reads one deal of a record file: ``file`` and ``--deal``."""
+    parser.add_argument(
+        "file", help="a record file (.jsonl or .jsonl.gz) written by play, tournament --record or serve"
+    )
+    parser.add_argument(
+        "--deal",
+        type=whole(1, noun="a deal number"),
+        default=1,
+        metavar="N",
+        help="which deal of the file, 1 = first (default)",
     )
