@@ -85,6 +85,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    """An argparse type: a share from 0 to 1 (0.2: 20%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a share from 0 to 1 (0.2: 20%)")
+    return value
+
+
 def writable_folder(path: str | Path) -> Path:
     """``path`` as a folder that files can be written in: an existing folder, or one that can be
     made (its nearest existing parent is a folder that takes a new file). Nothing is created.

@@ -84,3 +84,10 @@ def test_every_refused_option_is_named_in_one_line(capsys):
             err = capsys.readouterr().err
             assert err.startswith(f"treppen {' '.join(command)}: error: argument {option}: "), err
             assert err.count("\n") == 1 and len(err) < 600, (command, option, len(err))
+
+
+def test_a_share_option_takes_0_to_1_only():
+    assert [options.share(text) for text in ("0", "0.2", "1")] == [0.0, 0.2, 1.0]
+    for text in ("-0.1", "1.5", "nan", "inf", "20%"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"is not a share from 0 to 1 \(0\.2: 20%\)"):
+            options.share(text)
