@@ -20,6 +20,7 @@ from typing import Any
 
 from treppen import agents
 from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
+from treppen.apps.options import add_record_arguments, seed, whole
 from treppen.apps.replay import describe, read_deal
 from treppen_env import records
 from treppen_env.actions import action_to_str
@@ -38,13 +39,10 @@ NOTE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "file", help="a record file (.jsonl or .jsonl.gz) written by play, tournament --record or serve"
-    )
-    parser.add_argument("--deal", type=int, default=1, metavar="N", help="which deal of the file, 1 = first (default)")
+    add_record_arguments(parser)
     parser.add_argument(
         "--step",
-        type=int,
+        type=whole(1, noun="a move number"),
         required=True,
         metavar="K",
         help="the position before move K is played, moves numbered as treppen replay prints them (1 = the first)",
@@ -56,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the analysing search agent: rollout or ismcts with settings, e.g. rollout,playouts=5000 "
         f"(default {DEFAULT_SPEC}); the record's rules reach it",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the search (default 0: the same table every run)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the search (default 0: the same table every run)")
 
 
 def run(args: argparse.Namespace) -> int:

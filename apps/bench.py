@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from treppen.apps.options import positive_seconds, seed, whole
 from treppen_env.files import atomic_write_text
 
 DEFAULT_OUT = Path("runs") / "bench" / "bench_env.json"
@@ -295,10 +296,13 @@ def run_benchmarks(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen bench`` (and of ``benchmarks/bench_env.py single``)."""
     parser.add_argument(
-        "--seconds", type=float, default=5.0, help="time per contender in all, split over the rounds (default 5)"
+        "--seconds",
+        type=positive_seconds,
+        default=5.0,
+        help="time per contender in all, split over the rounds (default 5)",
     )
     parser.add_argument(
-        "--rounds", type=int, default=10, help="interleaved rounds; figures are medians over them (default 10)"
+        "--rounds", type=whole(1), default=10, help="interleaved rounds; figures are medians over them (default 10)"
     )
     parser.add_argument(
         "--players",
@@ -314,7 +318,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["treppenromme", "rum500"],
         help="treppen rules preset (default treppenromme)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and action choices")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the deals and action choices")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON results (default {DEFAULT_OUT})")
     parser.add_argument(
         "--no-open-spiel", dest="open_spiel", action="store_false", help="skip the OpenSpiel gin_rummy reference"

@@ -16,6 +16,7 @@ import warnings
 from importlib import metadata
 from typing import Any
 
+from treppen.apps.options import CommandLineError, Parser
 from treppen_env.messages import PATH_LIMIT, cut, shorten
 
 SUBCOMMANDS = {
@@ -32,8 +33,10 @@ SUBCOMMANDS = {
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    """The argument parser; only the subcommand named in ``argv`` gets its module imported."""
-    parser = argparse.ArgumentParser(prog="treppen", description="Treppenrommé RL suite")
+    """The argument parser (a :class:`~treppen.apps.options.Parser`: a refused option raises
+    :class:`~treppen.apps.options.CommandLineError`); only the subcommand named in ``argv`` gets its
+    module imported."""
+    parser = Parser(prog="treppen", description="Treppenrommé RL suite")
     parser.add_argument("--version", action="version", version=f"treppen {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(SUBCOMMANDS) + "}")
     for name, (module, help_text) in SUBCOMMANDS.items():
@@ -51,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         parser.print_help()
         return 0
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except CommandLineError as err:  # a refused option, named: one line as any bad input
+        print(f"{err.prog}: error: {err}", file=sys.stderr)
+        return 2
     warnings.formatwarning = _warning_line
     try:
         return int(args.run(args) or 0)

@@ -21,14 +21,20 @@ Resources: ``treppen://rules/<preset>``, the rules in plain text (:func:`treppen
 
 Games are the web page's sessions (:class:`treppen.apps.web.App`), with its limits and checks: at most
 ``--max-sessions`` games (idle ones make room), unguessable ids, only the server's agents, every
-argument validated. Over HTTP the app sits behind :class:`treppen.apps.web.LocalOnly` (Host and
-Origin checks against DNS rebinding) and is bound to 127.0.0.1 only.
+argument validated. A tool either does what it says or changes nothing: each call is one
+transaction on its game (:meth:`treppen.apps.web_sessions.Session.transaction`; the record of a
+deal it ends is written before the change is kept), a failed ``new_game`` takes no place, and an
+error is one line saying why. An agent that cannot move is played by the greedy heuristic
+(:meth:`~treppen.apps.web_sessions.Session.agent_move`). Over HTTP the app sits behind
+:class:`treppen.apps.web.LocalOnly` (Host and Origin checks against DNS rebinding) and is bound to
+127.0.0.1 only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,17 +43,20 @@ from typing import Any
 from treppen.agents.human import render_view, seat_name
 from treppen.agents.rules_text import rules_summary
 from treppen.agents.zoo import LEVELS, cards
-from treppen.apps.web import App, LocalOnly, Session
+from treppen.apps.options import MAX_SEED, MAX_SESSIONS, add_server_arguments
+from treppen.apps.options import seed as seed_type
+from treppen.apps.web import App, LocalOnly
 from treppen.apps.web_errors import BadRequest
+from treppen.apps.web_sessions import Session
 from treppen_env.actions import DRAW, action_to_str, parse_action
 from treppen_env.cards import cards_to_str
+from treppen_env.messages import cut, shorten
 from treppen_env.observation import decode as decode_observation
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, make_rules
 
 HOST = "127.0.0.1"
 #: Agent moves played after one of yours at most (a deal has a few hundred turns at most, RULES §6.5).
 MAX_AGENT_MOVES = 10_000
-MAX_SEED = 2**32 - 1
 HINT_MOVES = 8
 MAX_MOVE_CHARS = 120  # a 13-card run in notation is 57
 NEW_GAME = (
@@ -96,17 +105,19 @@ class Tables:
                 chosen *= players - 1
             elif len(chosen) != players - 1:
                 raise BadRequest(
-                    f"players={players} needs {players - 1} opponents (or one, for every seat); got {chosen}"
+                    f"players={players} needs {players - 1} opponents (or one, for every seat); got {shorten(chosen)}"
                 )
         unknown = [o for o in chosen if o not in self.app.specs]
         if unknown:
-            raise BadRequest(f"opponents {unknown} are not offered here; choose from {self.app.specs}")
+            raise BadRequest(f"opponents {shorten(unknown)} are not offered here; choose from {self.app.specs}")
         if seed is not None and not 0 <= seed <= MAX_SEED:
             raise BadRequest(f"seed={seed} must be in 0..{MAX_SEED}")
         seats: list[Any] = ["you", *(self.app.specs.index(o) for o in chosen)]
         data = {"mode": "play", "seats": seats, "rules": rules, "episode": episode}
-        session = self.app.new_session(data, seed=seed)
-        log = self._agents_move(session)
+        session = self.app.deal(data, seed=seed)
+        with session.transaction():  # the agents' first moves, and the record of a deal they end
+            log = self._agents_move(session)
+        self.app.sessions.add(session)  # a game that failed to start takes no place
         return f"game_id: {session.id}\n{game_text(session, log)}"
 
     def state(self, game_id: str) -> str:
@@ -115,28 +126,36 @@ class Tables:
             return game_text(session, [])
 
     def move(self, game_id: str, move: str) -> str:
-        """Play ``move`` for the person, then the agents until the person's turn or the end.
+        """Play ``move`` for the person, then the agents until the person's turn or the end, as one
+        transaction (:meth:`treppen.apps.web_sessions.Session.transaction`).
 
         :raises BadRequest: for a move that is unreadable or illegal (the game is unchanged; the
-            message lists the legal moves), a game that is over or another seat's turn.
+            message lists the legal moves), a game that is over or another seat's turn; a record
+            that cannot be written (the game is unchanged).
         """
         if len(move) > MAX_MOVE_CHARS:
             raise BadRequest(f"a move is at most {MAX_MOVE_CHARS} characters (e.g. 'meld 7S 8S 9S'); got {len(move)}")
         session = self.app.sessions.get(game_id)
-        hand = set(self._hand(session))
-        last = session.log[-1] if session.log else None
-        try:
-            action = parse_action(move)
-            App.move(session, {"action": action, "version": session.version})
-        except (ValueError, BadRequest) as err:
-            reason = err.detail if isinstance(err, BadRequest) else str(err)
-            with session.lock:
+        with session.lock:
+            try:
+                action = parse_action(move)
+                session.check_move(action)
+            except (ValueError, BadRequest) as err:
+                reason = err.detail if isinstance(err, BadRequest) else str(err)
                 legal = "" if session.over else f" Legal moves: {', '.join(legal_texts(session))}."
-            raise BadRequest(f"{reason}. The game is unchanged.{legal}") from None
-        mine = _since(session.log, last)
-        if action == DRAW:  # what the person drew, as the terminal game says it
-            mine[0] = {**mine[0], "move": f"draw ({cards_to_str(sorted(set(self._hand(session)) - hand))})"}
-        return game_text(session, [*mine, *self._agents_move(session)])
+                raise BadRequest(f"{reason}. The game is unchanged.{legal}") from None
+            hand = set(self._hand(session))
+            last = session.log[-1] if session.log else None
+            try:
+                with session.transaction():
+                    session.play(action)
+                    mine = _since(session.log, last)
+                    theirs = self._agents_move(session)
+            except BadRequest as err:
+                raise BadRequest(f"{err.detail}. The game is unchanged.", err.status_code) from None
+            if action == DRAW:  # what the person drew, as the terminal game says it
+                mine[0] = {**mine[0], "move": f"draw ({cards_to_str(sorted(set(self._hand(session)) - hand))})"}
+            return game_text(session, [*mine, *theirs])
 
     @staticmethod
     def _hand(session: Session) -> tuple[int, ...]:
@@ -147,10 +166,12 @@ class Tables:
         answer = self.app.hint(session, {"version": session.version})
         lines = [f"Your moves ranked by {answer['agent']} (searched from what you see):"]
         for e in answer["estimates"][:HINT_MOVES]:
-            lines.append(
-                f"- {e['text']}: wins {e['win_rate']:.0%} of {e['playouts']} playouts, margin {e['margin']:+.0f} points"
-                + (" (greedy's choice)" if e["greedy"] else "")
+            found = (
+                "not searched (the only move)"
+                if e["win_rate"] is None
+                else f"wins {e['win_rate']:.0%} of {e['playouts']} playouts, margin {e['margin']:+.0f} points"
             )
+            lines.append(f"- {e['text']}: {found}" + (" (greedy's choice)" if e["greedy"] else ""))
         return "\n".join(lines)
 
     def record(self, game_id: str) -> str:
@@ -164,13 +185,15 @@ class Tables:
 
     @staticmethod
     def _agents_move(session: Session) -> list[dict[str, Any]]:
-        """Let the agents move until the person's turn or the end; the log lines of their moves."""
+        """Let the agents move until the person's turn or the end (one that cannot move is played
+        by the greedy heuristic, :meth:`~treppen.apps.web_sessions.Session.agent_move`); the log
+        lines of their moves."""
         lines: list[dict[str, Any]] = []
         for _ in range(MAX_AGENT_MOVES):
             if session.over or session.env.game.current == session.you:
                 break
             last = session.log[-1] if session.log else None
-            App.advance(session, {"version": session.version})
+            session.agent_move()
             lines += _since(session.log, last)
         return lines
 
@@ -219,29 +242,35 @@ def game_text(session: Session, log: Sequence[dict[str, Any]]) -> str:
 
 @contextmanager
 def _tool_errors() -> Iterator[None]:
-    """A refusal (:class:`BadRequest`) becomes the tool's error answer, with the reason only."""
+    """A failed call becomes the tool's error answer, one line cut to a fixed length: a refusal
+    (:class:`BadRequest`) with its reason only, any other failure with its kind and message (its
+    traceback goes to the server's log). The call has changed nothing (the tools' transactions)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
         yield
     except BadRequest as err:
-        raise ToolError(str(err.detail)) from None
+        raise ToolError(cut(str(err.detail))) from None
+    except Exception as err:
+        logging.getLogger(__name__).exception("a tool call failed")
+        raise ToolError(cut(f"the server failed ({type(err).__name__}: {err}); nothing was changed")) from None
 
 
 def create_server(
     opponents: Sequence[str] | None = None,
     record_dir: str | Path | None = None,
-    max_sessions: int = 16,
+    max_sessions: int = MAX_SESSIONS,
     seed: int | None = None,
 ) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) with the tools and resources of the
     module docstring.
 
     :param opponents: agent specs the games may seat (default :func:`default_opponents`).
-    :param record_dir: where finished deals are appended as records, or None.
+    :param record_dir: the folder where finished deals are appended as records, or None.
     :param max_sessions: games kept at once.
     :param seed: seeds the games that name no seed (None: fresh entropy).
-    :raises ValueError: for an unknown spec or ``human`` among the opponents.
+    :raises ValueError: for an unknown spec or ``human`` among the opponents, a ``record_dir`` that
+        is a file or cannot be written in, or a seed below 0 (see :class:`treppen.apps.web.App`).
     """
     from mcp.server.mcpserver import MCPServer
 
@@ -313,7 +342,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="stdio",
         help="stdio (an assistant starts the server itself; default) or streamable HTTP on 127.0.0.1",
     )
-    parser.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
     parser.add_argument(
         "--opponents",
         nargs="+",
@@ -321,20 +349,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="agents the games may seat (default: easy medium hard greedy random and the zoo's agents)",
     )
-    parser.add_argument("--record", default=None, metavar="DIR", help="append every finished deal to a file in DIR")
-    parser.add_argument("--max-sessions", type=int, default=16, help="games kept at once (default 16)")
-    parser.add_argument("--seed", type=int, default=None, help="seeds the games that name none (default: fresh)")
+    add_server_arguments(parser, 8765, "HTTP port on 127.0.0.1")
+    parser.add_argument("--seed", type=seed_type, default=None, help="seeds the games that name none (default: fresh)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdio, or until interrupted (HTTP).
 
-    :raises ValueError: for a bad agent spec (or ``human``), port or session count.
+    :raises ValueError: for a bad agent spec (or ``human``).
     """
-    if not 0 <= args.port <= 65535:
-        raise ValueError(f"--port {args.port} is not a port 0..65535")
-    if args.max_sessions < 1:
-        raise ValueError(f"--max-sessions {args.max_sessions}: need at least 1")
     server = create_server(args.opponents, args.record, args.max_sessions, args.seed)
     if args.transport == "stdio":
         server.run("stdio")

@@ -16,11 +16,12 @@ import numpy as np
 from treppen import agents
 from treppen.agents import zoo
 from treppen.agents.human import seat_name
+from treppen.apps.options import seed, whole
 from treppen.arena.match import play_match
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.aec import raw_env
-from treppen_env.rules import PRESETS, make_rules
+from treppen_env.rules import MAX_PLAYERS, PRESETS, make_rules
 
 MOVES_HELP = """\
 moves (type the text or the move's number in the list shown):
@@ -53,9 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: hard)",
     )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
-    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first dealer (default 0)")
+    parser.add_argument(
+        "--seat", type=whole(0, MAX_PLAYERS - 1, "a seat"), default=0, help="your seat, 0 = first dealer (default 0)"
+    )
     parser.add_argument("--game", action="store_true", help="play a whole game to the target, not one deal")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deals and the agents")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the deals and the agents")
     parser.add_argument(
         "--record",
         default="runs/play",

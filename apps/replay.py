@@ -9,15 +9,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from treppen.apps.options import add_record_arguments
 from treppen_env import records
 from treppen_env.render import render_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "file", help="a record file (.jsonl or .jsonl.gz) written by play, tournament --record or serve"
-    )
-    parser.add_argument("--deal", type=int, default=1, metavar="N", help="which deal of the file, 1 = first (default)")
+    add_record_arguments(parser)
     parser.add_argument("--moves-only", action="store_true", help="print the moves without the table")
 
 

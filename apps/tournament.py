@@ -26,7 +26,8 @@ from pathlib import Path
 
 from treppen.agents import zoo
 from treppen.agents.base import Agent
-from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, check_share, over_limit, print_stats, total_stats
+from treppen.apps.options import seed, share, whole
+from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
@@ -55,16 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(ppo-2p, search-2p, ...: treppen zoo list), a model .zip or run folder, each with optional settings "
         "NAME,key=value,... (e.g. greedy,epsilon=0.1 or rollout,playouts=500); LABEL=SPEC names one",
     )
-    parser.add_argument("--players", type=int, default=2, help="seats per table, 2..4 (default 2)")
+    parser.add_argument("--players", type=whole(2, 4), default=2, help="seats per table, 2..4 (default 2)")
     parser.add_argument(
         "--decks",
-        type=int,
+        type=whole(1),
         default=None,
         help="number of decks (default 100); each deck is played at every table in every seat rotation; "
         "with 3 or 4 players a multiple of 2 or 6 balances who sits before whom exactly",
     )
-    parser.add_argument("--deals", type=int, default=None, help="deprecated: the old name of --decks")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--deals", type=whole(1), default=None, help="deprecated: the old name of --decks")
+    parser.add_argument("--workers", type=whole(1), default=1, help="worker processes (default 1)")
     parser.add_argument(
         "--ray-address",
         default=None,
@@ -78,21 +79,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
     )
     parser.add_argument("--rules", default="treppenromme", choices=sorted(PRESETS), help="rules preset")
-    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="tournament seed (default 0)")
     parser.add_argument(
         "--record", default=None, metavar="DIR", help="write every deal's game record to DIR/<out folder name>.jsonl"
     )
-    parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of decks (default 1000)")
+    parser.add_argument("--boot", type=whole(0), default=1000, help="bootstrap resamples of decks (default 1000)")
     parser.add_argument(
         "--max-fallback",
-        type=float,
+        type=share,
         default=FALLBACK_LIMIT,
         metavar="SHARE",
         help=f"warn about a model agent (llm) whose fallback plays more than this share of its decisions, and "
         f"mark its row in the Elo table (default {FALLBACK_LIMIT}, i.e. {100 * FALLBACK_LIMIT:.0f}%%)",
     )
     parser.add_argument(
-        "--tables-per-deck", type=int, default=None, help="tables per deck (default all combinations of agents)"
+        "--tables-per-deck", type=whole(1), default=None, help="tables per deck (default all combinations of agents)"
     )
 
 
@@ -169,7 +170,6 @@ def run(args: argparse.Namespace) -> int:
     check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
-    check_share(args.max_fallback)
     out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
     if args.record is not None and Path(args.record).exists() and not Path(args.record).is_dir():
         raise ValueError(f"--record {args.record!r} is a file; name a folder (its record file is <out name>.jsonl)")

@@ -29,14 +29,17 @@ server is too busy to start one in time, the agent moves at its floor budget and
 with ``Retry-After``.
 
 A move that is illegal, not the person's turn, or made on an outdated table (``version``) gets a
-4xx answer with a clear message, and the game goes on. Every request is validated and every
+4xx answer with a clear message, and the game goes on. A request changes its game in one
+transaction, the record of a deal it ends written first (:meth:`treppen.apps.web_sessions.Session.transaction`):
+when that fails, the answer says why and the game is as it was. An agent that cannot move is
+played by the greedy heuristic, the log saying why. Every request is validated and every
 malformed one gets a 4xx naming the field and what is allowed. Bodies are bounded, and so are the
 sessions (idle ones make room; when all are in play a new game gets 429) and the record files
 parsed at once, so no request can crash the server or grow it without bound. :class:`LocalOnly`
 keeps other web sites out (Host and Origin checks), and state-changing requests must be JSON.
 
-This module holds the sessions, the server's state (:class:`App`), the request checks,
-:class:`LocalOnly` and :func:`create_app`; the JSON views of a position are in
+This module holds the server's state (:class:`App`), the request checks, :class:`LocalOnly` and
+:func:`create_app`; the sessions are in :mod:`treppen.apps.web_sessions`, the JSON views of a position in
 :mod:`treppen.apps.web_views`, the reading and replaying of uploaded record files in :mod:`treppen.apps.web_replay`
 and :class:`BadRequest` in :mod:`treppen.apps.web_errors`.
 """
@@ -49,11 +52,8 @@ import functools
 import json
 import re
 import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -75,25 +75,21 @@ from treppen import agents
 from treppen.agents import zoo
 from treppen.agents.search import SearchAgent
 from treppen.apps.analyse import analyse_position, analyser
+from treppen.apps.options import MAX_SESSIONS, writable_folder
 from treppen.apps.web_errors import BadRequest
 from treppen.apps.web_limits import HINT_DEADLINE, MOVE_DEADLINE, Limiter
 from treppen.apps.web_replay import HINT_SPEC, MAX_RECORD_BYTES, replay_frames, replay_hint
+from treppen.apps.web_sessions import Session, SessionStore
 from treppen.apps.web_views import (
     beliefs_view,
-    cards,
-    deal_summary,
-    final_table,
     hint_view,
-    legal_moves,
-    move_text,
     search_view,
-    table_view,
 )
 from treppen.apps.zoo import level_label
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.engine import GameState
 from treppen_env.history import History
+from treppen_env.messages import whole_number
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 STATIC = Path(__file__).with_name("static")
@@ -101,170 +97,12 @@ YOU = "you"
 MODES = ("play", "watch")
 EPISODES = ("deal", "game")
 MAX_JSON_BYTES = 16 * 1024
-LOG_LENGTH = 14
 REPLAY_SLOTS = 2  # record files parsed at once; more uploads wait
 JSON_TYPES = ("application/json",)
 RECORD_TYPES = ("application/octet-stream", "application/gzip", "application/x-gzip", "application/jsonl")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _DIGITS = re.compile(r"[0-9]{1,12}")
-
-
-# ---------------------------------------------------------------------------------- sessions
-@dataclass
-class Session:
-    """One game in one browser tab: the env, the agents of the other seats, the log and records."""
-
-    id: str
-    mode: str
-    seats: list[str]  # spec per seat, YOU for the person
-    env: Any
-    players: list[agents.Agent | None]
-    recorder: records.Recorder
-    you: int | None
-    version: int = 0
-    log: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    last_used: float = field(default_factory=time.monotonic)
-    #: What the person saw the opponents do this deal (their rebuilt decisions), for the hint's beliefs.
-    history: History | None = None
-
-    @property
-    def over(self) -> bool:
-        """Whether the episode (the deal, or the game) has ended."""
-        agent = self.env.agent_selection
-        return bool(self.env.terminations[agent] or self.env.truncations[agent])
-
-    def view(self) -> dict[str, Any]:
-        state: GameState = self.env.game
-        hidden = self.mode == "play" and not state.deal_over  # the hands are shown when the deal is over
-        table = table_view(state, self.seats, self.you if hidden else None)
-        to_move = table["to_move"]
-        yours = not self.over and to_move is not None and to_move == self.you
-        mask = state.legal_mask() if yours else np.zeros(0, dtype=np.int8)
-        return {
-            "session": self.id,
-            "mode": self.mode,
-            "episode": self.env.episode,
-            "version": self.version,
-            "you": self.you,
-            "over": self.over,
-            "your_turn": yours,
-            "agent_to_move": not self.over and to_move is not None and to_move != self.you,
-            "table": table,
-            "legal": legal_moves(state, mask) if yours else None,
-            "log": self.log[-LOG_LENGTH:],
-            "summary": self.summary,
-            "records": len(self.recorder.records),
-        }
-
-    def play(self, action: int) -> None:
-        """Play ``action`` for the seat to move (legality checked by the caller or the env) and log it
-        with the points it booked; a move that ends a deal logs the mover's deal points less what
-        it had booked, and sets :attr:`summary`."""
-        state: GameState = self.env.game
-        seat = state.current
-        if seat == self.you and self.history is not None:  # the person's decision: what they saw
-            self.history.observe(self.env.observe(self.env.agent_selection), state.known[seat])
-            self.history.acted(action)
-        deals = state.deals_played
-        before = state.points[seat]
-        text = move_text(action, cards(state.staircase))
-        self.env.step(action)
-        if self.history is not None and state.deals_played != deals:
-            self.history.reset()
-        record = self.recorder.step(action)
-        self.version += 1
-        if record is None:
-            self.log.append({"seat": seat, "move": text, "points": state.points[seat] - before})
-        else:
-            summary = self.summary = deal_summary(self.env, final_table(record, self.seats))
-            # the deal's end scores it: the going-out credit, or the hand deducted (RULES §6)
-            self.log.append({"seat": seat, "move": text, "points": summary["deal_points"][seat] - before})
-            points = " / ".join(map(str, summary["deal_points"]))
-            self.log.append({"seat": None, "move": f"deal {summary['deal']} over: {summary['outcome_text']}; {points}"})
-        del self.log[: -LOG_LENGTH * 2]
-
-
-class SessionStore:
-    """Sessions by id: at most ``max_sessions``, none unused for longer than ``ttl`` seconds.
-
-    When full, a new session takes the place of the one unused the longest, finished games first;
-    a session used in the last ``protect`` seconds is never dropped (the store is then full:
-    :meth:`add` answers 429).
-    """
-
-    def __init__(self, max_sessions: int = 64, ttl: float = 3600.0, protect: float = 300.0):
-        self.max_sessions = max_sessions
-        self.ttl = ttl
-        self.protect = protect
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def make_room(self) -> None:
-        """Make room for one more session (the expired ones go, then, when full, an idle one), so
-        that a full server refuses a new game before building it.
-
-        :raises BadRequest: 429 when every kept session was used in the last ``protect`` seconds.
-        """
-        with self._lock:
-            self._make_room()
-
-    def add(self, session: Session) -> None:
-        """Keep ``session``, dropping an idle one when full.
-
-        :raises BadRequest: 429 when every kept session was used in the last ``protect`` seconds.
-        """
-        with self._lock:
-            self._make_room()
-            self._sessions[session.id] = session
-
-    def get(self, sid: str) -> Session:
-        """The session ``sid``; :class:`BadRequest` 404 when there is none (unknown or expired)."""
-        with self._lock:
-            self._expire()
-            session = self._sessions.get(sid)
-            if session is None:
-                raise _no_session(sid)
-            self._sessions.move_to_end(sid)
-            session.last_used = time.monotonic()
-            return session
-
-    def remove(self, sid: str) -> None:
-        """Drop the session ``sid``; :class:`BadRequest` 404 when there is none."""
-        with self._lock:
-            if self._sessions.pop(sid, None) is None:
-                raise _no_session(sid)
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def _make_room(self) -> None:
-        self._expire()
-        if len(self._sessions) >= self.max_sessions:
-            self._evict_idle()
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for sid in [s for s, v in self._sessions.items() if now - v.last_used > self.ttl]:
-            del self._sessions[sid]
-
-    def _evict_idle(self) -> None:
-        now = time.monotonic()
-        idle = [s for s in self._sessions.values() if now - s.last_used >= self.protect]
-        if not idle:
-            raise BadRequest(
-                f"the server is full: {self.max_sessions} games, each played in the last "
-                f"{self.protect / 60:g} minutes; finish or close one, or try again later",
-                429,
-            )
-        victim = min(idle, key=lambda s: (not s.over, s.last_used))  # finished games first, then the oldest
-        del self._sessions[victim.id]
-
-
-def _no_session(sid: str) -> BadRequest:
-    return BadRequest(f"no session {sid[:40]!r}: it expired or never existed; start a new game", 404)
 
 
 # ---------------------------------------------------------------------------------- request parsing
@@ -353,17 +191,19 @@ class App:
     :param opponents: agent specs the page may seat (``agents.load`` specs, or the levels ``easy``,
         ``medium`` and ``hard``, each resolved to its agent at the table, :func:`treppen.agents.zoo.table_spec`;
         not ``human``). The page lists them with their strength (``config()["labels"]``).
-    :param record_dir: where finished deals are appended as records (one file per session), or None.
+    :param record_dir: the folder where finished deals are appended as records (one file per session), or None.
     :param max_sessions: sessions kept at once.
     :param seed: seeds the deals and agents (None: fresh entropy), for tests.
-    :raises ValueError: for an unknown spec or ``human`` among the opponents.
+    :raises ValueError: for an unknown spec or ``human`` among the opponents, a ``record_dir`` that
+        is a file or cannot be written in (:func:`treppen.apps.options.writable_folder`), or a
+        ``seed`` that is not a whole number of at least 0.
     """
 
     def __init__(
         self,
         opponents: Sequence[str],
         record_dir: str | Path | None = None,
-        max_sessions: int = 64,
+        max_sessions: int = MAX_SESSIONS,
         seed: int | None = None,
     ):
         specs = list(dict.fromkeys(str(s) for s in opponents))
@@ -374,9 +214,9 @@ class App:
                 raise ValueError("'human' cannot be a server opponent: the person plays in the page")
             agents.load(zoo.table_spec(spec, 2, "treppenromme"))  # fail at start, not in a request
         self.specs = specs
-        self.record_dir = None if record_dir is None else Path(record_dir)
+        self.record_dir = None if record_dir is None else writable_folder(record_dir)
         self.sessions = SessionStore(max_sessions)
-        self._seeds = np.random.SeedSequence(seed)
+        self._seeds = np.random.SeedSequence(None if seed is None else whole_number(seed, "seed"))
 
     def config(self) -> dict[str, Any]:
         return {
@@ -393,7 +233,14 @@ class App:
         return int(self._seeds.spawn(1)[0].generate_state(1)[0])
 
     def new_session(self, data: dict[str, Any], seed: int | None = None) -> Session:
-        """A new game from the page's choices (validated: only indices of the server's agents).
+        """A new game from the page's choices, kept in :attr:`sessions` (see :meth:`deal`)."""
+        session = self.deal(data, seed)
+        self.sessions.add(session)
+        return session
+
+    def deal(self, data: dict[str, Any], seed: int | None = None) -> Session:
+        """A new game from the page's choices (validated: only indices of the server's agents), not
+        kept yet: the caller adds it to :attr:`sessions` (``treppen mcp`` first lets the agents move).
 
         :param seed: seeds the deal and the agents (None: the next seed of the server's sequence;
             ``treppen mcp`` passes its client's).
@@ -427,71 +274,56 @@ class App:
         players = [None if s == YOU else agents.load(s, seed=seed + i, rules=env.rules) for i, s in enumerate(specs)]
         sid = secrets.token_urlsafe(18)
         recorded_specs = ["human" if s == YOU else s for s in specs]  # the person is "human", as in treppen play
-        recorder = records.Recorder(env, recorded_specs, extra={"source": "serve"}, on_record=self._save(sid))
+        recorder = records.Recorder(env, recorded_specs, extra={"source": "serve"})
         you = specs.index(YOU) if YOU in specs else None
-        session = Session(sid, mode, specs, env, players, recorder, you)
+        session = Session(sid, mode, specs, env, players, recorder, you, record_path=self._record_path(sid))
         session.history = History(env.rules) if you is not None else None
-        self.sessions.add(session)
         return session
 
-    def _save(self, sid: str) -> Callable[[dict[str, Any]], None] | None:
+    def _record_path(self, sid: str) -> Path | None:
+        """The record file of session ``sid`` in :attr:`record_dir` (None: no records)."""
         if self.record_dir is None:
             return None
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        path = self.record_dir / f"serve-{stamp}-{sid[:8]}.jsonl"
-        return lambda record: records.append(path, record)
+        return self.record_dir / f"serve-{stamp}-{sid[:8]}.jsonl"
 
     @staticmethod
     def move(session: Session, data: dict[str, Any]) -> dict[str, Any]:
         """The person's move: their turn, the current version, a legal action; returns the table after it.
 
         :raises BadRequest: 400 for a malformed or illegal action (the engine's reason), 409 for a
-            game that is over, an outdated ``version`` or a move out of turn.
+            game that is over, an outdated ``version`` or a move out of turn; 500 when the record
+            of the deal it ends cannot be written (the move is then undone).
         """
         action = _int(data, "action", 0, NUM_ACTIONS - 1)
         version = _int(data, "version", 0, 10**9)
         with session.lock:
-            if session.over:
-                raise BadRequest("the game is over; start a new one", 409)
-            if version != session.version:
+            if not session.over and version != session.version:
                 raise BadRequest(
                     f"stale move: the table is at version {session.version}, the move was made at {version}; "
                     "reload the table",
                     409,
                 )
-            if session.mode != "play" or session.env.game.current != session.you:
-                raise BadRequest("it is not your turn", 409)
-            mask = session.env.game.legal_mask()
-            if not mask[action]:
-                try:
-                    session.env.game.apply(action)  # raises the engine's reason, leaves the state as it is
-                except ValueError as err:
-                    raise BadRequest(f"illegal move: {err}") from None
-                raise AssertionError("the mask and the engine disagree")  # pragma: no cover
-            session.play(action)
+            session.check_move(action)
+            with session.transaction():
+                session.play(action)
             return session.view()
 
     @staticmethod
     def advance(session: Session, data: dict[str, Any], ends: float | None = None) -> dict[str, Any]:
-        """One agent move (the seat to move must be an agent's); returns the table after it.
+        """One agent move (the seat to move must be an agent's; one that cannot move is played by
+        the greedy heuristic, :meth:`Session.agent_move`); returns the table after it.
 
-        :param ends: when a search agent's move must be chosen (``time.monotonic()`` seconds): its
-            ``deadline`` is the time left then (0 when it has passed: the floor budget,
-            :mod:`treppen.agents.search_settings`); ``None``: the agent's own budget.
+        :param ends: when a search agent's move must be chosen (:meth:`Session.agent_move`).
         :raises BadRequest: 400 for a malformed ``version``; 409 for a game that is over, an outdated
-            ``version`` or the person's turn.
+            ``version`` or the person's turn; 500 when the record of the deal it ends cannot be
+            written (the move is then undone).
         """
         version = _int(data, "version", 0, 10**9)
         with session.lock:
             _check_current(session, version)
-            seat = session.env.game.current
-            player = session.players[seat]
-            if player is None:
-                raise BadRequest("it is your turn, not an agent's", 409)
-            if ends is not None and isinstance(player, SearchAgent):
-                player.deadline = max(0.0, ends - time.monotonic())
-            name = session.env.agent_selection
-            session.play(player.act(session.env.observe(name)))
+            with session.transaction():
+                session.agent_move(ends)
             return session.view()
 
     @staticmethod
@@ -599,7 +431,7 @@ def _netloc(origin: str) -> str | None:
 def create_app(
     opponents: Sequence[str],
     record_dir: str | Path | None = None,
-    max_sessions: int = 64,
+    max_sessions: int = MAX_SESSIONS,
     seed: int | None = None,
     hosts: Sequence[str] = (),
     search_slots: int | None = None,

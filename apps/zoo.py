@@ -16,7 +16,9 @@ import argparse
 from pathlib import Path
 
 from treppen.agents import zoo
+from treppen.apps.options import whole
 from treppen.arena.scale import rating_text
+from treppen_env.messages import shorten
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build = sub.add_parser("build", help="rebuild agents from their cards (train, export, rate)")
     build.add_argument("names", nargs="+", metavar="NAME", help="zoo agents (see treppen zoo list)")
     build.add_argument("--runs-dir", type=Path, default=Path("runs/zoo"), help="training runs and ratings")
-    build.add_argument("--workers", type=int, default=2, help="worker processes of the rating tournament")
+    build.add_argument("--workers", type=whole(1), default=2, help="worker processes of the rating tournament")
 
 
 def card_text(card: zoo.ModelCard) -> str:
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     known = zoo.cards()
     unknown = [n for n in args.names if n not in known]
     if unknown:
-        raise ValueError(f"no zoo agent {unknown}; the zoo has {sorted(known)}")
+        raise ValueError(f"no zoo agent {shorten(unknown)}; the zoo has {sorted(known)}")
     for name in args.names:
         print(card_text(build(name, args.runs_dir, args.workers)), flush=True)
     return 0

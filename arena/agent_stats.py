@@ -53,15 +53,6 @@ def add_stats(totals: dict[str, dict[str, float]], record: Mapping[str, Any]) ->
             total[key] = total.get(key, 0) + value
 
 
-def check_share(limit: float) -> None:
-    """Check a fallback limit (``--max-fallback``).
-
-    :raises ValueError: unless it is a share from 0 to 1.
-    """
-    if not 0.0 <= limit <= 1.0:
-        raise ValueError(f"--max-fallback {limit:g}; need a share from 0 to 1 (0.2 warns above 20%)")
-
-
 def fallback_share(counts: Mapping[str, float]) -> float:
     """The share of an agent's decisions that its fallback played (0 without decisions)."""
     return counts.get("fallbacks", 0) / counts["decisions"] if counts.get("decisions") else 0.0

@@ -90,7 +90,7 @@ def test_the_records_rules_reach_the_agent(tmp_path, capsys):
     ("argv", "message"),
     [
         (["--deal", "4", "--step", "1"], "--deal 4: {path} holds deals 1..3"),
-        (["--deal", "2", "--step", "0"], "{path}, record 2, step 0: the deal has moves 1..{n}"),
+        (["--deal", "2", "--step", "0"], "argument --step: '0' is not a move number of at least 1"),
         (["--deal", "2", "--step", "{n+2}"], "{path}, record 2, step {n+2}: the deal has moves 1..{n}"),
         (
             ["--deal", "2", "--step", "{n+1}"],

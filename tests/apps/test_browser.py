@@ -144,6 +144,21 @@ def test_the_page_opens_on_a_table_with_how_to_play(server, browser, tmp_path):
     assert welcome.is_displayed()
 
 
+def test_the_page_opens_on_the_first_level(tmp_path, browser):
+    """With the default opponents (the levels), every agent seat opens on easy, as the docs say
+    (tests/apps/test_serve.py checks the docs)."""
+    from treppen.agents.zoo import LEVELS
+    from treppen.apps.zoo import level_label
+
+    with serve(tmp_path, tuple(LEVELS)) as url:
+        browser.get(url)
+        wait(browser, lambda d: body(d, "ready") == "1")
+        Select(browser.find_element(By.ID, "num-players")).select_by_value("3")
+        seats = [Select(browser.find_element(By.ID, f"seat-{seat}")) for seat in (1, 2)]
+        assert [s.first_selected_option.text for s in seats] == [level_label(LEVELS[0])] * 2
+    assert LEVELS[0] == "easy"
+
+
 def test_play_a_whole_deal_with_the_mouse(server, browser, tmp_path):
     url, record_dir = server
     browser.get(f"{url}/?delay=0")

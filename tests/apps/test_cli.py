@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
-from treppen.apps import cli
+from treppen.apps import cli, options
 
 
 def test_no_arguments_prints_the_help(capsys):
@@ -48,3 +50,44 @@ def test_play_help_names_run_folders_and_the_move_syntax(capsys):
 
 def test_train_help_says_resume_extends_a_finished_run(capsys):
     assert "or a finished one further with a larger total_timesteps=N" in _help(["train"], capsys)
+
+
+#: Values every checked option refuses: a value (a count, seed, port, seconds or choice), a folder.
+BAD_VALUES = {"value": ("-1", "nan", "9" * 10_000), "folder": (__file__, "x" * 10_000)}
+
+
+def _checked_options(parser: argparse.ArgumentParser, command: list[str]) -> list[tuple[list[str], str, str]]:
+    """(command, option, kind of value) for every option of ``parser`` and its subcommands that
+    converts or restricts its value (a ``type`` other than text or a path, or ``choices``)."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _checked_options(sub, [*command, name])
+        elif action.option_strings and (action.type not in (None, str, Path) or action.choices):
+            kind = "folder" if action.type is options.record_folder else "value"
+            found.append((command, action.option_strings[-1], kind))
+    return found
+
+
+def test_every_refused_option_is_named_in_one_line(capsys):
+    """Each subcommand's checked options refuse bad values (a negative number, NaN, a 10,000-digit
+    number; a file as a folder, a name too long) with one line naming the option (argparse's
+    ``argument --seed: ...``), the value cut short."""
+    checked = [found for name in cli.SUBCOMMANDS for found in _checked_options(cli.build_parser([name]), [])]
+    assert (
+        len(checked) >= 25 and (["mcp"], "--seed", "value") in checked and (["serve"], "--record", "folder") in checked
+    )
+    for command, option, kind in checked:
+        for bad in BAD_VALUES[kind]:
+            assert cli.main([*command, option, bad]) == 2, (command, option, bad)
+            err = capsys.readouterr().err
+            assert err.startswith(f"treppen {' '.join(command)}: error: argument {option}: "), err
+            assert err.count("\n") == 1 and len(err) < 600, (command, option, len(err))
+
+
+def test_a_share_option_takes_0_to_1_only():
+    assert [options.share(text) for text in ("0", "0.2", "1")] == [0.0, 0.2, 1.0]
+    for text in ("-0.1", "1.5", "nan", "inf", "20%"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"is not a share from 0 to 1 \(0\.2: 20%\)"):
+            options.share(text)

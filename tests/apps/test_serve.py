@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import itertools
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from treppen.apps import web
+from treppen.apps import serve, web
 from treppen.apps.web import MAX_JSON_BYTES, create_app
 from treppen.apps.web_replay import MAX_REPLAY_STEPS
 from treppen_env import records
 from treppen_env.actions import action_to_str, parse_action
 
+ROOT = Path(__file__).resolve().parents[2]
 BASE = "http://127.0.0.1:8000"
 RECORD = {"Content-Type": "application/octet-stream"}
 JSON = {"Content-Type": "application/json"}
@@ -166,6 +169,55 @@ def test_stale_and_out_of_turn_moves(client):
     assert r.status_code == 409 and r.json()["error"] == "it is not your turn"
 
 
+def test_an_agent_that_cannot_move_is_played_by_greedy():
+    """A seat whose agent raises (a model endpoint that is down) moves by the greedy heuristic; the
+    log says why, and the watched game goes on to its end."""
+    app = create_app(["tests.apps.failing_agents:Raising", "greedy"], seed=5)
+    with TestClient(app, base_url=BASE) as client:
+        end = play_through(client, new(client, (0, 1), mode="watch"))[-1]
+    raising = [e["move"] for e in end["log"] if e["seat"] == 0]
+    assert end["over"] and end["summary"]["deal"] == 1
+    assert raising and all(
+        m.endswith(" (greedy's move: the agent failed: the model's endpoint is down)") for m in raising
+    )
+
+
+def test_a_record_that_cannot_be_written_undoes_the_move(tmp_path):
+    """The record folder's place is taken by a file: the move that ends the deal is refused (500,
+    naming the file and why) and undone; with the folder back, the same move ends the deal."""
+    folder = tmp_path / "rec"
+    app = create_app(["greedy"], record_dir=folder, seed=5)
+    with TestClient(app, base_url=BASE) as client:
+        view = new(client, (0, 0), mode="watch")
+        folder.write_text("not a folder")
+        for _ in range(2000):
+            r = client.post(f"/api/sessions/{view['session']}/advance", json={"version": view["version"]})
+            if r.status_code != 200:
+                break
+            view = r.json()
+        assert r.status_code == 500 and r.json()["error"].startswith(
+            f"the deal's record cannot be written to '{folder}/"
+        )
+        assert client.get(f"/api/sessions/{view['session']}").json() == view
+        folder.unlink()
+        r = client.post(f"/api/sessions/{view['session']}/advance", json={"version": view["version"]})
+        assert r.status_code == 200 and r.json()["over"] and r.json()["records"] == 1
+    (path,) = folder.iterdir()
+    assert len(records.read(path)) == 1
+
+
+def test_the_docs_name_the_level_the_page_opens_on():
+    """The page's seats open on the first agent the server offers (tests/apps/test_browser.py);
+    with serve's default opponents that is easy, and the README and the getting-started guide say so."""
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    first = parser.parse_args([]).opponents[0]
+    assert first == "easy"
+    for doc in ("README.md", "docs/guide/getting_started.md"):
+        (line,) = [line for line in (ROOT / doc).read_text().splitlines() if line.startswith("treppen serve ")]
+        assert line.endswith(f"(it opens on {first})"), (doc, line)
+
+
 def test_bad_and_stale_sessions(client):
     for sid in ("nope", "x" * 500):
         r = client.get(f"/api/sessions/{sid}")
@@ -308,7 +360,7 @@ def test_serve_command_refuses_bad_settings(capsys):
     assert main(["serve", "--opponents", "greedy", "human"]) == 2
     assert "'human' cannot be a server opponent" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 2
-    assert "--port 70000 is not a port" in capsys.readouterr().err
+    assert capsys.readouterr().err == "treppen serve: error: argument --port: '70000' is not a port 0..65535\n"
 
 
 NESTED = b"[" * 5000 + b"]" * 5000

@@ -200,13 +200,16 @@ def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
     [
         (["--agents", "random", "no_such_agent"], "no_such_agent"),
         (["--agents", "random"], "at least 2 agents"),
-        (["--agents", "random", "greedy", "--players", "5"], "players=5"),
+        (["--agents", "random", "greedy", "--players", "5"], "argument --players: '5' is not a whole number 2..4"),
         (["--agents", "random", "greedy", "--players", "3"], "3-player table needs at least 3 agents"),
-        (["--agents", "random", "greedy", "--decks", "0"], "decks=0"),
+        (["--agents", "random", "greedy", "--decks", "0"], "argument --decks: '0' is not a whole number of at least 1"),
         (["--agents", "random", "human"], "human"),
         (["--agents", "nobody"], "error: unknown agent spec 'nobody'; valid specs"),  # named before the count
         (["--agents", "grredy", "random"], "error: unknown agent spec 'grredy' (did you mean greedy?); valid specs"),
-        (["--agents", "random", "greedy", "--max-fallback", "20"], "--max-fallback 20; need a share from 0 to 1"),
+        (
+            ["--agents", "random", "greedy", "--max-fallback", "20"],
+            "argument --max-fallback: 20 is not a share from 0 to 1",
+        ),
         (
             ["--agents", "random", "nobody"],
             "valid specs: the levels ['easy', 'medium', 'hard'], the built-in agents "
