@@ -208,7 +208,7 @@ def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
         (["--agents", "grredy", "random"], "error: unknown agent spec 'grredy' (did you mean greedy?); valid specs"),
         (
             ["--agents", "random", "greedy", "--max-fallback", "20"],
-            "argument --max-fallback: 20 is not a share from 0 to 1",
+            "argument --max-fallback: '20' is not a share from 0 to 1",
         ),
         (
             ["--agents", "random", "nobody"],
