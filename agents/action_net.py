@@ -19,8 +19,8 @@ import numpy as np
 
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core import action_net as R
+from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core.features import NUM_FEATURES
 from treppen_env.agent_core.net import sample_action
 from treppen_env.core.tables import rules_table

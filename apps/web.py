@@ -489,7 +489,7 @@ class App:
             if player is None:
                 raise BadRequest("it is your turn, not an agent's", 409)
             if ends is not None and isinstance(player, SearchAgent):
-                player.deadline = max(0.0, ends - time.monotonic())
+                player.finish_by(ends)
             name = session.env.agent_selection
             session.play(player.act(session.env.observe(name)))
             return session.view()
@@ -516,7 +516,7 @@ class App:
                 raise BadRequest("a hint is for your own turn in play mode", 409)
             searcher = analyser(HINT_SPEC, self.next_seed(), session.env.rules)
             if ends is not None:
-                searcher.deadline = max(0.0, ends - time.monotonic())
+                searcher.finish_by(ends)
             if session.history is not None:  # the beliefs: what the person saw the others do
                 searcher.history = copy.deepcopy(session.history)
             estimates = analyse_position(session.env, searcher)
