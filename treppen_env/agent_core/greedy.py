@@ -6,13 +6,14 @@ implementation. Its input is a fixed layout of small arrays, built from an obser
 :func:`treppen_env.agent_core.reader.read_observation` inside a kernel),
 or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
 builds the same way without Python). It reads no engine state
-and imports no other agent: only the card, meld, action and observation-layout tables, so it
-could live beside the engine.
+and imports no other agent: only the card, meld, action and observation-layout tables and the rules
+core's meld enumerator (:func:`treppen_env.core.kernels.list_melds`), so it could live beside the
+engine.
 
 Card sets are uint64 bitsets (bit ``c`` set when card ``c``, 0..51, is in the set); seats are
 relative to the mover (0 = the mover, 1 = the next seat to the left, ...).
 
-Input layout (what :func:`greedy_action` reads):
+Input layout (what :func:`greedy_action` reads: the fields of :class:`Inputs`, and the mask):
 
 - ``cards``: uint64 (:data:`NUM_CARD_SETS`,)
 
