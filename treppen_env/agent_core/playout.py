@@ -220,7 +220,7 @@ def play_to_end(
     pos: Position, tab: np.ndarray, meld_bits: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch
 ) -> int:
     """Play the state ``pos`` (its arrays changed in place) to the end of its deal, each seat by
-    its policy (the :data:`Playout` ``playout``), with the generator ``rng`` for random moves and
+    its policy (the :class:`Playout` ``playout``), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
     u64, i8, i64 = pos
     start(u64, i8, i64, tab, meld_bits, work)
@@ -385,7 +385,7 @@ def playouts(
     points: np.ndarray,
 ) -> int:
     """``points.shape[0]`` playouts of the state ``pos`` (left unchanged), each seat playing its
-    policy (the :data:`Playout` ``playout``), each from a fresh determinization for ``observer``
+    policy (the :class:`Playout` ``playout``), each from a fresh determinization for ``observer``
     (:func:`redeal`), or from the state as it is when ``observer`` is -1; playout ``k``'s deal
     points per seat go to ``points[k, :n]`` (RULES §6). The generator is seeded with ``seed``.
     Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
