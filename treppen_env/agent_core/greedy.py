@@ -189,7 +189,8 @@ def _context(
     sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
     are scratch. Returns (number of slots, going-out bonus).
     """
-    cards, stairs, scalars, melds, meld_bits = inputs
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     n = scalars[NUM_PLAYERS]
     next_known = cards[KNOWN] if n > 1 else _ZERO
     other_known = _ZERO
@@ -710,7 +711,8 @@ def state_inputs(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, in
     the lay-off slots (RULES §4.3), the staircase, the counts, the must-use card (§4.2), the ban
     (§4.4), its laid-before flag (§6.2) and the table melds, sets by rank then runs by low-end
     card, as its observation lists them."""
-    cards, stairs, scalars, melds, meld_bits = inputs
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     n = i64[L.NUM_PLAYERS]
     cards[HAND] = u64[L.HAND + seat]
     for k in range(3):

@@ -219,7 +219,8 @@ def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
     """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
     view built from a state) and its ``table`` piece (float32 (52, 7))."""
     inputs = empty_inputs()
-    cards, stairs, scalars, melds, meld_bits = inputs
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     cards[HAND] = cards_to_bits(view.hand)
     for k, known in enumerate(view.known):
         cards[KNOWN + k] = cards_to_bits(known)

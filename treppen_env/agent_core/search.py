@@ -277,10 +277,11 @@ def flat_monte_carlo(
     :param rng: the search's generator (uint64 (1,)); ``work``: the :class:`SearchWork`.
     """
     tab, meld_bits = tables
-    choices, active, num_active, det_rng, done, todo, stats = rounds
+    choices, active, num_active = rounds.choices, rounds.active, rounds.num_active
+    det_rng, stats = rounds.det_rng, rounds.stats
     sim_rng = np.empty(1, dtype=np.uint64)
     scratch = work.playout
-    for t in range(done, done + todo):
+    for t in range(rounds.done, rounds.done + rounds.todo):
         k = t % num_active
         j = active[k]
         if k == 0:

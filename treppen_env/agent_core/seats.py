@@ -116,9 +116,7 @@ def step_rows(
     (:func:`treppen_env.agent_core.playout.scratch`)."""
     U, I8, I64 = batch
     tab, meld_bits = tables
-    actions, kinds, observer, rngs, settings = seats
-    offsets, consts, reward = report
-    obs, masks, to_move, actor, over, pending, rewards = written
+    kinds, rngs, masks, actor, pending = seats.kinds, seats.rngs, written.masks, written.actor, written.pending
     rng = np.empty(1, dtype=np.uint64)
     for i in rows:
         u64, i8, i64 = U[i], I8[i], I64[i]
@@ -126,7 +124,7 @@ def step_rows(
         row_work = P.Scratch(mask=masks[i], inputs=work.inputs, workspace=work.workspace, net=work.net)
         mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
         pending[i] = 0
-        a = actions[i]
+        a = seats.actions[i]
         if a >= 0:
             actor[i] = i64[CURRENT]
             if K.step(u64, i8, i64, tab, meld_bits, mask, a) == K.STEP_RESHUFFLE:
@@ -136,7 +134,7 @@ def step_rows(
             K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
         rng[0] = rngs[i]
         while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
-            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, settings, row_work)
+            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, seats.settings, row_work)
             if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
                 pending[i] = 1
                 break
@@ -144,12 +142,12 @@ def step_rows(
         if pending[i]:
             continue
         if i64[PHASE] == DEAL_OVER:
-            over[i] = 1
-            to_move[i] = -1
-            deal_rewards(i64, reward, rewards[i])
-            seat = observer[i] if observer[i] >= 0 else actor[i]
+            written.over[i] = 1
+            written.to_move[i] = -1
+            deal_rewards(i64, report.reward, written.rewards[i])
+            seat = seats.observer[i] if seats.observer[i] >= 0 else actor[i]
         else:
-            over[i] = 0
+            written.over[i] = 0
             seat = i64[CURRENT]
-            to_move[i] = seat
-        write_observation(u64, i8, i64, tab, seat, offsets, consts, obs[i])
+            written.to_move[i] = seat
+        write_observation(u64, i8, i64, tab, seat, report.offsets, report.consts, written.obs[i])
