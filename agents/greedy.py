@@ -160,7 +160,7 @@ class GreedyAgent(Agent):
 
     def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
         mask = _mask(mask)
-        if core.must_use_evidence(inputs[2], mask):
+        if core.must_use_evidence(inputs.scalars, mask):
             self._seen_must_use = True
         rows, index = self._rows()
         action = core.greedy_action(inputs, mask, rows[index], self._current_settings())

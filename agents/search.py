@@ -161,7 +161,7 @@ class _Root:
         policies = P.seat_policies(
             [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
-        self.playout = P.Playout(policies, self.settings)
+        self.playout = P.Playout(policies=policies, settings=self.settings)
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.settings)
@@ -176,9 +176,9 @@ class _Root:
         self.prior = np.zeros(S.NUM_ACTIONS)
 
 
-def _work(root: _Root) -> tuple[Any, Any]:
+def _work(root: _Root) -> S.SearchWork:
     """The search kernels' scratch: the playout scratch and the beliefs with theirs."""
-    return root.work, (root.beliefs, root.belief_work)
+    return S.SearchWork(playout=root.work, beliefs=root.beliefs, belief_work=root.belief_work)
 
 
 class SearchAgent(Agent):
@@ -192,8 +192,9 @@ class SearchAgent(Agent):
     :raises ValueError: for a name that is not a setting, or a value out of its choices or bounds
         (:mod:`treppen.agents.search_settings`).
 
-    The settings read as the agent's attributes too (``agent.moves``, ``agent.c``); ``playouts``
-    there is the playout cap of a decision (:attr:`SearchSettings.playout_cap`).
+    The settings are :attr:`settings` (``agent.settings.moves``); to change them, give the agent
+    new ones (``agent.settings = agent.settings.with_(beliefs="uniform")``, checked as at
+    construction). :attr:`playouts` is the playout cap of a decision.
     """
 
     name = "search"
@@ -223,24 +224,16 @@ class SearchAgent(Agent):
         self._taken = 0
         self._last_turn = -1.0
 
-    def __getattr__(self, name: str) -> Any:
-        """The settings as attributes (``agent.moves``); see :attr:`playouts`."""
-        if name != "settings" and name in self.Settings.keys():
-            return getattr(self.settings, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Setting a setting's attribute (``agent.beliefs = "uniform"``) replaces :attr:`settings`
-        by a checked copy with that change."""
-        if name in self.Settings.keys():
-            self.settings = self.settings.with_(**{name: value})
-        else:
-            super().__setattr__(name, value)
-
-    @property  # type: ignore[override]
+    @property
     def playouts(self) -> int | None:
         """The playout cap of a decision (:attr:`SearchSettings.playout_cap`; ``None``: none)."""
         return self.settings.playout_cap
+
+    def finish_by(self, ends: float) -> None:
+        """Give the next decisions until ``ends`` (a time of :attr:`clock`, seconds): their
+        ``deadline`` becomes the time left, 0 once it has passed (the floor budget,
+        :mod:`treppen.agents.search_settings`). A server calls it before each move it waits for."""
+        self.settings = self.settings.with_(deadline=max(0.0, ends - self.clock()))
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new deal: forget the cards taken from the staircase and the opponents' moves;
@@ -389,13 +382,22 @@ class SearchAgent(Agent):
         objective = S.OBJECTIVES[self.settings.objective]
         return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, objective))
 
-    def _settings(self, root: _Root) -> Any:
-        """The search kernels' settings bundle (:data:`treppen_env.agent_core.search.Search`): flat
+    def _settings(self, root: _Root) -> S.Search:
+        """The search kernels' settings bundle (:class:`treppen_env.agent_core.search.Search`): flat
         Monte Carlo reads the observer, the searched moves and how the seats play out."""
         s = self.settings
-        return S.Search(0, S.MOVES[s.moves], False, S.OBJECTIVES[s.objective], 0.0, 0.0, 0.0, root.playout)
+        return S.Search(
+            observer=0,
+            moves=S.MOVES[s.moves],
+            search_others=False,
+            objective=S.OBJECTIVES[s.objective],
+            c=0.0,
+            widening=0.0,
+            c_prior=0.0,
+            playout=root.playout,
+        )
 
-    def _scratch(self) -> Any:
+    def _scratch(self) -> P.Scratch:
         """The playout scratch of a decision, with this agent's network when it has one."""
         if self._net is None:
             return P.scratch()
@@ -403,21 +405,21 @@ class SearchAgent(Agent):
         s = self.settings
         return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, s.value_turns, s.value_weight)
 
-    def _beliefs_for(self, settings: np.ndarray) -> Any:
+    def _beliefs_for(self, settings: np.ndarray) -> Bel.Beliefs:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
         s = self.settings
         weighted = s.beliefs == "greedy" and self._use_history
         beliefs = Bel.new_beliefs(s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings)
+        seen, undo = beliefs.decisions, beliefs.undo
         decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
-            u64, i8, i64 = d.state.arrays()
-            beliefs.u64[j], beliefs.i8[j], beliefs.i64[j] = u64, i8, i64
-            beliefs.seat[j], beliefs.action[j], beliefs.steps[j] = d.seat, d.action, len(d.undo)
+            seen.u64[j], seen.i8[j], seen.i64[j] = d.state.arrays()
+            seen.seat[j], seen.action[j], undo.steps[j] = d.seat, d.action, len(d.undo)
             for k, step in enumerate(d.undo):
-                beliefs.add[j, k], beliefs.remove[j, k] = step.add, step.remove
-                beliefs.draws[j, k], beliefs.unknown[j, k] = step.draws, step.unknown
-        beliefs.size[0] = len(decisions)
+                undo.add[j, k], undo.remove[j, k] = step.add, step.remove
+                undo.draws[j, k], undo.unknown[j, k] = step.draws, step.unknown
+        seen.size[0] = len(decisions)
         beliefs.stock_pool[0] = self.history.stock_pool
         return beliefs
 
@@ -546,7 +548,15 @@ class RolloutAgent(SearchAgent):
         sim, det_rng, stats, rounds = state
         while count:
             n = min(count, rounds.size - rounds.done)
-            calls = S.Rounds(root.choices, rounds.active, rounds.active.size, det_rng, rounds.done, n, stats)
+            calls = S.Rounds(
+                choices=root.choices,
+                active=rounds.active,
+                num_active=rounds.active.size,
+                det_rng=det_rng,
+                done=rounds.done,
+                todo=n,
+                stats=stats,
+            )
             S.flat_monte_carlo(
                 root.arrays, root.det, sim, root.tables, self._settings(root), calls, root.rng, _work(root)
             )
@@ -584,11 +594,18 @@ class ISMCTSAgent(SearchAgent):
         prior = "" if s.prior is None else f", prior={s.prior!r}, c_prior={s.c_prior}"
         return f", c={s.c}, widening={s.widening}, others={s.others!r}{prior}"
 
-    def _settings(self, root: _Root) -> Any:
+    def _settings(self, root: _Root) -> S.Search:
         s = self.settings
-        c_prior = 0.0 if s.prior is None else float(s.c_prior)
-        moves, objective = S.MOVES[s.moves], S.OBJECTIVES[s.objective]
-        return S.Search(0, moves, s.others == "search", objective, float(s.c), float(s.widening), c_prior, root.playout)
+        return S.Search(
+            observer=0,
+            moves=S.MOVES[s.moves],
+            search_others=s.others == "search",
+            objective=S.OBJECTIVES[s.objective],
+            c=float(s.c),
+            widening=float(s.widening),
+            c_prior=0.0 if s.prior is None else float(s.c_prior),
+            playout=root.playout,
+        )
 
     def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
         root = super()._root(observation, own_known)
@@ -613,7 +630,7 @@ class ISMCTSAgent(SearchAgent):
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
-        tree = S.Tree(nodes, values, size, path, cand, root.prior)
+        tree = S.Tree(nodes=nodes, values=values, size=size, path=path, cand=cand, prior=root.prior)
         S.ismcts(root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root))
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:

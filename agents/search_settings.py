@@ -84,7 +84,7 @@ class SearchSettings:
     :param temperature: the opponent model's temperature, in points (``None``: :data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].
-    :param net: the kernels' network (a file of :meth:`treppen.train.kernel_net.KernelNet.save`)
+    :param net: the kernels' network (a file of :meth:`treppen.train.expert.net.KernelNet.save`)
         for ``"net"`` playouts and values, or ``None``.
     :param own_playout: the playout policy of the agent's own seat (``None``: ``playout``).
     :param value_turns: with ``net``, value a simulation by the network's value head after that
@@ -142,12 +142,12 @@ class SearchSettings:
             raise ValueError(f"value_weight={self.value_weight!r} must be in [0, 1]")
         if self.net is None and ("net" in (self.playout, self.own_playout) or self.value_turns):
             raise ValueError("net playouts and values need a network: give net=<file of KernelNet.save>")
-        for name in ("seconds", "deadline", "temperature", "epsilon", "value_weight"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, float(value))
+        # the numbers as floats and the network as a path string, written into the instance's
+        # fields past the frozen dataclass's check (as a constructor would)
+        numbers = ("seconds", "deadline", "temperature", "epsilon", "value_weight")
+        vars(self).update({name: float(getattr(self, name)) for name in numbers if getattr(self, name) is not None})
         if self.net is not None:
-            object.__setattr__(self, "net", str(self.net))
+            vars(self)["net"] = str(self.net)
 
     def _choose(self, name: str, allowed: tuple[str, ...]) -> None:
         value = getattr(self, name)

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_text(env.game, observer=seat))
     print(f"\n{agent!r}, seed {args.seed}:")
     print(format_table(estimates, played=record["actions"][args.step - 1]))
-    print(format_beliefs(estimates.beliefs, agent.beliefs))
+    print(format_beliefs(estimates.beliefs, agent.settings.beliefs))
     return 0
 
 

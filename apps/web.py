@@ -348,7 +348,7 @@ class App:
                 raise BadRequest("a hint is for your own turn in play mode", 409)
             searcher = analyser(HINT_SPEC, self.next_seed(), session.env.rules)
             if ends is not None:
-                searcher.deadline = max(0.0, ends - time.monotonic())
+                searcher.finish_by(ends)
             if session.history is not None:  # the beliefs: what the person saw the others do
                 searcher.history = copy.deepcopy(session.history)
             estimates = analyse_position(session.env, searcher)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
-import time
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -141,7 +140,7 @@ def replay_hint(content: bytes, deal: int, step: int, seed: int, ends: float | N
     searcher = analyser(HINT_SPEC, seed, env.rules)
     searcher.history = history_before(record, step)  # what the player to move saw the others do
     if ends is not None:
-        searcher.deadline = max(0.0, ends - time.monotonic())
+        searcher.finish_by(ends)
     found = analyse_position(env, searcher)
     action = record["actions"][step - 1]
     played = {"action": action, "move": move_text(action, cards(env.game.staircase))}

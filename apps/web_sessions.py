@@ -135,7 +135,7 @@ class Session:
         if player is None:
             raise BadRequest("it is your turn, not an agent's", 409)
         if ends is not None and isinstance(player, SearchAgent):
-            player.deadline = max(0.0, ends - time.monotonic())
+            player.finish_by(ends)
         observation = self.env.observe(self.env.agent_selection)
         try:
             action = player.act(observation)

@@ -49,13 +49,13 @@ def decisions(spec: str, deals: int) -> list[tuple]:
 def log_likelihood(recorded: list[tuple], temperature: float, epsilon: float = 0.05) -> float:
     rules = make_rules("treppenromme")
     b = B.new_beliefs(2, temperature, epsilon, G.settings_row())
-    scratch = B.scratch()[0]
+    scratch = B.scratch().likelihood
     total = 0.0
     table = rules_table(rules)
     for (u64, i8, i64), seat, action in recorded:
-        b.u64[0], b.i8[0], b.i64[0] = u64, i8, i64
-        b.seat[0], b.action[0], b.steps[0] = seat, action, 0
-        b.size[0] = 1
+        b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
+        b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = seat, action, 0
+        b.decisions.size[0] = 1
         total += B.decision_log_likelihood(b, 0, u64[seat], table, MELD_BITS, scratch)
     return total
 

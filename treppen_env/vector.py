@@ -133,9 +133,15 @@ class TreppenVectorEnv(VectorEnv):
         self._all = np.arange(n, dtype=np.int64)
         self._dealt = False  # step() needs a reset() first
         #: The step kernel's bundles of what it writes how, and where (the arrays above, in place).
-        self._report = S.Report(O.KERNEL_OFFSETS, O.KERNEL_CONSTS, self._reward)
+        self._report = S.Report(offsets=O.KERNEL_OFFSETS, consts=O.KERNEL_CONSTS, reward=self._reward)
         self._written = S.Written(
-            self._obs, self._padded, self.to_move, self._actor, self.over, self._pending, self.seat_rewards
+            obs=self._obs,
+            masks=self._padded,
+            to_move=self.to_move,
+            actor=self._actor,
+            over=self.over,
+            pending=self._pending,
+            rewards=self.seat_rewards,
         )
 
     # ------------------------------------------------------------------ API
@@ -299,7 +305,13 @@ class TreppenVectorEnv(VectorEnv):
         generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
         describe each row."""
         while rows.size:
-            seats = S.Seats(actions, self.kinds, self.observer, self._kernel_rngs, self._settings)
+            seats = S.Seats(
+                actions=actions,
+                kinds=self.kinds,
+                observer=self.observer,
+                rngs=self._kernel_rngs,
+                settings=self._settings,
+            )
             S.step_rows(
                 (self._u64, self._i8, self._i64),
                 (self._tab, MELD_BITS),

@@ -78,9 +78,9 @@ def _decision_position(top: str) -> GameState:
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
     b = B.new_beliefs(8, temperature, epsilon, G.settings_row())
     u64, i8, i64 = state.arrays()
-    b.u64[0], b.i8[0], b.i64[0] = u64, i8, i64
-    b.seat[0], b.action[0], b.steps[0] = 1, action, 0  # its hand now is its hand then
-    b.size[0] = 1
+    b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
+    b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = 1, action, 0  # its hand now is its hand then
+    b.decisions.size[0] = 1
     return b
 
 
@@ -112,7 +112,7 @@ def test_a_declined_card_that_would_complete_a_meld_weighs_by_the_exact_likeliho
     b = _beliefs_for(state, DRAW)
     with_pair = bits("7S", "7D", "3C", "8C", "QH", "2S", "TD")
     without = bits("6D", "9C", "3C", "8C", "QH", "2S", "TD")
-    scratch = B.scratch()[0]
+    scratch = B.scratch().likelihood
     rng = np.ones(1, dtype=np.uint64)
     weights = []
     for hand in (with_pair, without):
@@ -173,7 +173,7 @@ def test_what_the_opponent_was_seen_to_do_moves_the_beliefs() -> None:
     obs = env.observe("player_0")
     believed = copy.deepcopy(agent).card_beliefs(obs)
     uniform = copy.deepcopy(agent)
-    uniform.beliefs = "uniform"
+    uniform.settings = uniform.settings.with_(beliefs="uniform")
     assert not np.allclose(believed, uniform.card_beliefs(obs))
     # the same turn, but the opponent declined another staircase card: other beliefs
     (draw,) = [d for d in agent.history.decisions[-2:] if d.action < 53]

@@ -312,11 +312,12 @@ def test_label_searches_a_batch_like_act() -> None:
 def test_specs_build_search_agents_with_their_budgets() -> None:
     agent = agents.load("ismcts,seconds=0.25,playouts=500,playout=random,c=1,objective=margin,widening=0.5", seed=2)
     assert isinstance(agent, ISMCTSAgent)
-    assert (agent.seconds, agent.playouts, agent.playout, agent.c) == (0.25, 500, "random", 1.0)
-    assert (agent.objective, agent.widening) == ("margin", 0.5)
+    s = agent.settings
+    assert (s.seconds, agent.playouts, s.playout, s.c) == (0.25, 500, "random", 1.0)
+    assert (s.objective, s.widening) == ("margin", 0.5)
     rollout = agents.load("rollout,playouts=8,playout=greedy,rules=rum500,moves=all")
     assert isinstance(rollout, RolloutAgent)
-    assert (rollout.playouts, rollout.rules.name, rollout.moves) == (8, "rum500", "all")
+    assert (rollout.playouts, rollout.rules.name, rollout.settings.moves) == (8, "rum500", "all")
 
 
 @pytest.mark.parametrize(

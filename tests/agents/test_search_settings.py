@@ -25,20 +25,32 @@ def test_the_agents_take_their_settings_whole_or_by_name() -> None:
     assert agent.settings is settings
     assert RolloutAgent(seed=0, playouts=8, deadline=0.5, bias=0.1).settings == settings
     assert RolloutAgent(seed=0, settings=settings, playouts=9).settings == dataclasses.replace(settings, playouts=9)
-    assert (agent.playouts, agent.deadline, agent.bias) == (8, 0.5, 0.1)
+    assert (agent.playouts, agent.settings.deadline, agent.settings.bias) == (8, 0.5, 0.1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.playouts = 9  # type: ignore[misc]
     with pytest.raises(ValueError, match="ISMCTSAgent takes ISMCTSSettings, not RolloutSettings"):
         ISMCTSAgent(settings=settings)
 
 
-def test_setting_an_agents_setting_replaces_its_settings_checked() -> None:
+def test_an_agents_settings_are_replaced_whole_and_checked() -> None:
+    """The settings are the agent's ``settings`` only (no attribute forwards to them): a change
+    makes a checked copy."""
     agent = RolloutAgent(seed=0, beliefs="greedy")
     before = agent.settings
-    agent.beliefs = "uniform"
+    agent.settings = agent.settings.with_(beliefs="uniform")
     assert agent.settings == dataclasses.replace(before, beliefs="uniform") and before.beliefs == "greedy"
     with pytest.raises(ValueError, match="beliefs='some'; choose one of"):
-        agent.beliefs = "some"
+        agent.settings.with_(beliefs="some")
+    assert not hasattr(agent, "beliefs")
+
+
+def test_finish_by_gives_the_next_decisions_the_time_left_as_their_deadline() -> None:
+    agent = RolloutAgent(seed=0, playouts=8)
+    agent.clock = lambda: 10.0  # type: ignore[method-assign]
+    agent.finish_by(12.5)
+    assert agent.settings == RolloutSettings(playouts=8, deadline=2.5)
+    agent.finish_by(9.0)  # passed: the floor budget
+    assert agent.settings.deadline == 0.0
 
 
 def test_the_playout_cap_defaults_only_without_another_budget() -> None:

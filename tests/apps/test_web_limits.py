@@ -96,7 +96,7 @@ def test_overload_moves_a_search_agent_at_its_floor_budget(busy) -> None:
             advances += 1
         assert r.status_code == 200
         view = r.json()
-    assert advances >= 2 and searcher.deadline == 0.0 and searcher.simulations in (0, 16, 32)
+    assert advances >= 2 and searcher.settings.deadline == 0.0 and searcher.simulations in (0, 16, 32)
     assert (busy.app.state.limiter.busy, busy.app.state.limiter.waiting) == (1, 0)
 
 

@@ -177,7 +177,7 @@ def test_meld_kernels_find_exactly_the_candidates_within_a_hand(preset: str) -> 
         card = int(rng.choice(list(bits_to_cards(hand))))
         for must_use in (-1, card):
             mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-            K._mark_melds(tab, np.uint64(hand), must_use, mask)
+            K.mark_melds(tab, np.uint64(hand), must_use, mask[A.MELD_BASE : A.LAYOFF_BASE])
             expected = fits & ((MELD_BITS >> np.uint64(card) & np.uint64(1)) == 1) if must_use >= 0 else fits
             np.testing.assert_array_equal(mask[A.MELD_BASE : A.LAYOFF_BASE] == 1, expected)
         assert K.can_play(empty, tab, MELD_BITS, card, np.uint64(hand)) == bool(

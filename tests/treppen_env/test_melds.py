@@ -156,7 +156,7 @@ def test_layoff_values_rules_5_2(preset: str, card: str, target: int, points: in
 def melds_within(cards: int, rules) -> list[int]:
     """Candidate indices the engine's meld kernel marks legal within the card set ``cards``."""
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    K._mark_melds(rules_table(rules), np.uint64(cards), -1, mask)
+    K.mark_melds(rules_table(rules), np.uint64(cards), -1, mask[MELD_BASE:LAYOFF_BASE])
     return np.flatnonzero(mask[MELD_BASE:LAYOFF_BASE]).tolist()
 
 

@@ -4,8 +4,10 @@ the greedy heuristic (:mod:`~treppen_env.agent_core.greedy`), its inputs read fr
 (:mod:`~treppen_env.agent_core.features`), playouts and redeals
 (:mod:`~treppen_env.agent_core.playout`), the search loops (:mod:`~treppen_env.agent_core.search`),
 beliefs over the unseen cards (:mod:`~treppen_env.agent_core.beliefs`), the small net's forward
-pass (:mod:`~treppen_env.agent_core.net`) and the batched env's step with the seats played inside
-the kernel (:mod:`~treppen_env.agent_core.seats`).
+pass (:mod:`~treppen_env.agent_core.net`), the action net's legal-action rows and forward pass
+(:mod:`~treppen_env.agent_core.action_net`) and the batched env's step with the seats played inside
+the kernel (:mod:`~treppen_env.agent_core.seats`). The kernels take bundles, typed named tuples
+built by keyword and read by name (:class:`~treppen_env.agent_core.greedy.Inputs`, ...).
 
 This package imports the rules core, never the reverse; its kernels' cache is stamped on its own
 sources (:mod:`treppen_env.core.cache`), so an edit here recompiles no rules kernel.

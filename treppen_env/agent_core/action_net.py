@@ -17,7 +17,7 @@ array       dtype and shape              meaning
 ``counts``  int64 (B,)                   ``n``: the legal actions of row ``b``
 ==========  ===========================  ======================================================
 
-**The action net** (:class:`treppen.train.kernel_policy.ActionNet` trains it in torch). With ``h``
+**The action net** (:class:`treppen.train.kernel.policy.ActionNet` trains it in torch). With ``h``
 the state's ``H`` hidden units and ``x`` an action's feature row::
 
     h     = tanh(W0' obs + b0)                       the state (obs float32 (969,), mostly zeros)
@@ -72,7 +72,12 @@ def layout(obs_size: int, hidden: int, features: int, action_dim: int) -> dict[s
 
 
 @kernel
-def legal_features(obs, masks, ctx, rows) -> None:
+def legal_features(
+    obs: np.ndarray,
+    masks: np.ndarray,
+    ctx: tuple[np.ndarray, np.ndarray, np.ndarray],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
     """Fill the bundle ``rows = (acts, feats, counts)`` (see the module docstring) for observations
     (float32 (B, 969)) and their legal masks (int8 (B, >= 898)).
 
@@ -86,13 +91,12 @@ def legal_features(obs, masks, ctx, rows) -> None:
     static = table.shape[1]
     heuristic = feats.shape[2] == static + NUM_FEATURES
     inputs = G.empty_inputs()
-    cards, stairs, scalars, melds, meld_bits = inputs
     work = G.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
     for b in range(obs.shape[0]):
         mask = masks[b, :NUM_ACTIONS]
         if heuristic:
-            read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
+            read_observation(obs[b], inputs)
             action_features(inputs, mask, tab, settings, work, extra)
         k = 0
         for a in range(NUM_ACTIONS):
@@ -109,7 +113,7 @@ def legal_features(obs, masks, ctx, rows) -> None:
 
 
 @kernel
-def _offsets(shape):
+def _offsets(shape: np.ndarray) -> np.ndarray:
     """The offsets of the flat weights' tensors, in the order of :data:`TENSORS`."""
     n_in, n_h, n_f, n_d = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_FEATURES], shape[SH_ACTION]
     sizes = (n_in * n_h, n_h, n_h * n_d, n_d, n_f * n_d, n_d, n_f, n_h, 1)
@@ -120,7 +124,9 @@ def _offsets(shape):
 
 
 @kernel
-def action_logits(w, shape, obs, feats, n, logits) -> None:
+def action_logits(
+    w: np.ndarray, shape: np.ndarray, obs: np.ndarray, feats: np.ndarray, n: int, logits: np.ndarray
+) -> None:
     """The logits (float64, into ``logits[:n]``) of the first ``n`` feature rows ``feats`` (float32
     (>= n, F)) of a position with observation ``obs`` (float32 (969,)), by the flat net ``w``
     (float32) of ``shape`` (see the module docstring)."""
@@ -158,7 +164,15 @@ def action_logits(w, shape, obs, feats, n, logits) -> None:
 
 
 @kernel
-def net_moves(nets, obs, rows, which, picks, rngs, out) -> None:
+def net_moves(
+    nets: tuple[np.ndarray, np.ndarray],
+    obs: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    which: np.ndarray,
+    picks: np.ndarray,
+    rngs: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """Actions of the rows ``which`` (int64) drawn from the softmax of their nets' logits: row ``i``
     is played by net ``picks[i]`` of the stack ``nets = (W, shape)``, from its observation
     ``obs[i]`` and legal rows (the bundle ``rows`` of :func:`legal_features`, indexed like ``obs``),

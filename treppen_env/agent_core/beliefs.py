@@ -29,7 +29,7 @@ state holds the observer's sampled view, and every candidate is a fresh deal of 
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,27 +52,92 @@ from treppen_env.core.layout import (
     U64_SIZE,
 )
 
-#: A search's beliefs (the arrays of :func:`new_beliefs`):
-#:
-#: - ``u64``, ``i8``, ``i64``: the decision positions, one row each (the state layout);
-#: - ``seat``, ``action`` (int64 (MAX_DECISIONS,)): each decision's opponent and chosen action;
-#: - ``steps`` (int64 (MAX_DECISIONS,)) and ``add``, ``remove``, ``unknown`` (uint64),
-#:   ``draws`` (int64), each (MAX_DECISIONS, MAX_STEPS): its steps back to its hand then, newest
-#:   first (:class:`treppen_env.history.Undo`, :func:`hand_then`);
-#: - ``size``: int64 (1,), the decisions in use; ``candidates``: candidate deals per kept one
-#:   (1: no weighting, uniform deals; 0: no deals, the root as it is); ``temperature`` and
-#:   ``epsilon`` of the opponent model;
-#: - ``stock_pool``: uint64 (1,), cards the stock is dealt from after a reshuffle (0: any);
-#: - ``settings``: the heuristic's settings (its rules: the rules table the kernels are given);
-#: - ``stats``: float64 (3,), the sum of the effective sample sizes (as shares of the candidates),
-#:   the weighted determinizations and the candidates ruled out (weight 0).
-Beliefs = namedtuple(
-    "Beliefs",
-    (
-        "u64", "i8", "i64", "seat", "action", "steps", "add", "remove", "draws", "unknown", "size", "candidates",
-        "temperature", "epsilon", "stock_pool", "settings", "stats",
-    ),
-)  # fmt: skip
+
+class Decisions(NamedTuple):
+    """The opponents' decisions a search weighs, one row each (:data:`MAX_DECISIONS` rows; a kernel bundle)."""
+
+    #: The positions decided in, rows of the state layout (:mod:`treppen_env.core.layout`).
+    u64: np.ndarray
+    i8: np.ndarray
+    i64: np.ndarray
+    #: int64 (MAX_DECISIONS,): each decision's opponent and chosen action.
+    seat: np.ndarray
+    action: np.ndarray
+    #: int64 (1,): the decisions in use.
+    size: np.ndarray
+
+
+class Undo(NamedTuple):
+    """Each decision's steps back from its opponent's hand now to its hand then, newest first
+    (:class:`treppen_env.history.Undo`, :func:`hand_then`; a kernel bundle)."""
+
+    #: int64 (MAX_DECISIONS,): the steps of each decision.
+    steps: np.ndarray
+    #: uint64 (MAX_DECISIONS, MAX_STEPS): the cards each step adds back and removes.
+    add: np.ndarray
+    remove: np.ndarray
+    #: int64 (MAX_DECISIONS, MAX_STEPS): the stock cards each step drew.
+    draws: np.ndarray
+    #: uint64 (MAX_DECISIONS, MAX_STEPS): the cards such a draw may have been.
+    unknown: np.ndarray
+
+
+class OpponentModel(NamedTuple):
+    """The opponent model (see the module docstring; a kernel bundle)."""
+
+    #: Its temperature, points.
+    temperature: float
+    #: Its share of the uniform choice.
+    epsilon: float
+    #: The heuristic's settings (float64; its rules: the rules table the kernels are given).
+    settings: np.ndarray
+
+
+class Beliefs(NamedTuple):
+    """A search's beliefs (:func:`new_beliefs`; a kernel bundle)."""
+
+    #: The decisions weighed, and the steps back to their hands.
+    decisions: Decisions
+    undo: Undo
+    #: The model of the opponents' decisions.
+    model: OpponentModel
+    #: Candidate deals per kept one (1: no weighting, uniform deals; 0: no deals, the root as it is).
+    candidates: int
+    #: uint64 (1,): cards the stock is dealt from after a reshuffle (0: any).
+    stock_pool: np.ndarray
+    #: float64 (3,): the sum of the effective sample sizes (as shares of the candidates), the
+    #: weighted determinizations and the candidates ruled out (weight 0), columns ``ST_*``.
+    stats: np.ndarray
+
+
+class Likelihood(NamedTuple):
+    """The arrays :func:`decision_log_likelihood` works in (a kernel bundle)."""
+
+    #: uint64 (U64_SIZE,): a decision's position with the hypothesised hand.
+    u64: np.ndarray
+    #: int8 (898,): its legal mask.
+    mask: np.ndarray
+    #: float64 (898,): the heuristic's action scores.
+    scores: np.ndarray
+    #: float32 (898, NUM_FEATURES): the feature table the scores are written beside.
+    features: np.ndarray
+    #: The heuristic's inputs and its workspace.
+    inputs: G.Inputs
+    workspace: G.Workspace
+
+
+class BeliefWork(NamedTuple):
+    """The arrays :func:`determinize` works in (:func:`scratch`; a kernel bundle)."""
+
+    #: The opponent model's scratch.
+    likelihood: Likelihood
+    #: The candidate deals: uint64 (MAX_CANDIDATES, MAX_SEATS) hands, int8 (MAX_CANDIDATES, 52)
+    #: stocks, float64 (MAX_CANDIDATES,) log-weights.
+    hands: np.ndarray
+    stocks: np.ndarray
+    log_weights: np.ndarray
+
+
 #: Columns of ``Beliefs.stats``.
 ST_ESS, ST_WEIGHED, ST_RULED_OUT = range(3)
 #: The most decisions a search weighs (2 per opponent turn remembered).
@@ -86,41 +151,45 @@ _ONE = np.uint64(1)
 
 
 @kernel
-def new_beliefs(candidates, temperature, epsilon, settings):
+def new_beliefs(candidates: int, temperature: float, epsilon: float, settings: np.ndarray) -> Beliefs:
     """Empty beliefs (no decisions yet: uniform deals) with ``candidates`` candidate deals per kept
     one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's
     settings (float64)."""
+    decisions = Decisions(
+        u64=np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
+        i8=np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
+        i64=np.zeros((MAX_DECISIONS, I64_SIZE), dtype=np.int64),
+        seat=np.zeros(MAX_DECISIONS, dtype=np.int64),
+        action=np.zeros(MAX_DECISIONS, dtype=np.int64),
+        size=np.zeros(1, dtype=np.int64),
+    )
+    undo = Undo(
+        steps=np.zeros(MAX_DECISIONS, dtype=np.int64),
+        add=np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+        remove=np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+        draws=np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.int64),
+        unknown=np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
+    )
     return Beliefs(
-        np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
-        np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
-        np.zeros((MAX_DECISIONS, I64_SIZE), dtype=np.int64),
-        np.zeros(MAX_DECISIONS, dtype=np.int64),
-        np.zeros(MAX_DECISIONS, dtype=np.int64),
-        np.zeros(MAX_DECISIONS, dtype=np.int64),
-        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
-        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
-        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.int64),
-        np.zeros((MAX_DECISIONS, MAX_STEPS), dtype=np.uint64),
-        np.zeros(1, dtype=np.int64),
-        candidates,
-        temperature,
-        epsilon,
-        np.zeros(1, dtype=np.uint64),
-        settings,
-        np.zeros(3),
+        decisions=decisions,
+        undo=undo,
+        model=OpponentModel(temperature=temperature, epsilon=epsilon, settings=settings),
+        candidates=candidates,
+        stock_pool=np.zeros(1, dtype=np.uint64),
+        stats=np.zeros(3),
     )
 
 
 @kernel
-def hand_then(b, j, hand_now, rng):
+def hand_then(undo: Undo, j: int, hand_now: np.uint64, rng: np.ndarray) -> np.uint64:
     """The hand decision ``j``'s opponent held then, from a hand now (uint64 bitsets): step by step
-    back, newest first, the cards it played added, those it took from the staircase removed
-    (RULES §4.1), and for a stock draw one random card of those not publicly its own before."""
+    back (``undo``), newest first, the cards it played added, those it took from the staircase
+    removed (RULES §4.1), and for a stock draw one random card of those not publicly its own before."""
     hand = hand_now
-    for k in range(b.steps[j]):
-        hand = (hand | b.add[j, k]) & ~b.remove[j, k]
-        for _ in range(b.draws[j, k]):
-            pool = hand & b.unknown[j, k]
+    for k in range(undo.steps[j]):
+        hand = (hand | undo.add[j, k]) & ~undo.remove[j, k]
+        for _ in range(undo.draws[j, k]):
+            pool = hand & undo.unknown[j, k]
             if pool == np.uint64(0):
                 break
             skip = random_below(rng, count(pool))
@@ -132,45 +201,50 @@ def hand_then(b, j, hand_now, rng):
 
 
 @kernel
-def decision_log_likelihood(b, j, hand, tab, meld_bits, scratch) -> float:
+def decision_log_likelihood(
+    b: Beliefs, j: int, hand: np.uint64, tab: np.ndarray, meld_bits: np.ndarray, scratch: Likelihood
+) -> float:
     """The opponent model's log-probability (see the module docstring) of decision ``j``'s action,
     had its opponent held ``hand`` then; -inf when the action is illegal with that hand."""
-    u64, mask, scores, out, inputs, work = scratch
-    u64[:] = b.u64[j]
-    seat = b.seat[j]
+    decisions, model = b.decisions, b.model
+    u64, mask, scores = scratch.u64, scratch.mask, scratch.scores
+    u64[:] = decisions.u64[j]
+    seat = decisions.seat[j]
     u64[HAND + seat] = hand
-    i8, i64 = b.i8[j], b.i64[j]
+    i8, i64 = decisions.i8[j], decisions.i64[j]
     K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
-    action = b.action[j]
+    action = decisions.action[j]
     if not mask[action]:
         return -np.inf
-    G.state_inputs(u64, i8, i64, seat, inputs)
-    F.action_scores(inputs, mask, tab, b.settings, work, scores, out)
+    G.state_inputs(u64, i8, i64, seat, scratch.inputs)
+    F.action_scores(scratch.inputs, mask, tab, model.settings, scratch.workspace, scores, scratch.features)
     legal, best = 0, -np.inf
     for a in range(mask.size):
         if mask[a]:
             legal += 1
             best = max(best, scores[a])
-    share = b.epsilon / legal
+    share = model.epsilon / legal
     if best == -np.inf:  # nothing scored: the uniform choice
         return np.log(1.0 / legal)
     total = 0.0
     for a in range(mask.size):
         if mask[a] and scores[a] > -np.inf:
-            total += np.exp((scores[a] - best) / b.temperature)
+            total += np.exp((scores[a] - best) / model.temperature)
     p = share
     if scores[action] > -np.inf:
-        p += (1.0 - b.epsilon) * np.exp((scores[action] - best) / b.temperature) / total
+        p += (1.0 - model.epsilon) * np.exp((scores[action] - best) / model.temperature) / total
     return np.log(p)
 
 
 @kernel
-def log_weight(b, u64, tab, meld_bits, rng, scratch) -> float:
+def log_weight(
+    b: Beliefs, u64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, rng: np.ndarray, scratch: Likelihood
+) -> float:
     """The log-weight of a candidate deal (``u64``: its card bitsets): the sum over the decisions of
     their log-likelihoods with the hands the deal implies (:func:`hand_then`)."""
     total = 0.0
-    for j in range(b.size[0]):
-        hand = hand_then(b, j, u64[HAND + b.seat[j]], rng)
+    for j in range(b.decisions.size[0]):
+        hand = hand_then(b.undo, j, u64[HAND + b.decisions.seat[j]], rng)
         total += decision_log_likelihood(b, j, hand, tab, meld_bits, scratch)
         if total == -np.inf:
             break
@@ -178,37 +252,44 @@ def log_weight(b, u64, tab, meld_bits, rng, scratch) -> float:
 
 
 @kernel
-def scratch():
-    """The arrays :func:`decision_log_likelihood` works in: a state's u64 row, a legal mask, the
-    action scores, a feature table, the heuristic's inputs and its workspace, then the candidates'
-    hands (uint64 (MAX_CANDIDATES, MAX_SEATS)), stocks (int8 (MAX_CANDIDATES, 52)) and weights."""
-    inputs = G.empty_inputs()
-    decide = (
-        np.zeros(U64_SIZE, dtype=np.uint64),
-        np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),
-        np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
-        np.zeros((K.A_DISCARD_BASE + NUM_CARDS, F.NUM_FEATURES), dtype=np.float32),
-        inputs,
-        G.workspace(),
+def scratch() -> BeliefWork:
+    """The :class:`BeliefWork` of :func:`determinize` (with the :class:`Likelihood` scratch of
+    :func:`decision_log_likelihood`)."""
+    likelihood = Likelihood(
+        u64=np.zeros(U64_SIZE, dtype=np.uint64),
+        mask=np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),
+        scores=np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
+        features=np.zeros((K.A_DISCARD_BASE + NUM_CARDS, F.NUM_FEATURES), dtype=np.float32),
+        inputs=G.empty_inputs(),
+        workspace=G.workspace(),
     )
-    cands = (
-        np.zeros((MAX_CANDIDATES, MAX_SEATS), dtype=np.uint64),
-        np.zeros((MAX_CANDIDATES, NUM_CARDS), dtype=np.int8),
-        np.zeros(MAX_CANDIDATES),
+    return BeliefWork(
+        likelihood=likelihood,
+        hands=np.zeros((MAX_CANDIDATES, MAX_SEATS), dtype=np.uint64),
+        stocks=np.zeros((MAX_CANDIDATES, NUM_CARDS), dtype=np.int8),
+        log_weights=np.zeros(MAX_CANDIDATES),
     )
-    return decide, cands
 
 
 @kernel
-def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
+def determinize(
+    root: P.Position,
+    det: P.Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    observer: int,
+    rng: np.ndarray,
+    b: Beliefs,
+    work: BeliefWork,
+) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh: uniformly (:func:`treppen_env.agent_core.playout.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
     u64, i8, i64 = det
-    count = b.candidates if b.size[0] > 0 else 1
-    decide, (hands, stocks, logw) = work
+    count = b.candidates if b.decisions.size[0] > 0 else 1
+    hands, stocks, logw = work.hands, work.stocks, work.log_weights
     best = -np.inf
     for c in range(count):
         u64[:] = root[0]
@@ -221,7 +302,7 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
             return
         hands[c] = u64[HAND : HAND + MAX_SEATS]
         stocks[c, : i64[STOCK_LEN]] = i8[STOCK : STOCK + i64[STOCK_LEN]]
-        logw[c] = log_weight(b, u64, tab, meld_bits, rng, decide)
+        logw[c] = log_weight(b, u64, tab, meld_bits, rng, work.likelihood)
         best = max(best, logw[c])
     weights = np.exp(logw[:count] - best) if best > -np.inf else np.ones(count)
     total = weights.sum()
@@ -240,7 +321,16 @@ def determinize(root, det, tab, meld_bits, observer, rng, b, work) -> None:
 
 
 @kernel
-def card_counts(root, det, tables, observer, rng, beliefs, samples, counts) -> None:
+def card_counts(
+    root: P.Position,
+    det: P.Position,
+    tables: P.Tables,
+    observer: int,
+    rng: np.ndarray,
+    beliefs: tuple[Beliefs, BeliefWork],
+    samples: int,
+    counts: np.ndarray,
+) -> None:
     """Deal ``samples`` determinizations (:func:`determinize`, with ``beliefs = (b, work)``: the
     beliefs and their :func:`scratch`; ``tables``: the rules core's ``(tab, meld_bits)``) and count
     in ``counts`` (float64 (MAX_SEATS, 52)) how often each seat holds each card it is not publicly

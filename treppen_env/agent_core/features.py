@@ -58,15 +58,18 @@ _NUM_TARGETS = len(TARGETS)
 
 
 @kernel
-def _clip(x, bound):
+def _clip(x: float, bound: float) -> float:
+    """``x`` clipped to [-bound, bound]."""
     return -bound if x < -bound else (bound if x > bound else x)
 
 
 @kernel
-def action_features(inputs, mask, tab, settings, work, out):
+def action_features(
+    inputs: G.Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: G.Workspace, out: np.ndarray
+) -> None:
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
     (see the module docstring) of the position in the heuristic's input layout
-    (:data:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
+    (:class:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
     settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
     out[:] = 0.0
     pick = G.greedy_move(inputs, mask, tab, settings, work)
@@ -92,13 +95,21 @@ def action_features(inputs, mask, tab, settings, work, out):
 
 
 @kernel
-def action_scores(inputs, mask, tab, settings, work, scores, out):
+def action_scores(
+    inputs: G.Inputs,
+    mask: np.ndarray,
+    tab: np.ndarray,
+    settings: np.ndarray,
+    work: G.Workspace,
+    scores: np.ndarray,
+    out: np.ndarray,
+) -> None:
     """The heuristic's score of every action (see the module docstring), in points, into
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
     :func:`action_features` (the other columns untouched). The greedy action has the best score up
     to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.beliefs`)."""
-    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     scores[:] = -np.inf
     draw = True
     for a in range(MELD_BASE, NUM_ACTIONS):
@@ -110,19 +121,21 @@ def action_scores(inputs, mask, tab, settings, work, scores, out):
         depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
             if mask[k]:
-                scores[k] = d.wf[G.F_SCORES][k]
+                scores[k] = work.wf[G.F_SCORES][k]
             if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = count(d.wu[G.U_USES][k]) / k
+                out[k, H_USED] = count(work.wu[G.U_USES][k]) / k
     else:
         _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
 
 
 @kernel
-def _turn_scores(hand, scalars, mask, d, scores, out):
+def _turn_scores(
+    hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, d: G.Decision, scores: np.ndarray, out: np.ndarray
+) -> None:
     """The meld phase's scores (RULES §4.3-4.4; see the module docstring) in the
-    :data:`~treppen_env.agent_core.greedy.Decision` ``d`` into ``scores``, and the booked points,
+    :class:`~treppen_env.agent_core.greedy.Decision` ``d`` into ``scores``, and the booked points,
     weights and dangers into ``out``."""
-    tab, wu, wf, wi = d.tab, d.wu, d.wf, d.wi
+    tab, wu, wf, wi = d.tab, d.work.wu, d.work.wf, d.work.wi
     banned = scalars[G.BANNED]
     must_use = scalars[G.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
@@ -131,7 +144,7 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
             out[a, H_BOOKED] = value / SCORE_SCALE
     # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
     # the cards it leaves; a lay's score is that of the best candidate it starts
-    n = G._candidates(hand, tab, d.slots, d.num_slots, wu[G.U_WORK], wf[G.F_WORK], wi[G.I_WORK])
+    n = G.lay_candidates(hand, d)
     c_bits = wu[G.U_WORK][:n].copy()
     c_val = wf[G.F_WORK][:n].copy()
     c_first = wi[G.I_WORK][:n].copy()
@@ -161,16 +174,12 @@ def _turn_scores(hand, scalars, mask, d, scores, out):
 
 
 @kernel
-def batch_features(obs, masks, tab, settings, out):
+def batch_features(obs: np.ndarray, masks: np.ndarray, tab: np.ndarray, settings: np.ndarray, out: np.ndarray) -> None:
     """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
     masks (int8 (B, 898)) into ``out``, each position read by
     :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see)."""
-    cards = np.zeros(G.NUM_CARD_SETS, dtype=np.uint64)
-    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
-    scalars = np.zeros(G.NUM_SCALARS, dtype=np.int64)
-    melds = np.zeros((G.MAX_TABLE_MELDS, G.NUM_MELD_COLUMNS), dtype=np.int8)
-    meld_bits = np.zeros(G.MAX_TABLE_MELDS, dtype=np.uint64)
+    inputs = G.empty_inputs()
     work = G.workspace()
     for b in range(obs.shape[0]):
-        read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
-        action_features((cards, stairs, scalars, melds, meld_bits), masks[b], tab, settings, work, out[b])
+        read_observation(obs[b], inputs)
+        action_features(inputs, masks[b], tab, settings, work, out[b])

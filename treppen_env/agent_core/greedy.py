@@ -6,13 +6,14 @@ implementation. Its input is a fixed layout of small arrays, built from an obser
 :func:`treppen_env.agent_core.reader.read_observation` inside a kernel),
 or from the public parts of an engine state by :func:`state_inputs` (what a playout kernel
 builds the same way without Python). It reads no engine state
-and imports no other agent: only the card, meld, action and observation-layout tables, so it
-could live beside the engine.
+and imports no other agent: only the card, meld, action and observation-layout tables and the rules
+core's meld enumerator (:func:`treppen_env.core.kernels.list_melds`), so it could live beside the
+engine.
 
 Card sets are uint64 bitsets (bit ``c`` set when card ``c``, 0..51, is in the set); seats are
 relative to the mover (0 = the mover, 1 = the next seat to the left, ...).
 
-Input layout (what :func:`greedy_action` reads):
+Input layout (what :func:`greedy_action` reads: the fields of :class:`Inputs`, and the mask):
 
 - ``cards``: uint64 (:data:`NUM_CARD_SETS`,)
 
@@ -63,7 +64,7 @@ card order.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,18 +73,26 @@ from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make
 from treppen_env.core import layout as L
 from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
-from treppen_env.melds import (
-    MAX_RUN,
-    MELD_BITS,
-    MIN_RUN,
-    NUM_MELDS,
-    NUM_RUN_LENGTHS,
-    NUM_SET_MELDS,
-)
+from treppen_env.core.kernels import MELD_MARKS, list_melds
+from treppen_env.melds import MAX_RUN, MELD_BITS, NUM_MELDS
+
 
 # ---------------------------------------------------------------------- input layout
-#: The input arrays (cards, stairs, scalars, melds, meld_bits).
-Inputs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+class Inputs(NamedTuple):
+    """The input arrays of a position, laid out as the module docstring says (a kernel bundle)."""
+
+    #: uint64 (:data:`NUM_CARD_SETS`,): ``HAND``, ``KNOWN + k - 1``, ``FITS + target``.
+    cards: np.ndarray
+    #: int8 (52,): the staircase, bottom to top.
+    stairs: np.ndarray
+    #: int64 (:data:`NUM_SCALARS`,): counts, phase, must-use card, ban, ...
+    scalars: np.ndarray
+    #: int8 (:data:`MAX_TABLE_MELDS`, :data:`NUM_MELD_COLUMNS`): the table melds.
+    melds: np.ndarray
+    #: uint64 (:data:`MAX_TABLE_MELDS`,): each table meld's cards.
+    meld_bits: np.ndarray
+
+
 HAND, KNOWN, FITS = 0, 1, 4
 NUM_CARD_SETS = 7
 NUM_PLAYERS, STAIRS_LEN, STOCK, PHASE, MUST_USE, BANNED, LAID_BEFORE, NUM_TABLE_MELDS, HAND_SIZES = range(9)
@@ -109,7 +118,7 @@ MAX_CANDIDATES = NUM_MELDS + 2 * MAX_TABLE_MELDS * MAX_RUN
 MAX_SLOTS = 2 * MAX_TABLE_MELDS
 #: Deepest plan: disjoint candidates hold at least one card each.
 MAX_DEPTH = NUM_CARDS + 1
-# Rows of a decision's scratch arrays (:func:`workspace`), each WS_WIDTH long.
+# Rows of a decision's scratch arrays (:class:`Workspace`), each WS_WIDTH long.
 WS_WIDTH = MAX_CANDIDATES
 # uint64: candidates' cards, sorted, plan stack, context, the taken cards each draw's plan lays
 U_WORK, U_SORTED, U_STACK, U_CTX, U_USES = range(5)
@@ -132,16 +141,28 @@ _MATES = np.array(
 _UP = np.array([make_card(suit_of(c), (rank_of(c) + 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
 _DOWN = np.array([make_card(suit_of(c), (rank_of(c) - 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
 _MELD_BITS = MELD_BITS.copy()
-#: The four cards of each rank, and the 13 rank bits of one suit (card = 13 * suit + rank).
-_RANK_BITS = np.array(
-    [sum(1 << (NUM_RANKS * s + r) for s in range(NUM_SUITS)) for r in range(NUM_RANKS)], dtype=np.uint64
-)
-_SUIT_RANKS = np.uint64((1 << NUM_RANKS) - 1)
+
+
+class Workspace(NamedTuple):
+    """The scratch arrays of one decision (:func:`workspace`; a kernel bundle)."""
+
+    #: uint64 (NUM_U_ROWS, WS_WIDTH): rows ``U_*`` (candidates' cards, sorted, plan stack, context,
+    #: the taken cards each draw's plan lays).
+    wu: np.ndarray
+    #: float64 (NUM_F_ROWS, WS_WIDTH): rows ``F_*`` (candidates' values, sorted, plan stack, danger,
+    #: each draw's score).
+    wf: np.ndarray
+    #: int64 (NUM_I_ROWS, WS_WIDTH): rows ``I_*`` (candidates' first actions, sorted, plans, sort order).
+    wi: np.ndarray
+    #: int64 (MAX_SLOTS, 3): the open ends (:func:`_context`).
+    slots: np.ndarray
+    #: int8 (:data:`treppen_env.core.kernels.MELD_MARKS`,), zeros: the meld enumerator's marks.
+    marks: np.ndarray
 
 
 # ---------------------------------------------------------------------- sorting
 @kernel
-def _stable_order(keys, n, descending, order):
+def _stable_order(keys: np.ndarray, n: int, descending: bool, order: np.ndarray) -> np.ndarray:
     """Write into ``order[:n]`` the indices of ``keys[:n]`` in ascending (or descending) order,
     equal keys in index order (an insertion sort: a hand has tens of candidates, a table at most
     17 melds, RULES §3); returns ``order``."""
@@ -157,7 +178,9 @@ def _stable_order(keys, n, descending, order):
 
 # ---------------------------------------------------------------------- context
 @kernel
-def _context(inputs, tab, ctx, slots, keys, order):
+def _context(
+    inputs: Inputs, tab: np.ndarray, ctx: np.ndarray, slots: np.ndarray, keys: np.ndarray, order: np.ndarray
+) -> tuple[int, float]:
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
     Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
@@ -166,7 +189,8 @@ def _context(inputs, tab, ctx, slots, keys, order):
     sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
     are scratch. Returns (number of slots, going-out bonus).
     """
-    cards, stairs, scalars, melds, meld_bits = inputs
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     n = scalars[NUM_PLAYERS]
     next_known = cards[KNOWN] if n > 1 else _ZERO
     other_known = _ZERO
@@ -237,113 +261,70 @@ def _context(inputs, tab, ctx, slots, keys, order):
     return num_slots, opp + 10.0
 
 
-#: A decision's context, built once per decision by :func:`decision` and read by the plan search
-#: and the scorers: ``ctx`` (uint64 (5,), :func:`_context`), ``out_bonus`` (the going-out bonus,
-#: points), ``slots`` (int64 (MAX_SLOTS, 3)) and ``num_slots`` (the open ends), the rules table and
-#: the settings, ``danger`` (float64 (52,), :func:`_danger` of every card a plan may keep), and
-#: the scratch rows ``wu``, ``wf``, ``wi`` of :func:`workspace`.
-Decision = namedtuple(
-    "Decision", ("ctx", "out_bonus", "slots", "num_slots", "tab", "settings", "danger", "wu", "wf", "wi")
-)
+class Decision(NamedTuple):
+    """A decision's context, built once per decision by :func:`decision` and read by the plan
+    search and the scorers (a kernel bundle)."""
+
+    #: uint64 (5,): what the decision knows besides the hand (:func:`_context`).
+    ctx: np.ndarray
+    #: The going-out bonus, points.
+    out_bonus: float
+    #: The open ends in ``work.slots``.
+    num_slots: int
+    #: float64 (52,): :func:`_danger` of every card a plan may keep.
+    danger: np.ndarray
+    #: The rules table (int64, :func:`treppen_env.core.tables.rules_table`).
+    tab: np.ndarray
+    #: The settings (float64 (NUM_SETTINGS,), :func:`settings_row`).
+    settings: np.ndarray
+    #: The decision's scratch arrays.
+    work: Workspace
 
 
 @kernel
-def decision(inputs, tab, settings, work):
-    """The :data:`Decision` of a position in the input layout (:data:`Inputs`; RULES §4.1, §4.3,
-    §6.2-6.3): its context, open ends and the danger of each card of the hand and the staircase,
-    in the scratch arrays ``work`` of :func:`workspace`."""
-    wu, wf, wi, ws_slots = work
-    ctx, danger = wu[U_CTX], wf[F_DANGER]
-    num_slots, out_bonus = _context(inputs, tab, ctx, ws_slots, wi[I_WORK], wi[I_ORDER])
-    b = inputs[0][HAND] | ctx[2]
+def decision(inputs: Inputs, tab: np.ndarray, settings: np.ndarray, work: Workspace) -> Decision:
+    """The :class:`Decision` of a position (:class:`Inputs`; RULES §4.1, §4.3, §6.2-6.3): its
+    context, open ends and the danger of each card of the hand and the staircase, in the scratch
+    arrays ``work``."""
+    ctx, danger = work.wu[U_CTX], work.wf[F_DANGER]
+    num_slots, out_bonus = _context(inputs, tab, ctx, work.slots, work.wi[I_WORK], work.wi[I_ORDER])
+    b = inputs.cards[HAND] | ctx[2]
     while b:
         c = lowest(b)
         b &= b - _ONE
         danger[c] = _danger(c, ctx)
-    return Decision(ctx, out_bonus, ws_slots, num_slots, tab, settings, danger, wu, wf, wi)
+    return Decision(
+        ctx=ctx, out_bonus=out_bonus, num_slots=num_slots, danger=danger, tab=tab, settings=settings, work=work
+    )
 
 
 # ---------------------------------------------------------------------- candidates
 @kernel
-def _candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first):
-    """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3): fills card bits, booked
-    value and first action; returns their count. Melds come in candidate-index order (sets by
-    rank and omitted suit, then runs by suit, low end, length), then chains by slot: a card laid
-    off onto an open end, then the next card of that suit onto the new end, ..."""
-    n = _meld_candidates(hand, tab, c_bits, c_val, c_first)
-    return _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n)
+def lay_candidates(hand: np.uint64, d: Decision) -> int:
+    """Melds and lay-off chains within ``hand`` (RULES §3.1-3.2, §4.3) in the :class:`Decision`
+    ``d``: their card bits, booked value and first action into the work rows ``U_WORK``, ``F_WORK``
+    and ``I_WORK``; returns their count. Melds come in candidate order (the rules core's
+    :func:`treppen_env.core.kernels.list_melds`: sets by rank and omitted suit, then runs by suit,
+    low end, length), then chains by slot: a card laid off onto an open end, then the next card of
+    that suit onto the new end, ..."""
+    c_bits, c_val, c_first = d.work.wu[U_WORK], d.work.wf[F_WORK], d.work.wi[I_WORK]
+    n = list_melds(d.tab, hand, d.work.marks, c_first)
+    for k in range(n):
+        m = c_first[k]
+        c_bits[k] = _MELD_BITS[m]
+        c_val[k] = d.tab[L.T_MELD_VALUE + m]
+        c_first[k] = MELD_BASE + m
+    return _chain_candidates(hand, d, n)
 
 
 @kernel
-def _meld_candidates(hand, tab, c_bits, c_val, c_first):
-    """The allowed melds within ``hand`` (RULES §3.1-3.2) in candidate-index order; their count."""
-    n = _set_candidates(hand, tab, c_bits, c_val, c_first)
-    return _run_candidates(hand, tab, c_bits, c_val, c_first, n)
-
-
-@kernel
-def _set_candidates(hand, tab, c_bits, c_val, c_first):
-    """The allowed sets within ``hand`` (RULES §3.1), by rank and omitted suit; their count."""
-    n = 0
-    for rank in range(NUM_RANKS):
-        if count(hand & _RANK_BITS[rank]) < 3:
-            continue
-        suits = 0
-        for s in range(NUM_SUITS):
-            if has(hand, NUM_RANKS * s + rank):
-                suits |= 1 << s
-        held = (suits & 1) + (suits >> 1 & 1) + (suits >> 2 & 1) + (suits >> 3 & 1)
-        base = rank * (NUM_SUITS + 1)
-        for omitted in range(NUM_SUITS + 1):
-            if held == 3 and (omitted == NUM_SUITS or suits >> omitted & 1):
-                continue  # three suits: only the set omitting the fourth
-            i = base + omitted
-            if tab[L.T_ALLOWED + i] != 0.0:
-                c_bits[n] = _MELD_BITS[i]
-                c_val[n] = tab[L.T_MELD_VALUE + i]
-                c_first[n] = MELD_BASE + i
-                n += 1
-    return n
-
-
-@kernel
-def _run_candidates(hand, tab, c_bits, c_val, c_first, n):
-    """Append the allowed runs within ``hand`` (RULES §3.2), by suit, low end and length, after
-    the first ``n`` candidates; return the new count."""
-    for suit in range(NUM_SUITS):
-        ranks = (hand >> np.uint64(NUM_RANKS * suit)) & _SUIT_RANKS
-        next_up = _rotate_down(ranks)  # bit r: rank r + 1 (mod 13) is held
-        if ranks & next_up & _rotate_down(next_up) == _ZERO:
-            continue  # no three ranks in a row, even around the corner
-        for low in range(NUM_RANKS):
-            if not has(hand, NUM_RANKS * suit + low):
-                continue
-            for length in range(2, MAX_RUN + 1):
-                if not has(hand, NUM_RANKS * suit + (low + length - 1) % NUM_RANKS):
-                    break
-                if length < MIN_RUN:
-                    continue
-                i = NUM_SET_MELDS + (suit * NUM_RANKS + low) * NUM_RUN_LENGTHS + length - MIN_RUN
-                if tab[L.T_ALLOWED + i] != 0.0:
-                    c_bits[n] = _MELD_BITS[i]
-                    c_val[n] = tab[L.T_MELD_VALUE + i]
-                    c_first[n] = MELD_BASE + i
-                    n += 1
-    return n
-
-
-@kernel
-def _rotate_down(ranks):
-    """The 13 rank bits of one suit moved down by one, the ace's bit to the king's place."""
-    return ((ranks >> _ONE) | (ranks << np.uint64(NUM_RANKS - 1))) & _SUIT_RANKS
-
-
-@kernel
-def _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n):
+def _chain_candidates(hand: np.uint64, d: Decision, n: int) -> int:
     """Append the lay-off chains within ``hand`` (RULES §4.3) by slot after the first ``n``
-    candidates; return the new count."""
+    candidates of :func:`lay_candidates`; return the new count."""
+    tab, slots = d.tab, d.work.slots
+    c_bits, c_val, c_first = d.work.wu[U_WORK], d.work.wf[F_WORK], d.work.wi[I_WORK]
     corner = tab[L.T_CORNER_RUNS] != 0.0
-    for k in range(num_slots):
+    for k in range(d.num_slots):
         card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
         if not has(hand, card):
             continue
@@ -367,14 +348,14 @@ def _chain_candidates(hand, tab, slots, num_slots, c_bits, c_val, c_first, n):
 
 
 @kernel
-def _usable(card, cards, d):
+def _usable(card: int, cards: np.uint64, d: Decision) -> tuple[bool, int]:
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
-    and the number of candidates of ``cards`` it left in the work rows of the :data:`Decision`
+    and the number of candidates of ``cards`` it left in the work rows of the :class:`Decision`
     ``d`` (-1: it listed none)."""
     if has(d.ctx[4], card):
         return True, -1
-    c_bits = d.wu[U_WORK]
-    n = _candidates(cards, d.tab, d.slots, d.num_slots, c_bits, d.wf[F_WORK], d.wi[I_WORK])
+    c_bits = d.work.wu[U_WORK]
+    n = lay_candidates(cards, d)
     for j in range(n):
         if has(c_bits[j], card):
             return True, n
@@ -383,13 +364,13 @@ def _usable(card, cards, d):
 
 # ---------------------------------------------------------------------- weights
 @kernel
-def _live(bits, unseen, stair_bits):
+def _live(bits: np.uint64, unseen: np.uint64, stair_bits: np.uint64) -> float:
     """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
     return count(bits & unseen & ~stair_bits) + 0.5 * count(bits & stair_bits)
 
 
 @kernel
-def _weight(c, cards, unseen, stair_bits, settings):
+def _weight(c: int, cards: np.uint64, unseen: np.uint64, stair_bits: np.uint64, settings: np.ndarray) -> float:
     """Cost of keeping card ``c`` of ``cards``: hand value (RULES §1.3) + card cost - a credit
     for each live card that would complete a partial meld with it (a pair, two in a row, a gap)."""
     live = 0.0
@@ -413,7 +394,7 @@ def _weight(c, cards, unseen, stair_bits, settings):
 
 
 @kernel
-def _danger(card, ctx):
+def _danger(card: int, ctx: np.ndarray) -> float:
     """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
     it fits a table meld, or completes or extends a meld with an opponent's known cards."""
     value = _HAND_POINTS[card]
@@ -439,7 +420,9 @@ def _danger(card, ctx):
 
 
 @kernel
-def _left_weight(rest, ctx, ban, unknown, settings, danger):
+def _left_weight(
+    rest: np.uint64, ctx: np.ndarray, ban: np.uint64, unknown: bool, settings: np.ndarray, danger: np.ndarray
+) -> float:
     """Weight of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4).
 
     Discarding a card saves its weight but costs its danger; ``ban`` (a bitset) may not be
@@ -469,8 +452,8 @@ def _left_weight(rest, ctx, ban, unknown, settings, danger):
 
 # ---------------------------------------------------------------------- turn plan
 @kernel
-def _plan(hand, d, banned, include, before_draw, listed):
-    """Best score of ``hand`` this turn (RULES §4.3-4.5) in the :data:`Decision` ``d``, and that
+def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: bool, listed: int) -> tuple[float, int]:
+    """Best score of ``hand`` this turn (RULES §4.3-4.5) in the :class:`Decision` ``d``, and that
     plan's steps.
 
     A depth-first search over card-disjoint candidates (sorted by booked value, highest first,
@@ -479,14 +462,15 @@ def _plan(hand, d, banned, include, before_draw, listed):
     booked points - :func:`_left_weight`. ``banned``: the card that may not be discarded (§4.4);
     ``include``: a card every plan must lay (must-use, or a deep take's card); -1 for none;
     ``before_draw``: the unknown stock card joins the hand; ``listed``: the number of ``hand``'s
-    candidates already in the work rows (by :func:`_usable`), or -1 to list them. The sorted candidates are left in
-    ``s_*`` and the best plan's indices into them in ``best_chosen``. Returns (score, steps).
+    candidates already in the work rows (by :func:`_usable`), or -1 to list them. The sorted
+    candidates are left in the rows ``*_SORTED`` and the best plan's indices into them in
+    ``I_BEST``. Returns (score, steps).
     """
-    wu, wf, wi = d.wu, d.wf, d.wi
+    wu, wf, wi = d.work.wu, d.work.wf, d.work.wi
     work_bits, work_val, work_first = wu[U_WORK], wf[F_WORK], wi[I_WORK]
     s_bits, s_val, s_first = wu[U_SORTED], wf[F_SORTED], wi[I_SORTED]
     chosen, best_chosen = wi[I_CHOSEN], wi[I_BEST]
-    n = listed if listed >= 0 else _candidates(hand, d.tab, d.slots, d.num_slots, work_bits, work_val, work_first)
+    n = listed if listed >= 0 else lay_candidates(hand, d)
     order = _stable_order(work_val, n, True, wi[I_ORDER])
     for k in range(n):
         s_bits[k] = work_bits[order[k]]
@@ -536,9 +520,9 @@ def _plan(hand, d, banned, include, before_draw, listed):
 
 # ---------------------------------------------------------------------- decisions
 @kernel
-def greedy_action(inputs, mask, tab, settings):
+def greedy_action(inputs: Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray) -> int:
     """The greedy heuristic's action (RULES §4): from the input layout of the module docstring
-    (:data:`Inputs`), the action mask, the rules table ``tab`` and the settings; -1
+    (:class:`Inputs`), the action mask, the rules table ``tab`` and the settings; -1
     when the mask has no legal action.
 
     Draw phase (RULES §4.1-4.2): every legal staircase take whose deepest card the plan can use
@@ -552,23 +536,25 @@ def greedy_action(inputs, mask, tab, settings):
 
 
 @kernel
-def workspace():
-    """The scratch arrays of one decision (:func:`greedy_move`): uint64, float64 and int64 rows
-    of :data:`WS_WIDTH` (``U_*``, ``F_*``, ``I_*`` name them) and the open-end slots (int64
-    (MAX_SLOTS, 3)). A caller that decides many times (a playout) allocates them once."""
-    return (
-        np.empty((NUM_U_ROWS, WS_WIDTH), dtype=np.uint64),
-        np.empty((NUM_F_ROWS, WS_WIDTH), dtype=np.float64),
-        np.empty((NUM_I_ROWS, WS_WIDTH), dtype=np.int64),
-        np.empty((MAX_SLOTS, 3), dtype=np.int64),
+def workspace() -> Workspace:
+    """The scratch arrays of one decision (:func:`greedy_move`, :class:`Workspace`): uint64,
+    float64 and int64 rows of :data:`WS_WIDTH` (``U_*``, ``F_*``, ``I_*`` name them), the open-end
+    slots and the meld enumerator's marks. A caller that decides many times (a playout) allocates
+    them once."""
+    return Workspace(
+        wu=np.empty((NUM_U_ROWS, WS_WIDTH), dtype=np.uint64),
+        wf=np.empty((NUM_F_ROWS, WS_WIDTH), dtype=np.float64),
+        wi=np.empty((NUM_I_ROWS, WS_WIDTH), dtype=np.int64),
+        slots=np.empty((MAX_SLOTS, 3), dtype=np.int64),
+        marks=np.zeros(MELD_MARKS, dtype=np.int8),
     )
 
 
 @kernel
-def greedy_move(inputs, mask, tab, settings, work):
+def greedy_move(inputs: Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: Workspace) -> int:
     """:func:`greedy_action` with the scratch arrays ``work`` of :func:`workspace` given (the same
     action)."""
-    cards, stairs, scalars = inputs[0], inputs[1], inputs[2]
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     first_legal = 0
     while first_legal < NUM_ACTIONS and not mask[first_legal]:
         first_legal += 1
@@ -580,12 +566,12 @@ def greedy_move(inputs, mask, tab, settings, work):
     d = decision(inputs, tab, settings, work)
     if last_legal < MELD_BASE:
         depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
-        return _best_draw(mask, d.wf[F_SCORES], depth)
+        return _best_draw(mask, work.wf[F_SCORES], depth)
     return _meld(cards[HAND], scalars, mask, first_legal, d)
 
 
 @kernel
-def _best_draw(mask, scores, depth):
+def _best_draw(mask: np.ndarray, scores: np.ndarray, depth: int) -> int:
     """RULES §4.1-4.2: the draw of best score (:func:`draw_scores`), the stock or the shallower
     take on ties; without a scored draw and with the stock empty, the first legal take."""
     best_action = 0
@@ -601,20 +587,20 @@ def _best_draw(mask, scores, depth):
 
 
 @kernel
-def draw_scores(hand, stairs, scalars, mask, d):
-    """The heuristic's score of every draw (RULES §4.1-4.2) in the :data:`Decision` ``d``, in
-    points, into ``d.wf[F_SCORES][k]`` for draw action ``k`` (0 the stock, ``k`` the take down to
+def draw_scores(hand: np.uint64, stairs: np.ndarray, scalars: np.ndarray, mask: np.ndarray, d: Decision) -> int:
+    """The heuristic's score of every draw (RULES §4.1-4.2) in the :class:`Decision` ``d``, in
+    points, into ``d.work.wf[F_SCORES][k]`` for draw action ``k`` (0 the stock, ``k`` the take down to
     depth ``k``); returns the staircase's length.
 
     The stock scores the current hand's plan (the unknown card joining it) plus ``stock_gain``
     plus ``take_margin``; a take scores the plan of the hand with the taken cards, which must lay
     the deepest one when it lies below the top (or always, under the must-use rule) and may not
     discard a top card taken alone; an illegal draw, or a take whose deepest card the plan cannot
-    use (a deep card taken for nothing is never considered), scores -inf. ``d.wu[U_USES][k]`` holds
+    use (a deep card taken for nothing is never considered), scores -inf. ``d.work.wu[U_USES][k]`` holds
     the taken cards that take's plan lays this turn (a bitset).
     """
-    scores, uses = d.wf[F_SCORES], d.wu[U_USES]
-    s_bits, best_chosen = d.wu[U_SORTED], d.wi[I_BEST]
+    scores, uses = d.work.wf[F_SCORES], d.work.wu[U_USES]
+    s_bits, best_chosen = d.work.wu[U_SORTED], d.work.wi[I_BEST]
     depth = scalars[STAIRS_LEN]
     scores[0] = -np.inf
     uses[0] = _ZERO
@@ -647,9 +633,9 @@ def draw_scores(hand, stairs, scalars, mask, d):
 
 
 @kernel
-def _meld(hand, scalars, mask, first_legal, d):
+def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: int, d: Decision) -> int:
     """RULES §4.3-4.5: the next step of the best plan, else the safest discard."""
-    s_bits, s_first, best_chosen = d.wu[U_SORTED], d.wi[I_SORTED], d.wi[I_BEST]
+    s_bits, s_first, best_chosen = d.work.wu[U_SORTED], d.work.wi[I_SORTED], d.work.wi[I_BEST]
     banned = scalars[BANNED]
     include = scalars[MUST_USE]
     _, steps = _plan(hand, d, banned, include, False, -1)
@@ -688,20 +674,18 @@ def _meld(hand, scalars, mask, first_legal, d):
 
 @kernel
 def empty_inputs() -> Inputs:
-    """Zeroed input arrays: (cards, stairs, scalars, melds, meld_bits) of the module's layout
-    (uint64 (NUM_CARD_SETS,), int8 (52,), int64 (NUM_SCALARS,), int8 (MAX_TABLE_MELDS,
-    NUM_MELD_COLUMNS), uint64 (MAX_TABLE_MELDS,)), for kernels and Python alike."""
-    return (
-        np.zeros(NUM_CARD_SETS, dtype=np.uint64),
-        np.zeros(NUM_CARDS, dtype=np.int8),
-        np.zeros(NUM_SCALARS, dtype=np.int64),
-        np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8),
-        np.zeros(MAX_TABLE_MELDS, dtype=np.uint64),
+    """Zeroed :class:`Inputs` of the module's layout, for kernels and Python alike."""
+    return Inputs(
+        cards=np.zeros(NUM_CARD_SETS, dtype=np.uint64),
+        stairs=np.zeros(NUM_CARDS, dtype=np.int8),
+        scalars=np.zeros(NUM_SCALARS, dtype=np.int64),
+        melds=np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8),
+        meld_bits=np.zeros(MAX_TABLE_MELDS, dtype=np.uint64),
     )
 
 
 @kernel
-def must_use_evidence(scalars, mask):
+def must_use_evidence(scalars: np.ndarray, mask: np.ndarray) -> bool:
     """Whether the position shows the must-use rule (RULES §4.2): a must-use card in the meld
     phase, or a draw-phase mask that filters staircase takes."""
     last = -1
@@ -720,14 +704,15 @@ def must_use_evidence(scalars, mask):
 
 # ---------------------------------------------------------------------- engine states
 @kernel
-def state_inputs(u64, i8, i64, seat, inputs):
-    """Fill the input layout ``inputs`` (:data:`Inputs`) for ``seat`` from a state's arrays
+def state_inputs(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, inputs: Inputs) -> None:
+    """Fill the input layout ``inputs`` (:class:`Inputs`) for ``seat`` from a state's arrays
     (:mod:`treppen_env.core.layout`):
     its hand, the cards each other seat publicly holds (relative seats),
     the lay-off slots (RULES §4.3), the staircase, the counts, the must-use card (§4.2), the ban
     (§4.4), its laid-before flag (§6.2) and the table melds, sets by rank then runs by low-end
     card, as its observation lists them."""
-    cards, stairs, scalars, melds, meld_bits = inputs
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     n = i64[L.NUM_PLAYERS]
     cards[HAND] = u64[L.HAND + seat]
     for k in range(3):
@@ -767,7 +752,9 @@ def state_inputs(u64, i8, i64, seat, inputs):
 
 
 @kernel
-def _copy_meld(u64, i8, i, seat, n, melds, meld_bits, m):
+def _copy_meld(
+    u64: np.ndarray, i8: np.ndarray, i: int, seat: int, n: int, melds: np.ndarray, meld_bits: np.ndarray, m: int
+) -> None:
     """Table meld ``i`` of the state into row ``m`` of the heuristic's meld table, its owner as a
     seat relative to ``seat`` (of ``n`` players)."""
     row = L.MELDS + L.MELD_COLS * i

@@ -1,6 +1,6 @@
 """A small policy/value network's forward pass as kernels, for playouts and leaf values.
 
-The network (:class:`treppen.train.kernel_net.KernelNet` trains it in torch and exports it) reads
+The network (:class:`treppen.train.expert.net.KernelNet` trains it in torch and exports it) reads
 an observation vector (float32 (969,), :mod:`treppen_env.observation`), mostly zeros, so its first
 layer sums the weight rows of the nonzero entries only. Its layers, all ``tanh`` but the heads:
 
@@ -52,7 +52,7 @@ def layout(obs_size: int, hidden: int, depth: int) -> dict[str, tuple[int, tuple
 
 
 @kernel
-def hidden_units(w, shape, obs, h, scratch) -> None:
+def hidden_units(w: np.ndarray, shape: np.ndarray, obs: np.ndarray, h: np.ndarray, scratch: np.ndarray) -> None:
     """The hidden units (float32 (H,)) of an observation into ``h``; ``scratch`` float32 (H,)."""
     n_in, n_h, depth = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_DEPTH]
     bias = n_in * n_h
@@ -81,14 +81,14 @@ def hidden_units(w, shape, obs, h, scratch) -> None:
 
 
 @kernel
-def _heads(shape) -> int:
+def _heads(shape: np.ndarray) -> int:
     """Offset of the policy head's weights."""
     n_in, n_h, depth = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_DEPTH]
     return n_in * n_h + n_h + (depth - 1) * (n_h * n_h + n_h)
 
 
 @kernel
-def policy_logits(w, shape, h, mask, logits) -> None:
+def policy_logits(w: np.ndarray, shape: np.ndarray, h: np.ndarray, mask: np.ndarray, logits: np.ndarray) -> None:
     """The policy's logits (float64 (898,)) of the legal actions of ``mask`` (int8), from the hidden
     units; -inf for the others."""
     n_h = shape[SH_HIDDEN]
@@ -106,7 +106,7 @@ def policy_logits(w, shape, h, mask, logits) -> None:
 
 
 @kernel
-def value(w, shape, h, u64, seat, n) -> float:
+def value(w: np.ndarray, shape: np.ndarray, h: np.ndarray, u64: np.ndarray, seat: int, n: int) -> float:
     """The value head: ``seat``'s expected score against the others in [-1, 1] (see the module
     docstring), from the hidden units and the other seats' hands in ``u64`` (``n`` players; seats
     relative to ``seat``, padded to 3)."""
@@ -119,7 +119,7 @@ def value(w, shape, h, u64, seat, n) -> float:
 
 
 @kernel
-def _hand_terms(w, start, u64, seat, n) -> float:
+def _hand_terms(w: np.ndarray, start: int, u64: np.ndarray, seat: int, n: int) -> float:
     """The value head's terms of the other seats' hands (bits, relative seats 1..n-1)."""
     total = 0.0
     for k in range(1, n):
@@ -132,7 +132,7 @@ def _hand_terms(w, start, u64, seat, n) -> float:
 
 
 @kernel
-def sample_action(logits, rng) -> int:
+def sample_action(logits: np.ndarray, rng: np.ndarray) -> int:
     """An action drawn from the softmax of ``logits`` (float64 (898,), -inf for illegal ones)."""
     best = -np.inf
     for a in range(logits.size):
@@ -154,7 +154,7 @@ def sample_action(logits, rng) -> int:
 
 def load(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """The flat weights (float32) and shape (int64) in a ``.npz`` of ``w`` and ``shape``
-    (:meth:`treppen.train.kernel_net.KernelNet.save` writes them).
+    (:meth:`treppen.train.expert.net.KernelNet.save` writes them).
 
     :raises FileNotFoundError: when there is no such file.
     :raises ValueError: when the weights do not fit the shape.

@@ -27,8 +27,7 @@ recompiles its callers too.
 
 from __future__ import annotations
 
-from collections import namedtuple
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -60,18 +59,64 @@ from treppen_env.core.observe import write_observation
 GREEDY, RANDOM, NET = 0, 1, 2
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
 
-#: How the seats of a playout play (a bundle the kernels take as one argument): ``policies``
-#: (int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`) and the
-#: greedy seats' ``settings`` (float64, :func:`treppen_env.agent_core.greedy.settings_row`; their
-#: rules are the rules table the kernels are given). The kernels also
-#: take a state's three arrays as one ``pos`` tuple ``(u64, i8, i64)`` (:mod:`treppen_env.core.layout`).
-Playout = namedtuple("Playout", ("policies", "settings"))
+#: A state's three arrays ``(u64, i8, i64)`` as one argument (:mod:`treppen_env.core.layout`).
+Position = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: The rules core's tables ``(tab, meld_bits)`` as one argument (:attr:`treppen_env.engine.GameState.tables`).
+Tables = tuple[np.ndarray, np.ndarray]
+
+
+class Playout(NamedTuple):
+    """How the seats of a playout play (a kernel bundle)."""
+
+    #: int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`.
+    policies: np.ndarray
+    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`;
+    #: their rules are the rules table the kernels are given).
+    settings: np.ndarray
+
+
+class NetScratch(NamedTuple):
+    """The network of a playout's :data:`NET` seats and value estimates (:mod:`treppen_env.agent_core.net`),
+    with the arrays its forward pass works in (:func:`with_net`; a kernel bundle)."""
+
+    #: float32: the flat weights (none: size 0).
+    w: np.ndarray
+    #: int64 (:data:`treppen_env.agent_core.net.SHAPE_SIZE`,): observation size, hidden units, depth.
+    shape: np.ndarray
+    #: The observation layout's offsets and constants (:func:`treppen_env.core.observe.write_observation`).
+    offsets: np.ndarray
+    consts: np.ndarray
+    #: float32 (observation size,): the observation the network reads.
+    obs: np.ndarray
+    #: float32 (hidden units,): the hidden units, and the scratch of the deeper layers.
+    hidden: np.ndarray
+    spare: np.ndarray
+    #: float64 (898,): the policy's logits.
+    logits: np.ndarray
+    #: Turns after which a search's playout is valued by the value head (0: never).
+    value_turns: int
+    #: The value head's share of that playout's result, in [0, 1].
+    value_weight: float
+
+
+class Scratch(NamedTuple):
+    """The arrays one playout loop works in, allocated once (:func:`scratch`; a kernel bundle)."""
+
+    #: int8 (8 MASK_WORDS,): the legal mask padded to whole words
+    #: (:func:`treppen_env.core.generator.random_legal` reads it as uint64 words).
+    mask: np.ndarray
+    #: The greedy seat's inputs and its decision's workspace (:mod:`treppen_env.agent_core.greedy`).
+    inputs: G.Inputs
+    workspace: G.Workspace
+    #: The network of :data:`NET` seats (none without :func:`with_net`).
+    net: NetScratch
+
 
 _ZERO = np.uint64(0)
 
 
 @kernel
-def shuffle(cards, rng) -> None:
+def shuffle(cards: np.ndarray, rng: np.ndarray) -> None:
     """Fisher-Yates shuffle of the int8 array ``cards`` in place with the generator ``rng``."""
     for k in range(cards.size - 1, 0, -1):
         j = random_below(rng, k + 1)
@@ -79,82 +124,103 @@ def shuffle(cards, rng) -> None:
 
 
 @kernel
-def _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng) -> None:
+def _reshuffle(pos: Position, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray, rng: np.ndarray) -> None:
     """RULES §6.4 with ``stock_exhausted="reshuffle"``: the staircase below its top card,
     shuffled, becomes the stock, and the turn ends."""
+    u64, i8, i64 = pos
     stock = i8[STAIRS : STAIRS + i64[STAIRS_LEN] - 1].copy()
     shuffle(stock, rng)
     K.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
 
 
 @kernel
-def scratch():
-    """The arrays one playout loop works in, allocated once: the legal mask padded to whole words
-    (int8 (8 MASK_WORDS,); :func:`treppen_env.core.generator.random_legal` reads it as uint64 words),
-    the greedy seat's inputs (:mod:`treppen_env.agent_core.greedy`), the greedy decision's workspace, and
-    no network (:func:`with_net` gives one)."""
+def scratch() -> Scratch:
+    """The :class:`Scratch` of a playout loop, without a network (:func:`with_net` gives one)."""
     no_net = np.zeros(0, dtype=np.float32)
     return with_net(no_net, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 0, 0.0)
 
 
 @kernel
-def with_net(w, shape, offsets, consts, value_turns, value_weight):
+def with_net(
+    w: np.ndarray, shape: np.ndarray, offsets: np.ndarray, consts: np.ndarray, value_turns: int, value_weight: float
+) -> Scratch:
     """:func:`scratch` with the kernels' network (:mod:`treppen_env.agent_core.net`: flat weights ``w``,
     ``shape``) for :data:`NET` seats, which read observations written with the observation layout's
     ``offsets`` and ``consts`` (:func:`treppen_env.core.observe.write_observation`); with
     ``value_turns > 0`` a search's playout is valued by the network's value head after that many
     turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
-    padded = np.zeros(MASK_WORDS * 8, dtype=np.int8)
-    inputs = G.empty_inputs()
-    hidden = max(shape[1], 1)
-    net = (
-        w, shape, offsets, consts, np.zeros(max(shape[0], 1), dtype=np.float32),
-        np.zeros(hidden, dtype=np.float32), np.zeros(hidden, dtype=np.float32), np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
-        value_turns, value_weight,
-    )  # fmt: skip
-    return padded, inputs, G.workspace(), net
+    units = max(shape[N.SH_HIDDEN], 1)
+    net = NetScratch(
+        w=w,
+        shape=shape,
+        offsets=offsets,
+        consts=consts,
+        obs=np.zeros(max(shape[N.SH_INPUT], 1), dtype=np.float32),
+        hidden=np.zeros(units, dtype=np.float32),
+        spare=np.zeros(units, dtype=np.float32),
+        logits=np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
+        value_turns=value_turns,
+        value_weight=value_weight,
+    )
+    mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
+    return Scratch(mask=mask, inputs=G.empty_inputs(), workspace=G.workspace(), net=net)
 
 
 @kernel
-def net_choice(u64, i8, i64, tab, rng, work) -> int:
+def net_choice(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, rng: np.ndarray, work: Scratch
+) -> int:
     """The network's move for the seat to move, sampled from its policy over the legal mask in
     ``work`` (the seat's observation written first: it sees only what that seat may see)."""
-    w, shape, offsets, consts, obs, h, scratch_h, logits, _, _ = work[3]
-    seat = i64[CURRENT]
-    write_observation(u64, i8, i64, tab, seat, offsets, consts, obs)
-    N.hidden_units(w, shape, obs, h, scratch_h)
-    N.policy_logits(w, shape, h, work[0][: K.A_DISCARD_BASE + NUM_CARDS], logits)
-    return N.sample_action(logits, rng)
+    net = work.net
+    write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
+    N.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
+    N.policy_logits(net.w, net.shape, net.hidden, work.mask[: K.A_DISCARD_BASE + NUM_CARDS], net.logits)
+    return N.sample_action(net.logits, rng)
 
 
 @kernel
-def greedy_choice(u64, i8, i64, tab, settings, work) -> int:
+def greedy_choice(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: Scratch
+) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
-    padded, inputs = work[0], work[1]
-    G.state_inputs(u64, i8, i64, i64[CURRENT], inputs)
-    return G.greedy_move(inputs, padded[: K.A_DISCARD_BASE + NUM_CARDS], tab, settings, work[2])
+    G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
+    return G.greedy_move(work.inputs, work.mask[: K.A_DISCARD_BASE + NUM_CARDS], tab, settings, work.workspace)
 
 
 @kernel
-def advance(u64, i8, i64, tab, meld_bits, action, rng, work) -> None:
+def advance(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    action: int,
+    rng: np.ndarray,
+    work: Scratch,
+) -> None:
     """Play the legal ``action`` (the legal mask in ``work`` follows), reshuffling with ``rng``
     when the discard emptied the stock (RULES §6.4)."""
-    mask = work[0][: K.A_DISCARD_BASE + NUM_CARDS]
+    mask = work.mask[: K.A_DISCARD_BASE + NUM_CARDS]
     if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
-        _reshuffle(u64, i8, i64, tab, meld_bits, mask, rng)
+        _reshuffle((u64, i8, i64), tab, meld_bits, mask, rng)
 
 
 @kernel
-def start(u64, i8, i64, tab, meld_bits, work) -> None:
+def start(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, work: Scratch
+) -> None:
     """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy)."""
-    K.legal_mask(u64, i8, i64, tab, meld_bits, work[0][: K.A_DISCARD_BASE + NUM_CARDS])
+    K.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[: K.A_DISCARD_BASE + NUM_CARDS])
 
 
 @kernel
-def play_to_end(pos, tab, meld_bits, playout, rng, work) -> int:
+def play_to_end(
+    pos: Position, tab: np.ndarray, meld_bits: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch
+) -> int:
     """Play the state ``pos`` (its arrays changed in place) to the end of its deal, each seat by
-    its policy (the :data:`Playout` ``playout``), with the generator ``rng`` for random moves and
+    its policy (the :class:`Playout` ``playout``), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
     u64, i8, i64 = pos
     start(u64, i8, i64, tab, meld_bits, work)
@@ -166,34 +232,42 @@ def play_to_end(pos, tab, meld_bits, playout, rng, work) -> int:
 
 
 @kernel
-def finish(pos, tab, meld_bits, playout, rng, work, observer):
+def finish(
+    pos: Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    playout: Playout,
+    rng: np.ndarray,
+    work: Scratch,
+    observer: int,
+) -> tuple[float, float]:
     """Play a search's simulation on to its end (:func:`play_to_end`) and return ``observer``'s
     ``(win, margin)`` (:func:`outcome`'s units); with a value network
     (:func:`with_net`), after ``value_turns`` turns its value head's score of the observer's side
     is mixed in, ``value_weight`` of it (1: the playout stops there, its margin counted 0)."""
     u64, i8, i64 = pos
-    w, shape, offsets, consts, obs, h, scratch_h, _, value_turns, value_weight = work[3]
-    if value_turns <= 0:
+    net = work.net
+    if net.value_turns <= 0:
         play_to_end(pos, tab, meld_bits, playout, rng, work)
         return outcome(i64, observer)
     start(u64, i8, i64, tab, meld_bits, work)
-    stop = i64[TURN] + value_turns
+    stop = i64[TURN] + net.value_turns
     while i64[PHASE] != DEAL_OVER and i64[TURN] < stop:
         policy_move(pos, tab, meld_bits, playout, rng, work)
     if i64[PHASE] == DEAL_OVER:
         return outcome(i64, observer)
-    write_observation(u64, i8, i64, tab, observer, offsets, consts, obs)
-    N.hidden_units(w, shape, obs, h, scratch_h)
-    estimate = 0.5 * (N.value(w, shape, h, u64, observer, i64[NUM_PLAYERS]) + 1.0)
-    if value_weight >= 1.0:
+    write_observation(u64, i8, i64, tab, observer, net.offsets, net.consts, net.obs)
+    N.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
+    estimate = 0.5 * (N.value(net.w, net.shape, net.hidden, u64, observer, i64[NUM_PLAYERS]) + 1.0)
+    if net.value_weight >= 1.0:
         return estimate, 0.0
     play_to_end(pos, tab, meld_bits, playout, rng, work)
     win, margin = outcome(i64, observer)
-    return value_weight * estimate + (1.0 - value_weight) * win, margin
+    return net.value_weight * estimate + (1.0 - net.value_weight) * win, margin
 
 
 @kernel
-def outcome(i64, seat):
+def outcome(i64: np.ndarray, seat: int) -> tuple[float, float]:
     """``(win, margin)`` of ``seat`` in a finished deal: its mean score against the other seats
     (more points 1, equal 0.5; the ratings' score) and its points minus the mean of the others',
     / 100 (RULES §6.2)."""
@@ -210,7 +284,9 @@ def outcome(i64, seat):
 
 
 @kernel
-def policy_move(pos, tab, meld_bits, playout, rng, work) -> None:
+def policy_move(
+    pos: Position, tab: np.ndarray, meld_bits: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch
+) -> None:
     """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
     :data:`RANDOM` or :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the
     state's."""
@@ -221,12 +297,20 @@ def policy_move(pos, tab, meld_bits, playout, rng, work) -> None:
     elif policy == NET:
         action = net_choice(u64, i8, i64, tab, rng, work)
     else:
-        action = random_legal(work[0].view(np.uint64), rng)
+        action = random_legal(work.mask.view(np.uint64), rng)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
 @kernel
-def redeal(pos, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
+def redeal(
+    pos: Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    observer: int,
+    rng: np.ndarray,
+    tries: int,
+    stock_pool: np.uint64 = _ZERO,
+) -> bool:
     """Deal the cards ``observer`` cannot see afresh (the arrays of ``pos`` changed in place): each
     other seat keeps its publicly known cards (RULES §4.1) and gets the rest of its hand from the
     unseen cards, the stock the others in random order. When another seat is to move with a
@@ -279,7 +363,7 @@ def redeal(pos, tab, meld_bits, observer, rng, tries, stock_pool=_ZERO) -> bool:
 
 
 @kernel
-def _reshuffled_first(pool, stock_pool, stock_len) -> int:
+def _reshuffled_first(pool: np.ndarray, stock_pool: np.uint64, stock_len: int) -> int:
     """Move the cards of ``stock_pool`` to the front of ``pool`` (int8 cards); their number, or 0
     when there is no pool or it holds fewer cards than the stock (then the stock is dealt freely)."""
     front = 0
@@ -291,9 +375,17 @@ def _reshuffled_first(pool, stock_pool, stock_len) -> int:
 
 
 @kernel
-def playouts(pos, tab, meld_bits, observer, playout, seed, points) -> int:
+def playouts(
+    pos: Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    observer: int,
+    playout: Playout,
+    seed: int,
+    points: np.ndarray,
+) -> int:
     """``points.shape[0]`` playouts of the state ``pos`` (left unchanged), each seat playing its
-    policy (the :data:`Playout` ``playout``), each from a fresh determinization for ``observer``
+    policy (the :class:`Playout` ``playout``), each from a fresh determinization for ``observer``
     (:func:`redeal`), or from the state as it is when ``observer`` is -1; playout ``k``'s deal
     points per seat go to ``points[k, :n]`` (RULES §6). The generator is seeded with ``seed``.
     Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
@@ -361,6 +453,6 @@ def play_out(
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
-    playout = Playout(seat_policies(policy, n), G.settings_row() if settings is None else settings)
+    playout = Playout(policies=seat_policies(policy, n), settings=G.settings_row() if settings is None else settings)
     playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

@@ -28,12 +28,8 @@ from treppen_env.agent_core.greedy import (
     M_LOW,
     M_OWNER,
     M_SUIT,
-    MAX_TABLE_MELDS,
     MUST_USE,
-    NUM_CARD_SETS,
-    NUM_MELD_COLUMNS,
     NUM_PLAYERS,
-    NUM_SCALARS,
     NUM_TABLE_MELDS,
     PHASE,
     STAIRS_LEN,
@@ -68,10 +64,11 @@ _O_LAID = SLICES["laid_before"].start
 
 # ---------------------------------------------------------------------- observation
 @kernel
-def read_observation(obs, cards, stairs, scalars, melds, meld_bits):
-    """Fill the input layout from an observation vector (treppen_env.observation.LAYOUT): what
-    :func:`treppen_env.observation.decode` reads, melds in its order (sets by rank, runs by
-    their low-end card; melds never merge, RULES §3.5)."""
+def read_observation(obs: np.ndarray, inputs: Inputs) -> None:
+    """Fill the input layout ``inputs`` from an observation vector (float32 (969,),
+    treppen_env.observation.LAYOUT): what :func:`treppen_env.observation.decode` reads, melds in
+    its order (sets by rank, runs by their low-end card; melds never merge, RULES §3.5)."""
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     n = 0
     for k in range(4):
         if obs[_O_SEATS + k] != 0.0:
@@ -94,11 +91,11 @@ def read_observation(obs, cards, stairs, scalars, melds, meld_bits):
     scalars[LAID_BEFORE] = 1 if obs[_O_LAID] > 0 else 0
     for k in range(4):
         scalars[HAND_SIZES + k] = int(np.rint(np.float64(obs[_O_HAND_SIZES + k]) * HAND_SCALE)) if k < n else 0
-    scalars[NUM_TABLE_MELDS] = _obs_melds(obs, melds, meld_bits)
+    scalars[NUM_TABLE_MELDS] = _obs_melds(obs, inputs.melds, inputs.meld_bits)
 
 
 @kernel
-def _obs_bits(obs, start, stride):
+def _obs_bits(obs: np.ndarray, start: int, stride: int) -> np.uint64:
     """Bitset of the cards ``c`` (RULES §1.1) whose entry ``obs[start + stride * c]`` is nonzero."""
     bits = _ZERO
     for c in range(NUM_CARDS):
@@ -108,7 +105,7 @@ def _obs_bits(obs, start, stride):
 
 
 @kernel
-def _obs_card(obs, start):
+def _obs_card(obs: np.ndarray, start: int) -> int:
     """The first card whose entry from ``start`` is nonzero, or -1 (the must-use card, RULES §4.2,
     or the banned card, §4.4)."""
     for c in range(NUM_CARDS):
@@ -118,7 +115,7 @@ def _obs_card(obs, start):
 
 
 @kernel
-def _obs_stairs(obs, stairs):
+def _obs_stairs(obs: np.ndarray, stairs: np.ndarray) -> int:
     """Fill the staircase bottom to top from the depths (top card depth 1/52, RULES §4.1); its length."""
     length = 0
     for c in range(NUM_CARDS):
@@ -132,7 +129,7 @@ def _obs_stairs(obs, stairs):
 
 
 @kernel
-def _obs_melds(obs, melds, meld_bits):
+def _obs_melds(obs: np.ndarray, melds: np.ndarray, meld_bits: np.ndarray) -> int:
     """Fill the meld table from the ``table`` and ``meld_owner`` pieces (RULES §3, §3.5); the
     number of melds."""
     m = 0
@@ -176,7 +173,7 @@ def _obs_melds(obs, melds, meld_bits):
 
 
 @kernel
-def _owner(obs, card):
+def _owner(obs: np.ndarray, card: int) -> int:
     """Relative seat that laid the meld holding ``card`` (the ``meld_owner`` piece, RULES §5.1)."""
     best = 0
     for k in range(1, _OWNER_COLS):
@@ -194,12 +191,14 @@ def observation_inputs(obs: np.ndarray) -> Inputs:
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"observation has shape {obs.shape}; expected ({OBS_SIZE},)")
     inputs = empty_inputs()
-    read_observation(obs, *inputs)
+    read_observation(obs, inputs)
     return inputs
 
 
 @kernel
-def observation_action(obs, mask, tables, index, infer, settings):
+def observation_action(
+    obs: np.ndarray, mask: np.ndarray, tables: np.ndarray, index: int, infer: bool, settings: np.ndarray
+) -> tuple[int, bool]:
     """The greedy action (RULES §4) from an observation vector and mask, in one kernel.
 
     ``tables``: int64 (k, TAB_SIZE) rules tables (:func:`treppen_env.core.tables.rules_table`);
@@ -207,23 +206,21 @@ def observation_action(obs, mask, tables, index, infer, settings):
     ``infer`` and the position shows the must-use rule (:func:`must_use_evidence`). Returns
     (action or -1, evidence).
     """
-    cards = np.zeros(NUM_CARD_SETS, dtype=np.uint64)
-    stairs = np.zeros(NUM_CARDS, dtype=np.int8)
-    scalars = np.zeros(NUM_SCALARS, dtype=np.int64)
-    melds = np.zeros((MAX_TABLE_MELDS, NUM_MELD_COLUMNS), dtype=np.int8)
-    meld_bits = np.zeros(MAX_TABLE_MELDS, dtype=np.uint64)
-    read_observation(obs, cards, stairs, scalars, melds, meld_bits)
-    evidence = must_use_evidence(scalars, mask)
+    inputs = empty_inputs()
+    read_observation(obs, inputs)
+    evidence = must_use_evidence(inputs.scalars, mask)
     if infer and evidence:
         index = 1
-    action = greedy_action((cards, stairs, scalars, melds, meld_bits), mask, tables[index], settings)
+    action = greedy_action(inputs, mask, tables[index], settings)
     return action, evidence
 
 
 def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
     """The input layout from a decoded observation (:func:`treppen_env.observation.decode`, or a
     view built from a state) and its ``table`` piece (float32 (52, 7))."""
-    cards, stairs, scalars, melds, meld_bits = empty_inputs()
+    inputs = empty_inputs()
+    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
+    melds, meld_bits = inputs.melds, inputs.meld_bits
     cards[HAND] = cards_to_bits(view.hand)
     for k, known in enumerate(view.known):
         cards[KNOWN + k] = cards_to_bits(known)
@@ -251,4 +248,4 @@ def view_inputs(view: PublicView, table: np.ndarray) -> Inputs:
             len(meld["cards"]),
         )
         meld_bits[i] = cards_to_bits(meld["cards"])
-    return cards, stairs, scalars, melds, meld_bits
+    return inputs

@@ -30,7 +30,7 @@ margin and its square.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -73,42 +73,82 @@ N_VALUE = NUM_STATS
 NODE_VALUE_COLS = NUM_STATS + 1
 NO_NODE = -1
 
+
 # ------------------------------------------------------------------------------ bundles
-#: The kernels take their arguments in bundles (named tuples, built by the agent once per decision
-#: or per call): besides a state's three arrays as one tuple (``root``, ``det``, ``sim``, ``pos``:
-#: ``(u64, i8, i64)``) and the rules core's tables ``tables = (tab, meld_bits)``
-#: (:attr:`treppen_env.engine.GameState.tables`):
-#:
-#: ===============  ==============================================================================
-#: bundle           fields
-#: ===============  ==============================================================================
-#: :data:`Search`   ``observer`` (the searching seat), ``moves`` (:data:`PLAN` or :data:`ALL`),
-#:                  ``search_others`` (bool: the other seats' moves searched too), ``objective``
-#:                  (:data:`WIN`, :data:`MARGIN` or :data:`MIX`), ``c`` (UCB1's exploration
-#:                  constant), ``widening`` (progressive widening's exponent), ``c_prior`` (PUCT's
-#:                  constant at the root, 0 for none) and ``playout``
-#:                  (:data:`treppen_env.agent_core.playout.Playout`: how the seats play out)
-#: :data:`Tree`     an IS-MCTS tree (:func:`new_tree`: ``nodes``, ``values``, ``size``) with its
-#:                  scratch ``path`` (int64 (capacity,)) and ``cand`` (int64 (NUM_ACTIONS,)) and
-#:                  the root's ``prior`` (float64 (NUM_ACTIONS,))
-#: :data:`Rounds`   one call of flat Monte Carlo: the root's ``choices`` (int64), the ``active``
-#:                  indices among them (int64) and ``num_active``, the determinization's generator
-#:                  ``det_rng`` (uint64 (1,)), the simulations ``done`` so far and the ``count``
-#:                  to run, and the ``stats`` (float64 (len(choices), NUM_STATS))
-#: ``work``         ``(playout scratch, (beliefs, beliefs scratch))``:
-#:                  :func:`treppen_env.agent_core.playout.scratch` and the determinizations' beliefs
-#:                  (:mod:`treppen_env.agent_core.beliefs`)
-#: ===============  ==============================================================================
-Search = namedtuple(
-    "Search", ("observer", "moves", "search_others", "objective", "c", "widening", "c_prior", "playout")
-)
-Tree = namedtuple("Tree", ("nodes", "values", "size", "path", "cand", "prior"))
-Rounds = namedtuple("Rounds", ("choices", "active", "num_active", "det_rng", "done", "count", "stats"))
+# The kernels take their arguments in bundles (named tuples, built by the agent once per decision
+# or per call), besides a state's three arrays as one tuple (``root``, ``det``, ``sim``, ``pos``:
+# :data:`treppen_env.agent_core.playout.Position`) and the rules core's ``tables``
+# (:data:`treppen_env.agent_core.playout.Tables`).
+class Search(NamedTuple):
+    """A search's settings (a kernel bundle)."""
+
+    #: The searching seat.
+    observer: int
+    #: :data:`PLAN` or :data:`ALL`.
+    moves: int
+    #: Whether the other seats' moves are searched too (IS-MCTS).
+    search_others: bool
+    #: :data:`WIN`, :data:`MARGIN` or :data:`MIX`.
+    objective: int
+    #: UCB1's exploration constant, in the objective's units (IS-MCTS).
+    c: float
+    #: Progressive widening's exponent (IS-MCTS; 0: every move).
+    widening: float
+    #: PUCT's constant at the root (IS-MCTS; 0 for none).
+    c_prior: float
+    #: How the seats play out.
+    playout: P.Playout
+
+
+class Tree(NamedTuple):
+    """An IS-MCTS tree (:func:`new_tree`) with its scratch (a kernel bundle)."""
+
+    #: int64 (capacity, NODE_COLS): the node table (``N_*`` columns).
+    nodes: np.ndarray
+    #: float64 (capacity, NODE_VALUE_COLS): each node's statistics and objective's sum.
+    values: np.ndarray
+    #: int64 (1,): the nodes in use.
+    size: np.ndarray
+    #: int64 (capacity,): the nodes of an iteration's path.
+    path: np.ndarray
+    #: int64 (NUM_ACTIONS,): the searched moves of a node.
+    cand: np.ndarray
+    #: float64 (NUM_ACTIONS,): a policy's probabilities of the root's moves (zeros without one).
+    prior: np.ndarray
+
+
+class Rounds(NamedTuple):
+    """One call of flat Monte Carlo (a kernel bundle)."""
+
+    #: int64 (m,): the root's searched moves.
+    choices: np.ndarray
+    #: int64: the indices into ``choices`` of the moves still in, the first ``num_active``.
+    active: np.ndarray
+    num_active: int
+    #: uint64 (1,): the current determinization's generator.
+    det_rng: np.ndarray
+    #: The simulations done so far and the number to run now.
+    done: int
+    todo: int
+    #: float64 (m, NUM_STATS): each move's statistics.
+    stats: np.ndarray
+
+
+class SearchWork(NamedTuple):
+    """The arrays a search works in (a kernel bundle)."""
+
+    #: The playout scratch (:func:`treppen_env.agent_core.playout.scratch`).
+    playout: P.Scratch
+    #: The beliefs that deal the determinizations, and their scratch (:mod:`treppen_env.agent_core.beliefs`).
+    beliefs: B.Beliefs
+    belief_work: B.BeliefWork
 
 
 # ------------------------------------------------------------------------------ moves
 @kernel
-def greedy_lays(pos, tab, meld_bits, playout, rng, work) -> None:
+def greedy_lays(
+    pos: P.Position, tab: np.ndarray, meld_bits: np.ndarray, playout: P.Playout, rng: np.ndarray, work: P.Scratch
+) -> None:
     """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
     would discard or the deal is over (RULES §4.3-4.5; the heuristic of ``playout``)."""
     u64, i8, i64 = pos
@@ -120,12 +160,20 @@ def greedy_lays(pos, tab, meld_bits, playout, rng, work) -> None:
 
 
 @kernel
-def candidates(pos, tab, meld_bits, moves, playout, work, out) -> int:
+def candidates(
+    pos: P.Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    moves: int,
+    playout: P.Playout,
+    work: P.Scratch,
+    out: np.ndarray,
+) -> int:
     """Write the searched moves of the seat to move into ``out`` (int64, at least
     :data:`NUM_ACTIONS`), the heuristic's choice (that of ``playout``) first, and return their
     number (see the module docstring; the legal mask in ``work`` must be the state's)."""
     u64, i8, i64 = pos
-    mask = work[0][:NUM_ACTIONS]
+    mask = work.mask[:NUM_ACTIONS]
     first = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
     out[0] = first
     n = 1
@@ -162,7 +210,7 @@ def candidates(pos, tab, meld_bits, moves, playout, work, out) -> int:
 
 # ------------------------------------------------------------------------------ results
 @kernel
-def objective_value(win, margin, objective) -> float:
+def objective_value(win: float, margin: float, objective: int) -> float:
     """The value a search maximises: the win score, the margin, or their mean (:data:`MIX`)."""
     if objective == WIN:
         return win
@@ -172,7 +220,7 @@ def objective_value(win, margin, objective) -> float:
 
 
 @kernel
-def add_result(stats, win, margin) -> None:
+def add_result(stats: np.ndarray, win: float, margin: float) -> None:
     """Count one simulation's result in a statistics row."""
     stats[S_COUNT] += 1.0
     stats[S_WIN] += win
@@ -182,28 +230,39 @@ def add_result(stats, win, margin) -> None:
 
 
 @kernel
-def _copy(src, dst) -> None:
+def _copy(src: P.Position, dst: P.Position) -> None:
+    """Copy the state ``src`` into ``dst``."""
     dst[0][:] = src[0]
     dst[1][:] = src[1]
     dst[2][:] = src[2]
 
 
 @kernel
-def determinize(root, det, tables, observer, rng, work) -> None:
+def determinize(
+    root: P.Position, det: P.Position, tables: P.Tables, observer: int, rng: np.ndarray, work: SearchWork
+) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh, uniformly or weighted by the beliefs in ``work``
-    (:func:`treppen_env.agent_core.beliefs.determinize`), its legal mask in ``work``."""
+    (:func:`treppen_env.agent_core.beliefs.determinize`), its legal mask in ``work.playout``."""
     tab, meld_bits = tables
-    beliefs, belief_work = work[1]
-    B.determinize(root, det, tab, meld_bits, observer, rng, beliefs, belief_work)
-    P.start(det[0], det[1], det[2], tab, meld_bits, work[0])
+    B.determinize(root, det, tab, meld_bits, observer, rng, work.beliefs, work.belief_work)
+    P.start(det[0], det[1], det[2], tab, meld_bits, work.playout)
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @kernel
-def flat_monte_carlo(root, det, sim, tables, search, rounds, rng, work) -> None:
-    """Simulations ``done`` to ``done + count - 1`` of flat Monte Carlo over the root's active
-    moves (the :data:`Rounds` ``rounds``).
+def flat_monte_carlo(
+    root: P.Position,
+    det: P.Position,
+    sim: P.Position,
+    tables: P.Tables,
+    search: Search,
+    rounds: Rounds,
+    rng: np.ndarray,
+    work: SearchWork,
+) -> None:
+    """Simulations ``done`` to ``done + todo - 1`` of flat Monte Carlo over the root's active
+    moves (the :class:`Rounds` ``rounds``).
 
     Simulation ``t`` plays move ``j = active[t % num_active]`` of ``choices`` on determinization
     ``t // num_active`` (a new one in ``det`` whenever ``t % num_active == 0``) and plays it out in
@@ -214,14 +273,15 @@ def flat_monte_carlo(root, det, sim, tables, search, rounds, rng, work) -> None:
 
     :param root, det, sim: ``(u64, i8, i64)`` arrays: the root sample (unchanged), the current
         determinization and a simulation's state; ``det`` and ``det_rng`` carry over between calls.
-    :param search: the :data:`Search` settings (its ``observer``, ``moves`` and ``playout``).
-    :param rng: the search's generator (uint64 (1,)); ``work``: see :data:`Search`'s table.
+    :param search: the :class:`Search` settings (its ``observer``, ``moves`` and ``playout``).
+    :param rng: the search's generator (uint64 (1,)); ``work``: the :class:`SearchWork`.
     """
     tab, meld_bits = tables
-    choices, active, num_active, det_rng, done, count, stats = rounds
+    choices, active, num_active = rounds.choices, rounds.active, rounds.num_active
+    det_rng, stats = rounds.det_rng, rounds.stats
     sim_rng = np.empty(1, dtype=np.uint64)
-    scratch = work[0]
-    for t in range(done, done + count):
+    scratch = work.playout
+    for t in range(rounds.done, rounds.done + rounds.todo):
         k = t % num_active
         j = active[k]
         if k == 0:
@@ -239,7 +299,7 @@ def flat_monte_carlo(root, det, sim, tables, search, rounds, rng, work) -> None:
 
 # ------------------------------------------------------------------------------ IS-MCTS
 @kernel
-def new_tree(capacity):
+def new_tree(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """An empty IS-MCTS tree for ``capacity - 1`` expansions: the int64 node table (capacity,
     NODE_COLS), the float64 statistics (capacity, NODE_VALUE_COLS) and its size (int64 (1,));
     node 0 is the root."""
@@ -249,7 +309,8 @@ def new_tree(capacity):
 
 
 @kernel
-def _child(nodes, node, action) -> int:
+def _child(nodes: np.ndarray, node: int, action: int) -> int:
+    """The child of ``node`` reached by ``action``, or NO_NODE."""
     child = nodes[node, N_CHILD]
     while child != NO_NODE and nodes[child, N_ACTION] != action:
         child = nodes[child, N_SIBLING]
@@ -257,7 +318,8 @@ def _child(nodes, node, action) -> int:
 
 
 @kernel
-def _expand(nodes, size, node, action, player) -> int:
+def _expand(nodes: np.ndarray, size: np.ndarray, node: int, action: int, player: int) -> int:
+    """A new child of ``node`` for ``action`` by ``player`` (the tree has room); its index."""
     child = size[0]
     size[0] += 1
     nodes[child, N_ACTION] = action
@@ -270,7 +332,7 @@ def _expand(nodes, size, node, action, player) -> int:
 
 
 @kernel
-def may_expand(values, node, legal_children, widening) -> bool:
+def may_expand(values: np.ndarray, node: int, legal_children: int, widening: float) -> bool:
     """Progressive widening: a node visited ``n`` times may have ``1 + floor(n ** widening)``
     children legal in this determinization (``legal_children`` of them are in the tree;
     ``widening == 0``: every candidate); candidates are tried in :func:`candidates`' order, the
@@ -281,7 +343,7 @@ def may_expand(values, node, legal_children, widening) -> bool:
 
 
 @kernel
-def _select(nodes, values, node, cand, n, c) -> int:
+def _select(nodes: np.ndarray, values: np.ndarray, node: int, cand: np.ndarray, n: int, c: float) -> int:
     """The child of ``node`` among the legal moves ``cand[:n]`` with the best UCB1 score, where an
     action's exploration term counts the visits in which it was legal (``N_AVAIL``)."""
     best, best_score = NO_NODE, -np.inf
@@ -296,8 +358,8 @@ def _select(nodes, values, node, cand, n, c) -> int:
 
 
 @kernel
-def _descend(tree, node, n, c, widening, player) -> tuple[int, bool]:
-    """The next node below ``node`` of the :data:`Tree` ``tree`` for the legal moves
+def _descend(tree: Tree, node: int, n: int, c: float, widening: float, player: int) -> tuple[int, bool]:
+    """The next node below ``node`` of the :class:`Tree` ``tree`` for the legal moves
     ``tree.cand[:n]``: a new child for the first untried move when the tree has room and widening
     allows (:func:`may_expand`), else the UCB1 choice (:func:`_select`). Counts the availability
     of the children in the tree. Returns (the node, or NO_NODE when the tree is full and nothing
@@ -319,8 +381,8 @@ def _descend(tree, node, n, c, widening, player) -> tuple[int, bool]:
 
 
 @kernel
-def _select_prior(tree, node, n, c_prior, player) -> tuple[int, bool]:
-    """PUCT at the root (Silver et al. 2017) of the :data:`Tree` ``tree``: the move among
+def _select_prior(tree: Tree, node: int, n: int, c_prior: float, player: int) -> tuple[int, bool]:
+    """PUCT at the root (Silver et al. 2017) of the :class:`Tree` ``tree``: the move among
     ``cand[:n]`` of best
     ``Q + c_prior * prior[a] * sqrt(N) / (1 + n_a)``, where ``Q`` is the move's mean objective,
     or the root's mean (the first one 0.5) for a move not yet tried, ``N`` the root's visits and
@@ -347,9 +409,9 @@ def _select_prior(tree, node, n, c_prior, player) -> tuple[int, bool]:
 
 
 @kernel
-def _backup(tree, depth, i64, observer, objective) -> None:
+def _backup(tree: Tree, depth: int, i64: np.ndarray, observer: int, objective: int) -> None:
     """Add the finished deal's result to the root (the observer's) and to every node of the
-    :data:`Tree`'s path (its player's)."""
+    :class:`Tree`'s path (its player's)."""
     nodes, values, path = tree.nodes, tree.values, tree.path
     win, margin = P.outcome(i64, observer)
     add_result(values[0], win, margin)
@@ -362,7 +424,15 @@ def _backup(tree, depth, i64, observer, objective) -> None:
 
 
 @kernel
-def _unsearched(pos, tab, meld_bits, search, lays, rng, work) -> None:
+def _unsearched(
+    pos: P.Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    search: Search,
+    lays: bool,
+    rng: np.ndarray,
+    work: P.Scratch,
+) -> None:
     """Play the moves before the next searched one: without ``search.search_others`` the other
     seats' moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to
     move."""
@@ -375,9 +445,18 @@ def _unsearched(pos, tab, meld_bits, search, lays, rng, work) -> None:
 
 
 @kernel
-def ismcts(root, det, tables, search, tree, rng, count, work) -> None:
+def ismcts(
+    root: P.Position,
+    det: P.Position,
+    tables: P.Tables,
+    search: Search,
+    tree: Tree,
+    rng: np.ndarray,
+    count: int,
+    work: SearchWork,
+) -> None:
     """``count`` iterations of single-observer information-set MCTS (Cowling, Powley & Whitehouse
-    2012) on the :data:`Tree` ``tree`` (:func:`new_tree`), with the :data:`Search` settings
+    2012) on the :class:`Tree` ``tree`` (:func:`new_tree`), with the :class:`Search` settings
     ``search``.
 
     Each iteration deals a new determinization (:func:`determinize`), descends through the seats'
@@ -386,14 +465,14 @@ def ismcts(root, det, tables, search, tree, rng, count, work) -> None:
     the nodes where that seat moved (:func:`_backup`). Without ``search_others`` only the
     observer's moves are searched and the other seats play their playout policy in the tree too
     (the search models them as that policy). ``work`` holds the playout scratch and the beliefs
-    that deal the determinizations (:data:`Search`'s table). ``search.c`` is the exploration
+    that deal the determinizations (:class:`SearchWork`). ``search.c`` is the exploration
     constant, in the objective's units; with ``search.c_prior > 0`` the root's move is chosen by
     PUCT over ``tree.prior`` (a policy's probabilities of the root's moves, :func:`_select_prior`)
     instead of trying every move once, then UCB1.
     """
     tab, meld_bits = tables
     nodes, path, cand = tree.nodes, tree.path, tree.cand
-    scratch = work[0]
+    scratch = work.playout
     for _ in range(count):
         determinize(root, det, tables, search.observer, rng, work)
         u64, i8, i64 = det
@@ -423,7 +502,7 @@ def ismcts(root, det, tables, search, tree, rng, count, work) -> None:
 
 
 @kernel
-def root_children(nodes, values, actions, stats) -> int:
+def root_children(nodes: np.ndarray, values: np.ndarray, actions: np.ndarray, stats: np.ndarray) -> int:
     """The root's children: their actions into ``actions`` (int64) and statistics rows into
     ``stats`` (float64 (., NUM_STATS)); their number."""
     n = 0

@@ -18,7 +18,7 @@ generator (as :class:`~treppen_env.engine.GameState` does) and continues the row
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,62 +35,96 @@ from treppen_env.core.vector import deal_rewards
 EXTERNAL = -1
 GREEDY, RANDOM = P.GREEDY, P.RANDOM
 
-#: :func:`step_rows` takes its arguments in bundles (named tuples; N rows, 4 seats a row), besides
-#: the rows' arrays ``batch = (U, I8, I64)``, the rules core's ``tables = (tab, meld_bits)``, the
-#: ``rows`` to step (int64) and the kernel seats' scratch ``work``
-#: (:func:`treppen_env.agent_core.playout.scratch`):
-#:
-#: ===============  ==============================================================================
-#: bundle           fields
-#: ===============  ==============================================================================
-#: :data:`Seats`    who moves: ``actions`` (int64 (N,): the external seat's action per row, -1 for
-#:                  none: the row was just dealt or reshuffled, only the kernel seats move; legal,
-#:                  the caller checks), ``kinds`` (int64 (N, 4)), ``observer`` (int64 (N,): the
-#:                  seat whose final observation a finished deal shows, -1 for the last external
-#:                  seat that moved), ``rngs`` (uint64 (N,): each row's SplitMix64 state for random
-#:                  seats) and the greedy seats' ``settings`` (float64)
-#: :data:`Report`   what is written how: the observation layout's ``offsets`` and ``consts``
-#:                  (:func:`treppen_env.core.observe.write_observation`) and the ``reward`` kind
-#:                  (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``)
-#: :data:`Written`  what the caller reads back: ``obs`` (float32 (N, OBS_SIZE)), ``masks`` (int8
-#:                  (N, 8 * MASK_WORDS): the legal mask in the first 898 entries, the padding 0;
-#:                  :func:`treppen_env.core.vector.sample_legal` reads rows as uint64 words),
-#:                  ``to_move`` (int64 (N,): the external seat to move, -1 when the deal is over),
-#:                  ``actor`` (int64 (N,): the last external seat that moved, kept between calls),
-#:                  ``over`` (int8 (N,)), ``pending`` (int8 (N,): 1 when the row waits for a
-#:                  reshuffle, nothing else written) and ``rewards`` (float32 (N, 4): every seat's
-#:                  reward once the deal is over)
-#: ===============  ==============================================================================
-Seats = namedtuple("Seats", ("actions", "kinds", "observer", "rngs", "settings"))
-Report = namedtuple("Report", ("offsets", "consts", "reward"))
-Written = namedtuple("Written", ("obs", "masks", "to_move", "actor", "over", "pending", "rewards"))
+
+class Seats(NamedTuple):
+    """Who moves in the rows of :func:`step_rows` (a kernel bundle; N rows, 4 seats a row)."""
+
+    #: int64 (N,): the external seat's action per row, -1 for none (the row was just dealt or
+    #: reshuffled: only the kernel seats move); legal, the caller checks.
+    actions: np.ndarray
+    #: int64 (N, 4): each seat's kind, :data:`EXTERNAL`, :data:`GREEDY` or :data:`RANDOM`.
+    kinds: np.ndarray
+    #: int64 (N,): the seat whose final observation a finished deal shows, -1 for the last
+    #: external seat that moved.
+    observer: np.ndarray
+    #: uint64 (N,): each row's SplitMix64 state for random seats.
+    rngs: np.ndarray
+    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`).
+    settings: np.ndarray
+
+
+class Report(NamedTuple):
+    """What :func:`step_rows` writes how (a kernel bundle)."""
+
+    #: The observation layout's offsets and constants (:func:`treppen_env.core.observe.write_observation`).
+    offsets: np.ndarray
+    consts: np.ndarray
+    #: The reward kind (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``).
+    reward: int
+
+
+class Written(NamedTuple):
+    """What the caller of :func:`step_rows` reads back (a kernel bundle; N rows)."""
+
+    #: float32 (N, OBS_SIZE): the observations.
+    obs: np.ndarray
+    #: int8 (N, 8 * MASK_WORDS): the legal mask in the first 898 entries, the padding 0
+    #: (:func:`treppen_env.core.vector.sample_legal` reads rows as uint64 words).
+    masks: np.ndarray
+    #: int64 (N,): the external seat to move, -1 when the deal is over.
+    to_move: np.ndarray
+    #: int64 (N,): the last external seat that moved, kept between calls.
+    actor: np.ndarray
+    #: int8 (N,): 1 once the deal is over.
+    over: np.ndarray
+    #: int8 (N,): 1 when the row waits for a reshuffle, nothing else written.
+    pending: np.ndarray
+    #: float32 (N, 4): every seat's reward once the deal is over.
+    rewards: np.ndarray
 
 
 @kernel
-def _kernel_move(u64, i8, i64, tab, kind, rng, settings, work) -> int:
+def _kernel_move(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    tab: np.ndarray,
+    kind: int,
+    rng: np.ndarray,
+    settings: np.ndarray,
+    work: P.Scratch,
+) -> int:
     """A kernel seat's move in the row (its legal mask already in ``work``)."""
     if kind == GREEDY:
         return P.greedy_choice(u64, i8, i64, tab, settings, work)
-    return random_legal(work[0].view(np.uint64), rng)
+    return random_legal(work.mask.view(np.uint64), rng)
 
 
 @kernel
-def step_rows(batch, tables, rows, seats, report, written, work) -> None:
-    """Play the rows ``rows`` (int64) of ``batch`` one step (see the module docstring; the
-    bundles :data:`Seats`, :data:`Report` and :data:`Written`)."""
+def step_rows(
+    batch: P.Position,
+    tables: P.Tables,
+    rows: np.ndarray,
+    seats: Seats,
+    report: Report,
+    written: Written,
+    work: P.Scratch,
+) -> None:
+    """Play the rows ``rows`` (int64) of ``batch`` (the rows' arrays ``(U, I8, I64)``) one step
+    (see the module docstring), with the rules core's ``tables``, the bundles :class:`Seats`,
+    :class:`Report` and :class:`Written`, and the kernel seats' scratch ``work``
+    (:func:`treppen_env.agent_core.playout.scratch`)."""
     U, I8, I64 = batch
     tab, meld_bits = tables
-    actions, kinds, observer, rngs, settings = seats
-    offsets, consts, reward = report
-    obs, masks, to_move, actor, over, pending, rewards = written
-    _, inputs, workspace, net = work
+    kinds, rngs, masks, actor, pending = seats.kinds, seats.rngs, written.masks, written.actor, written.pending
     rng = np.empty(1, dtype=np.uint64)
     for i in rows:
         u64, i8, i64 = U[i], I8[i], I64[i]
-        row_work = (masks[i], inputs, workspace, net)  # the kernel seats decide on the row's own mask
+        # the kernel seats decide on the row's own mask
+        row_work = P.Scratch(mask=masks[i], inputs=work.inputs, workspace=work.workspace, net=work.net)
         mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
         pending[i] = 0
-        a = actions[i]
+        a = seats.actions[i]
         if a >= 0:
             actor[i] = i64[CURRENT]
             if K.step(u64, i8, i64, tab, meld_bits, mask, a) == K.STEP_RESHUFFLE:
@@ -100,7 +134,7 @@ def step_rows(batch, tables, rows, seats, report, written, work) -> None:
             K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
         rng[0] = rngs[i]
         while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
-            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, settings, row_work)
+            move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, seats.settings, row_work)
             if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
                 pending[i] = 1
                 break
@@ -108,12 +142,12 @@ def step_rows(batch, tables, rows, seats, report, written, work) -> None:
         if pending[i]:
             continue
         if i64[PHASE] == DEAL_OVER:
-            over[i] = 1
-            to_move[i] = -1
-            deal_rewards(i64, reward, rewards[i])
-            seat = observer[i] if observer[i] >= 0 else actor[i]
+            written.over[i] = 1
+            written.to_move[i] = -1
+            deal_rewards(i64, report.reward, written.rewards[i])
+            seat = seats.observer[i] if seats.observer[i] >= 0 else actor[i]
         else:
-            over[i] = 0
+            written.over[i] = 0
             seat = i64[CURRENT]
-            to_move[i] = seat
-        write_observation(u64, i8, i64, tab, seat, offsets, consts, obs[i])
+            written.to_move[i] = seat
+        write_observation(u64, i8, i64, tab, seat, report.offsets, report.consts, written.obs[i])

@@ -7,7 +7,8 @@ whose slots :mod:`treppen_env.core.layout` lists, and the read-only rules table 
 (uint64, shape (637,), :data:`treppen_env.melds.MELD_BITS`). A kernel allocates no Python objects;
 it trusts its arrays, which :class:`treppen_env.engine.GameState` validates whenever they come
 from outside input. The entry points are :func:`legal_mask`, :func:`step`, :func:`reshuffle`,
-:func:`can_play` and :func:`refresh_table`.
+:func:`can_play` and :func:`refresh_table`, and the enumerator of the melds within a hand,
+:func:`list_melds` (:func:`mark_melds` marks them, as the legal mask does).
 """
 
 from __future__ import annotations
@@ -200,10 +201,11 @@ def _run_candidate(suit: int, low: int, length: int) -> int:
 
 
 @kernel
-def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarray) -> None:
-    """Set the mask bit of every allowed candidate meld within ``hand`` that holds ``must_use``
-    (any, when it is -1; RULES §3.1-3.2, §4.2): the sets of each rank held in 3 or 4 suits and the
-    runs along each suit's unbroken stretches."""
+def mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, marks: np.ndarray) -> None:
+    """Set ``marks[m]`` (int8, indexed by candidate meld, at least (637,)) for every allowed candidate
+    meld ``m`` within ``hand`` that holds ``must_use`` (any, when it is -1; RULES §3.1-3.2, §4.2):
+    the sets of each rank held in 3 or 4 suits and the runs along each suit's unbroken stretches.
+    The legal mask's meld block is such an array; :func:`list_melds` lists the marks."""
     a, b, c, d = (_suit_ranks(hand, 0), _suit_ranks(hand, 1), _suit_ranks(hand, 2), _suit_ranks(hand, 3))
     three = (a & b & (c | d)) | (c & d & (a | b))  # ranks held in three or four suits
     if must_use >= 0:
@@ -215,7 +217,7 @@ def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarra
                 rank,
                 (a >> rank & 1) | (b >> rank & 1) << 1 | (c >> rank & 1) << 2 | (d >> rank & 1) << 3,
                 must_use,
-                mask,
+                marks,
             )
         three >>= 1
         rank += 1
@@ -229,22 +231,46 @@ def _mark_melds(tab: np.ndarray, hand: np.uint64, must_use: int, mask: np.ndarra
                 m = _run_candidate(suit, low, n)
                 inside = must_use < 0 or (must_use % NUM_RANKS - low + NUM_RANKS) % NUM_RANKS < n
                 if inside and tab[T_ALLOWED + m] != 0:
-                    mask[A_MELD_BASE + m] = 1
+                    marks[m] = 1
 
 
 @kernel
-def _mark_sets(rank: int, suits: int, must_use: int, mask: np.ndarray) -> None:
-    """Set the mask bits of the sets of ``rank`` within the 4-bit suit mask ``suits`` (3 or 4
-    suits) that hold ``must_use`` (any, when it is -1; RULES §3.1)."""
-    base = A_MELD_BASE + (NUM_SUITS + 1) * rank
+def _mark_sets(rank: int, suits: int, must_use: int, marks: np.ndarray) -> None:
+    """Set the marks of the sets of ``rank`` within the 4-bit suit mask ``suits`` (3 or 4 suits)
+    that hold ``must_use`` (any, when it is -1; RULES §3.1)."""
+    base = (NUM_SUITS + 1) * rank
     if suits != 15:
         for s in range(NUM_SUITS):
             if not suits >> s & 1:
-                mask[base + s] = 1  # the 3-card set omitting the suit not held
+                marks[base + s] = 1  # the 3-card set omitting the suit not held
         return
     for omitted in range(NUM_SUITS + 1):  # four 3-card sets, then the 4-card set
         if must_use < 0 or omitted != must_use // NUM_RANKS:
-            mask[base + omitted] = 1
+            marks[base + omitted] = 1
+
+
+#: Length of the scratch marks of :func:`list_melds`: the candidate melds, padded to whole uint64 words.
+MELD_MARKS = 8 * ((NUM_MELD_CANDIDATES + 7) // 8)
+
+
+@kernel
+def list_melds(tab: np.ndarray, hand: np.uint64, marks: np.ndarray, out: np.ndarray) -> int:
+    """The allowed candidate melds within ``hand`` (RULES §3.1-3.2) into ``out`` (int64), in candidate
+    order (sets by rank and omitted suit, then runs by suit, low end and length); their number.
+
+    :param marks: int8 (:data:`MELD_MARKS`,) scratch, all zeros (so again on return).
+    """
+    mark_melds(tab, hand, -1, marks)
+    words = marks.view(np.uint64)
+    n = 0
+    for w in range(words.size):
+        if words[w] != _ZERO:
+            for m in range(8 * w, 8 * w + 8):
+                if marks[m] != 0:
+                    marks[m] = 0
+                    out[n] = m
+                    n += 1
+    return n
 
 
 @kernel
@@ -293,7 +319,7 @@ def legal_meld(
     hand = u64[HAND + i64[CURRENT]]
     must_use = i64[MUST_USE]
     banned = i64[BANNED]
-    _mark_melds(tab, hand, must_use, mask)
+    mark_melds(tab, hand, must_use, mask[A_MELD_BASE:A_LAYOFF_BASE])
     layable = hand if must_use < 0 else bit(must_use)
     for t in range(NUM_TARGETS):
         fits = layable & u64[SLOTS + t]
@@ -463,7 +489,15 @@ def apply_discard(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndar
 
 
 @kernel
-def deal(u64, i8, i64, cards, dealer, per_hand, dealer_first) -> None:
+def deal(
+    u64: np.ndarray,
+    i8: np.ndarray,
+    i64: np.ndarray,
+    cards: np.ndarray,
+    dealer: int,
+    per_hand: int,
+    dealer_first: bool,
+) -> None:
     """RULES §2.1-2.4: a new deal from ``cards`` (int8 (52,), the deck top first), in place: each
     seat's hand, starting left of ``dealer``, one card at a time; the next card starts the
     staircase; the rest is the stock (top first). The game totals and the deals played carry

@@ -19,7 +19,7 @@ ZERO_SUM, POINTS = 0, 1
 
 
 @kernel
-def deal_rewards(i64, reward, out) -> None:
+def deal_rewards(i64: np.ndarray, reward: int, out: np.ndarray) -> None:
     """Every seat's reward for the finished deal in ``i64`` into ``out`` (float32 (4,); RULES
     §6.2-6.4, docs/ARCHITECTURE.md "Rewards"): (points - the others' mean) / 100, or points / 100."""
     n = i64[NUM_PLAYERS]
@@ -35,7 +35,7 @@ def deal_rewards(i64, reward, out) -> None:
 
 
 @kernel
-def illegal_rows(masks, actions, skip):
+def illegal_rows(masks: np.ndarray, actions: np.ndarray, skip: np.ndarray) -> np.ndarray:
     """The rows (int64, ascending) whose action is outside 0..897 or not legal in their mask (int8
     (N, 898)), ``skip`` (bool (N,)) rows aside."""
     bad = np.zeros(actions.size, dtype=np.bool_)
@@ -46,7 +46,7 @@ def illegal_rows(masks, actions, skip):
 
 
 @kernel
-def sample_legal(masks, rngs):
+def sample_legal(masks: np.ndarray, rngs: np.ndarray) -> np.ndarray:
     """A uniformly random legal action of each row's mask (int8 (N, 8 * MASK_WORDS), padded with
     zeros), from the rows' SplitMix64 states ``rngs`` (uint64 (N,)); 0 for a row without one."""
     out = np.zeros(masks.shape[0], dtype=np.int64)
