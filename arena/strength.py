@@ -100,7 +100,7 @@ def rate_against(
 
 
 #: The duplicate decks a zoo card is rated on unless it names its own: 100 decks of a seed on which
-#: no default or setting of the project was chosen (those were tuned on seed 2026 and smaller ones).
+#: no default or setting of the project was chosen (the defaults were chosen on seed 2026's decks).
 CARD_DECKS = {"count": 100, "seed": 9001}
 
 
