@@ -31,13 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing = sub.add_parser("list", help="print the cards of the shipped agents")
     listing.add_argument("--markdown", action="store_true", help="as the table of the README and the zoo guide")
     build = sub.add_parser("build", help="rebuild agents from their cards (train, export, rate)")
-    rate = sub.add_parser("rate", help="rate agents against greedy again and write the Elo into their cards")
-    for command in (build, rate):
+    rating = sub.add_parser("rate", help="rate agents against greedy again and write the Elo into their cards")
+    for command in (build, rating):
         command.add_argument("names", nargs="+", metavar="NAME", help="zoo agents (see treppen zoo list)")
         command.add_argument("--runs-dir", type=Path, default=Path("runs/zoo"), help="training runs and ratings")
         command.add_argument("--workers", type=int, default=2, help="worker processes of the rating tournament")
-    rate.add_argument("--decks", type=int, help=f"duplicate decks (default: the card's, else {CARD_DECKS['count']})")
-    rate.add_argument("--seed", type=int, help=f"the decks' seed (default: the card's, else {CARD_DECKS['seed']})")
+    rating.add_argument("--decks", type=int, help=f"duplicate decks (default: the card's, else {CARD_DECKS['count']})")
+    rating.add_argument("--seed", type=int, help=f"the decks' seed (default: the card's, else {CARD_DECKS['seed']})")
 
 
 def card_text(card: zoo.ModelCard) -> str:
@@ -71,7 +71,7 @@ TABLE_HEAD = (
 
 def markdown_table(cards: Iterable[zoo.ModelCard]) -> str:
     """The cards as the markdown table that README.md ("Headline figures") and docs/guide/zoo.md
-    show (tests/test_figures.py checks they do), one row a card: its name, description, rules,
+    show (tests/test_docs.py checks they do), one row a card: its name, description, rules,
     players, level, Elo against greedy with its interval (``not rated`` without one), its rating's
     decks and seed, and its training's CPU minutes (``none`` for an agent without training)."""
     rows = [TABLE_HEAD]
