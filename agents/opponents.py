@@ -1,5 +1,5 @@
 """Opponents by agent spec for the single-agent env, and the entry point of its Gymnasium ids
-(docs/guide/environment.md "Gymnasium").
+(docs/guide/environment.md "Opponents of gymnasium.make").
 
 ``treppen_env`` registers ``treppen/Treppenromme-v0`` and ``treppen/Rum500-v0`` naming
 :func:`make_single_agent` here by a string: the env package imports no agents, and the agents

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treppen_env.files import atomic_write_text
 from treppen_env.messages import shorten
 from treppen_env.version import ENV_VERSION
 
@@ -120,6 +121,11 @@ class ModelCard:
     def to_dict(self) -> dict[str, Any]:
         """The card's fields as JSON data (without the folder)."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "folder"}
+
+    def write(self) -> None:
+        """Write the card to ``card.json`` in its folder, atomically (the old card stays whole until
+        the new one is complete)."""
+        atomic_write_text(self.folder / CARD, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @property
     def weights_path(self) -> Path | None:

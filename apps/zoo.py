@@ -2,33 +2,46 @@
 
 Usage::
 
-    treppen zoo list                 # every shipped agent's card
+    treppen zoo list [--markdown]    # every shipped agent's card (--markdown: the README's table of them)
     treppen zoo build NAME [NAME ...] [--runs-dir runs/zoo] [--workers 2]
                                      # rebuild agents from their cards: train, export, rate
+    treppen zoo rate NAME [NAME ...] [--decks 100] [--seed 9001] [--runs-dir runs/zoo] [--workers 2]
+                                     # rate agents again and write the Elo into their cards
 
-``build`` needs the ``train`` extra and writes into the package's ``zoo/`` folder (in a source
-checkout: ``agents/zoo/``).
+``build`` needs the ``train`` extra; ``build`` and ``rate`` write into the package's ``zoo/`` folder
+(in a source checkout: ``agents/zoo/``). ``rate`` plays the card's decks unless ``--decks`` or
+``--seed`` names others, and changes no weights.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
 
 from treppen.agents import zoo
-from treppen.apps.options import whole
+from treppen.apps.options import seed, whole
 from treppen.arena.scale import rating_text
+from treppen.arena.strength import CARD_DECKS, rate_card
 from treppen_env.messages import shorten
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen zoo``."""
-    sub = parser.add_subparsers(dest="zoo_command", required=True, metavar="{list,build}")
-    sub.add_parser("list", help="print the cards of the shipped agents")
+    sub = parser.add_subparsers(dest="zoo_command", required=True, metavar="{list,build,rate}")
+    listing = sub.add_parser("list", help="print the cards of the shipped agents")
+    listing.add_argument("--markdown", action="store_true", help="as the table of the README and the zoo guide")
     build = sub.add_parser("build", help="rebuild agents from their cards (train, export, rate)")
-    build.add_argument("names", nargs="+", metavar="NAME", help="zoo agents (see treppen zoo list)")
-    build.add_argument("--runs-dir", type=Path, default=Path("runs/zoo"), help="training runs and ratings")
-    build.add_argument("--workers", type=whole(1), default=2, help="worker processes of the rating tournament")
+    rating = sub.add_parser("rate", help="rate agents against greedy again and write the Elo into their cards")
+    for command in (build, rating):
+        command.add_argument("names", nargs="+", metavar="NAME", help="zoo agents (see treppen zoo list)")
+        command.add_argument("--runs-dir", type=Path, default=Path("runs/zoo"), help="training runs and ratings")
+        command.add_argument("--workers", type=whole(1), default=2, help="worker processes of the rating tournament")
+    rating.add_argument(
+        "--decks", type=whole(1), help=f"duplicate decks (default: the card's, else {CARD_DECKS['count']})"
+    )
+    rating.add_argument("--seed", type=seed, help=f"the decks' seed (default: the card's, else {CARD_DECKS['seed']})")
 
 
 def card_text(card: zoo.ModelCard) -> str:
@@ -51,6 +64,29 @@ def card_text(card: zoo.ModelCard) -> str:
             f"  cost        {card.cpu_minutes} CPU minutes; commit {card.commit}, treppen {card.treppen_version}"
         )
     return "\n".join(lines)
+
+
+#: The header of :func:`markdown_table`.
+TABLE_HEAD = (
+    "| name | what it is | rules | players | level | Elo vs greedy | decks | training |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def markdown_table(cards: Iterable[zoo.ModelCard]) -> str:
+    """The cards as the markdown table that README.md ("Headline figures") and docs/guide/zoo.md
+    show (tests/test_docs.py checks they do), one row a card: its name, description, rules,
+    players, level, Elo against greedy with its interval (``not rated`` without one), its rating's
+    decks and seed, and its training's CPU minutes (``none`` for an agent without training)."""
+    rows = [TABLE_HEAD]
+    for card in cards:
+        rating = rating_text(card.elo["elo"], card.elo["low"], card.elo["high"]) if "elo" in card.elo else "not rated"
+        decks = card.elo.get("decks")
+        named = "-" if decks is None else f"{decks['count']}, seed {decks['seed']}"
+        cost = "none" if card.cpu_minutes is None else f"{card.cpu_minutes} CPU minutes"
+        cells = [f"`{card.name}`", card.description, card.rules, str(card.num_players), card.level or "-"]
+        rows.append("| " + " | ".join([*cells, rating, named, cost]) + " |")
+    return "\n".join(rows)
 
 
 def strength_text(card: zoo.ModelCard) -> str:
@@ -83,17 +119,42 @@ def plays_text(card: zoo.ModelCard) -> str:
     return f"{card.spec.replace('{weights}', card.weights)} {checksum}"
 
 
+def rate(
+    name: str, decks: int | None, seed: int | None, runs_dir: Path, workers: int = 2, progress: bool = True
+) -> zoo.ModelCard:
+    """Rate the zoo agent ``name`` against greedy again (:func:`treppen.arena.strength.rate_card`) and
+    write the new ``elo`` block into its card; its weights and other fields stay.
+
+    :param decks: duplicate decks; ``seed`` their seed; None for the card's (else :data:`CARD_DECKS`).
+    :param runs_dir: the tournament is kept in ``runs_dir/<name>_rating_<seed>`` (rerunning resumes).
+    :return: the new card.
+    :raises treppen.agents.zoo.ZooError: for an unknown name.
+    :raises ValueError: for decks or workers below 1.
+    """
+    card = zoo.card(name)
+    named = {**CARD_DECKS, **card.elo.get("decks", {})}
+    decks, seed = named["count"] if decks is None else decks, named["seed"] if seed is None else seed
+    out = runs_dir / f"{name}_rating_{seed}"
+    dataclasses.replace(card, elo=rate_card(card, decks, seed, workers, out, progress)).write()
+    return zoo.ModelCard.read(card.folder)
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``treppen zoo``."""
     if args.zoo_command == "list":
-        print("\n\n".join(card_text(c) for c in zoo.cards().values()) or "the zoo is empty")
+        cards = zoo.cards().values()
+        print((markdown_table(cards) if args.markdown else "\n\n".join(map(card_text, cards))) or "the zoo is empty")
         return 0
-    from treppen.train.zoo import build
-
     known = zoo.cards()
     unknown = [n for n in args.names if n not in known]
     if unknown:
         raise ValueError(f"no zoo agent {shorten(unknown)}; the zoo has {sorted(known)}")
+    if args.zoo_command == "rate":
+        for name in args.names:
+            print(card_text(rate(name, args.decks, args.seed, args.runs_dir, args.workers)), flush=True)
+        return 0
+    from treppen.train.zoo import build
+
     for name in args.names:
         print(card_text(build(name, args.runs_dir, args.workers)), flush=True)
     return 0

@@ -107,7 +107,7 @@ def play_match(
         raise ValueError(f"{len(seats)} agents given for {len(names)} seats; give one agent per seat")
     env.reset(seed=seed, options=options)
     for agent, agent_seed in zip(seats, agent_seeds or [None] * len(seats), strict=True):
-        reset = getattr(agent, "reset", None)  # optional for an agent (README "Your own agent")
+        reset = getattr(agent, "reset", None)  # optional for an agent (docs/guide/agents.md "Your own agent")
         if reset is not None:
             reset(seed=agent_seed)
     seat_of = {name: i for i, name in enumerate(names)}

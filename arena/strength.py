@@ -5,7 +5,8 @@ code (:func:`treppen.arena.tournament.run_tournament`: every deck in every seat 
 table of more than two the other seats are copies of the reference) and rates the deals
 (:func:`treppen.arena.ratings.fit_ratings`, the reference = 0 Elo, 95% bootstrap intervals over
 decks). The model zoo's cards, the strength benchmarks and expert iteration's generations are all
-rated by it.
+rated by it; :func:`rate_card` makes a zoo card's ``elo`` block, with :func:`rating_command`, the
+``treppen tournament`` command that plays the same tournament again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from treppen.agents.base import Agent
+from treppen.agents.zoo import ModelCard
 from treppen.arena.ratings import fit_ratings
 from treppen.arena.scale import rating_text
 from treppen.arena.tournament import run_tournament
@@ -95,3 +97,41 @@ def rate_against(
         seed=seed,
         deals=ratings.n_deals,
     )
+
+
+#: The duplicate decks a zoo card is rated on unless it names its own: 100 decks of a seed on which
+#: no default or setting of the project was chosen (the defaults were chosen on seed 2026's decks).
+CARD_DECKS = {"count": 100, "seed": 9001}
+
+
+def rating_command(name: str, players: int, rules: str, decks: int, seed: int) -> str:
+    """The ``treppen tournament`` command that plays :func:`rate_against`'s tournament of agent ``name``
+    against greedy again: the other seats of a table of 3 or 4 are greedy copies.
+
+    ``rating_command("ppo-4p", 4, "treppenromme", 100, 9001)`` is ``treppen tournament --agents ppo-4p
+    greedy greedy greedy --players 4 --rules treppenromme --decks 100 --seed 9001``.
+    """
+    agents = " ".join([name] + ["greedy"] * (players - 1))
+    return f"treppen tournament --agents {agents} --players {players} --rules {rules} --decks {decks} --seed {seed}"
+
+
+def rate_card(
+    card: ModelCard,
+    decks: int,
+    seed: int,
+    workers: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """A zoo card's ``elo`` block (:mod:`treppen.agents.zoo`): its agent rated against greedy at its
+    table (:func:`rate_against`), on ``decks`` duplicate decks of ``seed``.
+
+    :param out: the tournament's folder (rerunning resumes), or None.
+    :return: :class:`Strength`'s fields, ``decks`` as ``{"count": decks, "seed": seed}`` and the
+        ``command`` that plays the rating again (:func:`rating_command`).
+    :raises ValueError: as :func:`rate_against`.
+    """
+    players, rules = card.num_players, card.rules
+    strength = rate_against(card.agent_spec(), "greedy", players, rules, decks, seed, workers, out, progress)
+    command = rating_command(card.name, players, rules, decks, seed)
+    return {**strength.to_dict(), "decks": {"count": decks, "seed": seed}, "command": command}

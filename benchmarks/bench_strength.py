@@ -59,7 +59,7 @@ from treppen.arena.ratings import Ratings, fit_ratings
 from treppen.arena.results import write_outputs
 from treppen.arena.scale import interval_text, rating_text
 from treppen.arena.schedule import schedule
-from treppen.arena.strength import rate_against
+from treppen.arena.strength import CARD_DECKS, rate_against
 from treppen.arena.tournament import resolve_specs, run_tournament
 from treppen_env import raw_env
 from treppen_env.files import atomic_write_text
@@ -407,7 +407,7 @@ def zoo_main(argv: Sequence[str] | None = None) -> int:
         row: dict = first_action(card)
         again = "-"
         if args.decks:
-            seed = card.elo.get("decks", {}).get("seed", 2026)
+            seed = card.elo.get("decks", CARD_DECKS)["seed"]
             found = rate_against(card.name, "greedy", card.num_players, card.rules, args.decks, seed, args.workers)
             row["elo"] = found.to_dict()
             again = f"{rating_text(found.elo, found.low, found.high)} ({args.decks} decks)"

@@ -206,3 +206,47 @@ def test_a_zoo_folder_given_by_path_is_checked_as_by_name(tiny_zoo: Path, tmp_pa
     with pytest.warns(UserWarning, match=rf"env treppen_v7, this env is {ENV_VERSION}"):
         with pytest.raises(ValueError, match=rf"model file {re.escape(repr(str(weights)))}: cannot read it"):
             agents.load(copy)  # the checksum now matches the damaged file: numpy cannot read it, and says so
+
+
+def test_zoo_rate_writes_the_elo_whose_command_plays_it_again(tiny_zoo: Path, tmp_path: Path) -> None:
+    """``treppen zoo rate`` rates a card again on the decks named and rewrites only its ``elo``; the
+    ``command`` it writes is the tournament that gives the same figure (greedy in the other seats of
+    a 3-player table, issue 44)."""
+    from treppen.apps.cli import main
+
+    path = tiny_zoo / "tiny" / zoo.CARD
+    path.write_text(json.dumps({**json.loads(path.read_text()), "num_players": 3}))
+    before = zoo.card("tiny").to_dict()
+    runs = tmp_path / "runs"
+    rate = ["zoo", "rate", "tiny", "--decks", "2", "--seed", "9001", "--runs-dir", str(runs), "--workers", "1"]
+    assert main(rate) == 0
+    after = zoo.card("tiny").to_dict()
+    elo = after.pop("elo")
+    assert after == {k: v for k, v in before.items() if k != "elo"}  # the weights, checksum, commit, cost stay
+    command = "treppen tournament --agents tiny greedy greedy --players 3 --rules treppenromme --decks 2 --seed 9001"
+    assert (elo["decks"], elo["seed"], elo["deals"], elo["command"]) == ({"count": 2, "seed": 9001}, 9001, 6, command)
+    assert (runs / "tiny_rating_9001" / "results.jsonl").is_file()
+
+    assert main([*command.split()[1:], "--out", str(tmp_path / "again")]) == 0
+    ratings = json.loads((tmp_path / "again" / "ratings.json").read_text())
+    i = ratings["agents"].index("tiny")
+    assert (ratings["elo"][i], ratings["ci_low"][i], ratings["ci_high"][i]) == (elo["elo"], elo["low"], elo["high"])
+
+
+def test_zoo_list_markdown_is_the_table_of_the_cards(tiny_zoo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from treppen.apps.cli import main
+
+    assert main(["zoo", "list", "--markdown"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == (
+        "| `tiny` | a test policy | treppenromme | 2 | medium | not rated | - | none |"
+    )
+    path = tiny_zoo / "tiny" / zoo.CARD
+    card = json.loads(path.read_text())
+    card |= {"cpu_minutes": 3.5, "elo": {"elo": 140.4, "low": 59.6, "high": 219.5, "decks": {"count": 100, "seed": 7}}}
+    path.write_text(json.dumps(card))
+    assert main(["zoo", "list", "--markdown"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "| name | what it is | rules | players | level | Elo vs greedy | decks | training |",
+        "|---|---|---|---|---|---|---|---|",
+        "| `tiny` | a test policy | treppenromme | 2 | medium | +140 [+60, +220] | 100, seed 7 | 3.5 CPU minutes |",
+    ]

@@ -3,7 +3,7 @@ Debian's chromium driven by Selenium (chromedriver).
 
 uvicorn serves the app on 127.0.0.1 on a free port in a thread for the module. The tests are skipped
 only where chromium or chromedriver is not installed (CI installs both, see ``.ci/run``).
-Set ``TREPPEN_SCREENSHOTS=DIR`` to keep the screenshots (the README's comes from here).
+Set ``TREPPEN_SCREENSHOTS=DIR`` to keep the screenshots (the page guide's docs/serve.png comes from here).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def test_illegal_action_raises_on_raw_env_and_ends_the_wrapped_env(caplog):
 
 
 def test_an_agent_needs_only_act():
-    """README "Your own agent": ``reset`` is optional."""
+    """docs/guide/agents.md "Your own agent": ``reset`` is optional."""
 
     class First:
         def act(self, observation):

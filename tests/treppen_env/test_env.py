@@ -575,8 +575,8 @@ def pettingzoo_chain(**kwargs):
     return OrderEnforcingWrapper(TerminateIllegalWrapper(AssertOutOfBoundsWrapper(treppen_env.raw_env(**kwargs)), -1))
 
 
-def readme_loop_with_illegal_move(env, illegal_at: int) -> list[tuple]:
-    """The README's ``agent_iter()`` loop, with decision ``illegal_at`` an illegal action: every
+def guide_loop_with_illegal_move(env, illegal_at: int) -> list[tuple]:
+    """The environment guide's ``agent_iter()`` loop, with decision ``illegal_at`` an illegal action: every
     ``(agent, reward, terminated, truncated, info)`` of ``last()``."""
     rng = np.random.default_rng(0)
     seen = []
@@ -600,7 +600,7 @@ def test_illegal_move_in_the_agent_iter_loop_ends_it_as_pettingzoo_does(caplog, 
     env = treppen_env.env(num_players=num_players)
     env.reset(seed=0)
     with caplog.at_level(logging.WARNING):
-        seen = readme_loop_with_illegal_move(env, illegal_at)
+        seen = guide_loop_with_illegal_move(env, illegal_at)
     assert "Illegal move made, game terminating with current player losing" in caplog.text
     assert env.agents == []
     offender = seen[illegal_at][0]
@@ -612,7 +612,7 @@ def test_illegal_move_in_the_agent_iter_loop_ends_it_as_pettingzoo_does(caplog, 
     # the same as PettingZoo's own chain around raw_env (which does not name the action)
     chain = pettingzoo_chain(num_players=num_players)
     chain.reset(seed=0)
-    reference = readme_loop_with_illegal_move(chain, illegal_at)
+    reference = guide_loop_with_illegal_move(chain, illegal_at)
     assert chain.agents == []
     for got, want in zip(seen, reference, strict=True):
         assert got[:4] == want[:4]
