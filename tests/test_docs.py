@@ -101,10 +101,12 @@ SECTION_REF = re.compile(r'(README(?:\.md)?|[\w./-]+\.md)((?:,? (?:and )?"[^"\n]
 
 
 def section_refs() -> list[tuple[str, int, str, str]]:
-    """Every section reference in the project's markdown and Python files (tracked by git):
+    """Every section reference in the project's markdown, Python and YAML files (tracked by git):
     ``(file, line, markdown file, heading)``; the markdown file as named (README is README.md;
     a bare name is looked for beside the citing file, then in docs/ and docs/guide/)."""
-    tracked = subprocess.run(["git", "ls-files", "*.md", "*.py"], cwd=ROOT, capture_output=True, text=True).stdout
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.md", "*.py", "*.yaml"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
     refs = []
     for name in tracked.split():
         text = (ROOT / name).read_text(encoding="utf-8")
