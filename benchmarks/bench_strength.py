@@ -4,11 +4,12 @@ code. Variants (the first word; ``--help`` after it lists its options; without o
 - ``ladder``: an Elo ladder of random, greedy and given models (below);
 - ``curve``: a search agent's Elo against greedy at several playout budgets, beside its CPU seconds
   per decision (:func:`curve`);
+- ``learner``: trained models' Elo against greedy beside the CPU minutes that trained them (:func:`learner`);
 - ``levers``: search settings rated against one reference on the same decks (:func:`levers`);
 - ``peek``: the ceiling better beliefs could reach, a searcher shown hidden cards (:func:`peek`);
 - ``zoo``: each shipped zoo agent's first action in a fresh process, and its Elo played again (:func:`zoo`).
 
-Results go under ``benchmarks/results/`` (``strength/``, ``search_curve/``, ``levers/``,
+Results go under ``benchmarks/results/`` (``strength/``, ``search_curve/``, ``learner_curve/``, ``levers/``,
 ``bench_strength_peek.json``, ``bench_strength_zoo.json``).
 
 ``ladder``: for every setting (rules preset x players) it plays a duplicate tournament with the project's
@@ -175,22 +176,23 @@ def curve_table(setting: dict) -> str:
     return "\n".join(lines)
 
 
-def curve_plot(doc: dict, path: Path) -> None:
-    """Elo against CPU seconds per decision (log scale), one line per setting of ``curve.json``."""
+def curve_plot(doc: dict, path: Path, x: str = "cpu_s", xlabel: str = "CPU seconds per decision") -> None:
+    """Elo against the points' ``x`` (log scale, labelled ``xlabel``), one line per setting of a
+    curve document (``curve.json``, ``learner_curve.json``)."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for s in doc["settings"]:
-        x = [p["cpu_s"] for p in s["points"]]
+        xs = [p[x] for p in s["points"]]
         y = [p["elo"] for p in s["points"]]
         err = [[p["elo"] - p["ci"][0] for p in s["points"]], [p["ci"][1] - p["elo"] for p in s["points"]]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"{s['rules']}, {s['players']} players")
+        ax.errorbar(xs, y, yerr=err, marker="o", capsize=3, label=f"{s['rules']}, {s['players']} players")
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("CPU seconds per decision")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("Elo against greedy (95% interval)")
-    ax.set_title(f"{doc['agent']}: strength against budget")
+    ax.set_title(f"{doc['agent']}: strength against {xlabel.split(' per ')[0]}")
     ax.legend()
     save_figure(fig, path)
 
@@ -233,6 +235,53 @@ def curve(argv: Sequence[str] | None = None) -> int:
     write(args.out / "curve.json", doc)
     atomic_write_text(args.out / "curve.md", "\n\n".join(curve_table(s) for s in settings) + "\n")
     curve_plot(doc, args.out / "curve.png")
+    return 0
+
+
+# --- learner: a training run's strength against its cost
+
+
+def learner(argv: Sequence[str] | None = None) -> int:
+    """A learner's strength against the CPU time that trained it: every ``--models MINUTES=PATH``
+    (a model trained in that many CPU minutes: a run's final model or a checkpoint's net) plays
+    greedy on the same duplicate decks of ``--seed`` (:func:`treppen.arena.strength.rate_against`,
+    greedy = 0 Elo, 95% bootstrap intervals over decks). Under ``--out``: a tournament folder per
+    model (a rerun resumes it), ``learner_curve.json``, ``learner_curve.md`` and
+    ``learner_curve.png`` (Elo against CPU minutes, log scale). ``bench_strength.py learner
+    --models 1=runs/a/final_model.npz 4.5=runs/b/final_model.npz --decks 1000 --seed 9001``.
+    """
+    parser = argparse.ArgumentParser(prog="bench_strength learner", description="a learner's strength against its cost")
+    parser.add_argument("--models", nargs="+", required=True, help="MINUTES=PATH: CPU minutes of training, the model")
+    parser.add_argument("--label", default="the batched learner", help="the curve's name in the figure")
+    parser.add_argument("--rules", default="treppenromme")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--decks", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0, help="the decks' seed: one that no setting was chosen on")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS / "learner_curve")
+    args = parser.parse_args(argv)
+    points = []
+    for item in args.models:
+        minutes, _, path = item.partition("=")
+        if not path:
+            parser.error(f"--models: {item!r} is not MINUTES=PATH")
+        out = args.out / f"{float(minutes):g}_cpu_min"
+        found = rate_against(path, "greedy", args.players, args.rules, args.decks, args.seed, args.workers, out)
+        points.append({"cpu_min": float(minutes), "model": path, "elo": found.elo, "ci": [found.low, found.high]})
+        print(f"{float(minutes):g} CPU min ({path}): {rating_text(found.elo, found.low, found.high)} Elo vs greedy")
+    setting = {"rules": args.rules, "players": args.players, "decks": args.decks, "seed": args.seed, "points": points}
+    doc = {"agent": args.label, "settings": [setting]}
+    write(args.out / "learner_curve.json", doc)
+    lines = [
+        f"**{args.label}, {args.rules}, {args.players} players** (Elo against greedy, {args.decks} duplicate decks"
+        f" of seed {args.seed})",
+        "",
+        "| CPU minutes of training | model | Elo | 95% interval |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {p['cpu_min']:g} | `{p['model']}` | {p['elo']:+.0f} | {interval_text(*p['ci'])} |" for p in points]
+    atomic_write_text(args.out / "learner_curve.md", "\n".join(lines) + "\n")
+    curve_plot(doc, args.out / "learner_curve.png", x="cpu_min", xlabel="CPU minutes of training")
     return 0
 
 
@@ -425,5 +474,8 @@ def zoo_main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(
-        run_variant({"ladder": main, "curve": curve, "levers": levers, "peek": peek, "zoo": zoo_main}, default="ladder")
+        run_variant(
+            {"ladder": main, "curve": curve, "learner": learner, "levers": levers, "peek": peek, "zoo": zoo_main},
+            default="ladder",
+        )
     )
