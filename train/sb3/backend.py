@@ -42,7 +42,7 @@ from treppen.train.checkpoints import (
     save_model,
 )
 from treppen.train.config import RecipeBase, SB3Config, resolve_name
-from treppen.train.rundir import next_commands, open_run_dir, print_ratings, rating_callbacks
+from treppen.train.rundir import describe_time, next_commands, open_run_dir, print_ratings, rating_callbacks
 from treppen.train.sb3.callbacks import (
     CheckpointCallback,
     KeepBestCallback,
@@ -225,21 +225,6 @@ def print_summary(
         count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
         print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
     print_ratings(run_dir, config.eval_deals, evals, elo)
-
-
-def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
-    """The run's wall time, the imitation warm start apart from PPO (with its evaluations)."""
-
-    def text(seconds: float) -> str:
-        minutes, rest = divmod(round(seconds), 60)
-        return f"{minutes} min {rest} s"
-
-    if not imitation_s:
-        return f"total time: {text(total_s)} for {steps} steps (training and evaluations)"
-    ppo = text(total_s - imitation_s)
-    return (
-        f"total time: {text(total_s)}: imitation {text(imitation_s)}, then {ppo} for {steps} PPO steps and evaluations"
-    )
 
 
 def close_quietly(vec_env: VecEnv) -> None:
