@@ -1,5 +1,6 @@
-"""The run folder every backend shares: its creation and metadata, the evaluation and Elo callbacks
-that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel), and the lines that end a run.
+"""The run folder every backend shares: its lock (one process per folder), its creation and metadata,
+the evaluation and Elo callbacks that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel),
+the progress bar, and the lines that end a run.
 
 A run folder ``<runs_dir>/<name>/`` holds::
 
@@ -172,8 +173,9 @@ def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
 PROGRESS_LABEL = "PPO (the learner's env steps)"
 
 
-def progress_bar(start: int, total: int, rollout: int = 1, label: str = PROGRESS_LABEL) -> Any:
-    """A tqdm bar over a run's steps from ``start``, labelled with what it counts, with its rate.
+def progress_bar(start: int, total: int, rollout: int = 1) -> Any:
+    """A tqdm bar over a run's steps from ``start``, labelled with what it counts (:data:`PROGRESS_LABEL`),
+    with its rate; every backend's.
 
     A learner that collects whole rollouts of ``rollout`` steps ends at the first rollout boundary
     at or past ``total``; that is the bar's total, so it never overshoots (tqdm drops a total that
@@ -182,7 +184,7 @@ def progress_bar(start: int, total: int, rollout: int = 1, label: str = PROGRESS
     from tqdm.auto import tqdm
 
     end = start + math.ceil(max(0, total - start) / rollout) * rollout
-    return tqdm(total=end, initial=start, desc=label, unit="step", dynamic_ncols=True, mininterval=1.0)
+    return tqdm(total=end, initial=start, desc=PROGRESS_LABEL, unit="step", dynamic_ncols=True, mininterval=1.0)
 
 
 def print_ratings(run_dir: Path, eval_deals: int, evals: EvalCallback, elo: EloCallback) -> None:
