@@ -169,6 +169,14 @@ def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
     )
 
 
+def print_end(run_dir: Path, config: TrainConfig, seconds: float, steps: int, imitation_s: float = 0.0) -> None:
+    """The very last lines of every backend's run: its time (:func:`describe_time`: ``seconds`` of
+    wall time for the ``steps`` it trained, ``imitation_s`` of them the imitation warm start) and the
+    next commands (:func:`next_commands`)."""
+    print(describe_time(seconds, imitation_s, steps))
+    print(next_commands(run_dir, config.num_players, config.rules))
+
+
 #: The progress bar's label: what it counts, which is what ``total_timesteps`` counts.
 PROGRESS_LABEL = "PPO (the learner's env steps)"
 

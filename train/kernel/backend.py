@@ -35,14 +35,7 @@ from treppen.train.checkpoints import checkpoint_path, checkpoints, newest_reada
 from treppen.train.config import KernelConfig, resolve_name
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel.rows import LearnerRows
-from treppen.train.rundir import (
-    describe_time,
-    next_commands,
-    open_run_dir,
-    print_ratings,
-    progress_bar,
-    rating_callbacks,
-)
+from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.files import atomic_write
 
 CHECKPOINT_SUFFIX = ".pt"
@@ -341,8 +334,7 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
         if bar is not None:
             bar.close()
     _finish(learner, run_dir, evals, elo, logger)
-    print(describe_time(time.perf_counter() - started, 0.0, learner.steps - start_steps))
-    print(next_commands(run_dir, config.num_players, config.rules))
+    print_end(run_dir, config, time.perf_counter() - started, learner.steps - start_steps)
     return run_dir
 
 

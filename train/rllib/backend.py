@@ -53,14 +53,7 @@ from treppen.train.checkpoints import (
 )
 from treppen.train.config import RLlibConfig
 from treppen.train.keep_best import KeepBestGate
-from treppen.train.rundir import (
-    describe_time,
-    next_commands,
-    open_run_dir,
-    print_ratings,
-    progress_bar,
-    rating_callbacks,
-)
+from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -409,8 +402,7 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
         print_ratings(run_dir, config.eval_deals, run.evals, run.elo)
     if any(r.get("illegal_actions") for r in run.evals.latest.values() if isinstance(r, dict)):
         warnings.warn("illegal actions in the evaluation; the masks are wrong", stacklevel=1)
-    print(describe_time(time.perf_counter() - begun, 0.0, run.steps - steps))
-    print(next_commands(run_dir, config.num_players, config.rules))
+    print_end(run_dir, config, time.perf_counter() - begun, run.steps - steps)
     return run_dir
 
 
