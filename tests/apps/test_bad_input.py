@@ -146,13 +146,19 @@ CASES = [
 MISSING = [
     pytest.param(
         ["train", "--config", "kernel", "device=cuda"],
-        ["config key device=cuda: this machine has no CUDA", "use device=cpu, or device=auto"],
+        [
+            "config key device=cuda: this machine has no CUDA",
+            "; use device=cpu, or device=auto (a GPU where one is present)\n",
+        ],
         id="train-device-cuda-without-cuda",
         marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA"),
     ),
     pytest.param(
         ["train", "--config", "kernel", "device=mps"],
-        ["config key device=mps: this machine has no Apple GPU (mps)"],
+        [
+            "config key device=mps: this machine has no Apple GPU (mps); use device=cpu, or device=auto (a GPU "
+            "where one is present)\n"
+        ],
         id="train-device-mps-elsewhere",
         marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has Apple's GPU"),
     ),

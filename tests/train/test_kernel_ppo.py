@@ -5,13 +5,13 @@ run that writes, resumes after a kill and equals an uninterrupted run."""
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pytest
 import torch
 
 import treppen_env
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
@@ -255,16 +255,7 @@ def test_a_run_ends_as_the_main_jobs_do(tmp_path, capsys) -> None:
     out, err = capsys.readouterr()
     run = tmp_path / "ends"
     assert "PPO (the learner's env steps): 100%" in err and "| 128/128 [" in err
-    end = out[out.index("Elo of the final model") :].splitlines()
-    assert end[0] == f"Elo of the final model, greedy = 0, 2 duplicate decks ({run / 'elo.jsonl'}):"
-    assert end[1].startswith("  greedy   +0 (anchor)")
-    assert re.fullmatch(r"total time: \d+ min \d+ s for 128 steps \(training and evaluations\)", end[-4])
-    assert end[-3:] == [
-        "next:",
-        f"  play against it:   treppen play --opponents {run} --rules treppenromme",
-        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run} ppo-2p search-2p greedy "
-        "--players 2 --rules treppenromme --decks 100 --workers 2",
-    ]
+    assert assert_run_end(out, run, decks=2, steps=128)[1].startswith("  greedy   +0 (anchor)")
 
 
 def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_path, batch) -> None:

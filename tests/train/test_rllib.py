@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import treppen_env
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
 from treppen.train.config_files import config_from_dict
@@ -404,15 +405,7 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
     run_dir = train(config)
     # the last lines as every backend's (issue 44): the Elo on greedy = 0, the time, the next commands
     out = capsys.readouterr().out
-    end = out[out.index("Elo of the final model") :].splitlines()
-    assert end[0] == f"Elo of the final model, greedy = 0, 2 duplicate decks ({run_dir / 'elo.jsonl'}):"
-    assert re.fullmatch(r"total time: \d+ min \d+ s for \d+ steps \(training and evaluations\)", end[-4])
-    assert end[-3:] == [
-        "next:",
-        f"  play against it:   treppen play --opponents {run_dir} --rules treppenromme",
-        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run_dir} ppo-2p search-2p greedy "
-        "--players 2 --rules treppenromme --decks 100 --workers 2",
-    ]
+    assert_run_end(out, run_dir, decks=2)
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz", "best_policy.npz"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tb").rglob("events.out.tfevents.*"))

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from treppen.train.checkpoints import latest_checkpoint
 from treppen.train.config_files import config_path, load_config
 from treppen.train.launch import train
 from treppen.train.rundir import LOCK_FILE, hold_run_dir
@@ -66,45 +67,64 @@ def test_every_backend_refuses_a_run_folder_another_process_holds(config, tmp_pa
         assert sorted(run.rglob("*")) == before
 
 
+COMMAND = [sys.executable, "-m", "treppen.apps.cli", "train"]
+
+
+def holding(argv: list[str], run) -> subprocess.Popen:
+    """A ``treppen train`` process started with ``argv``, once it holds the run folder ``run``."""
+    process = subprocess.Popen([*COMMAND, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watchdog = time.monotonic() + START_S  # ends a hung start; not a measure of its speed
+    while not ((run / "metadata.json").is_file() and (run / LOCK_FILE).read_text() == f"{process.pid}\n"):
+        if process.poll() is not None or time.monotonic() > watchdog:
+            process.kill()
+            pytest.fail(f"{argv} took no folder: {process.communicate()[1][-2000:]}")
+        time.sleep(0.05)
+    return process
+
+
+def kill(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    if process.stderr:
+        process.stderr.close()
+
+
+def assert_refused(commands: list[list[str]], holder: subprocess.Popen, run) -> None:
+    """Each of ``commands``, run beside ``holder``, exits 2 with the one line naming its pid."""
+    started = [
+        subprocess.Popen([*COMMAND, *c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands
+    ]
+    for done in started:
+        out, err = done.communicate(timeout=START_S)
+        assert done.returncode == 2 and "Traceback" not in out + err, err
+        assert err == (
+            f"treppen train: error: run folder {str(run)!r} is in use by process {holder.pid} (a training run); "
+            f"wait for it to end, or stop it and continue with --resume {run}\n"
+        )
+    assert holder.poll() is None  # the holder goes on
+
+
 def test_two_resumes_on_one_folder_one_runs_and_after_a_kill_the_next_resume_runs(tmp_path):
-    """The issue's target, with real processes: a run trains; ``--resume`` and a new run of the same
-    name beside it exit 2 naming its pid and change nothing; after its ``kill -9`` (its lock file
-    left behind, naming it) the next ``--resume`` runs to the end."""
-    command = [sys.executable, "-m", "treppen.apps.cli", "train"]
+    """The issue's target, with real processes: a run is killed by ``kill -9`` once it holds its folder
+    (its lock file is left behind, naming it). A ``--resume`` takes the folder all the same; a second
+    ``--resume`` and a new run of the same name beside it exit 2 naming its pid and change nothing;
+    after a ``kill -9`` of it, the next ``--resume`` runs to the end."""
     run = tmp_path / "r"
-    first = subprocess.Popen(
-        [*command, *TINY, "total_timesteps=100000000", f"runs_dir={tmp_path}", "name=r"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        watchdog = time.monotonic() + START_S  # ends a hung start; not a measure of its speed
-        while not ((run / "metadata.json").is_file() and (run / LOCK_FILE).read_text() == f"{first.pid}\n"):
-            assert first.poll() is None, first.stderr.read() if first.stderr else ""
-            assert time.monotonic() < watchdog, f"the run took no folder in {START_S} s"
-            time.sleep(0.05)
-        second = [
-            subprocess.Popen([*command, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for argv in (["--resume", str(run)], [*TINY, f"runs_dir={tmp_path}", "name=r"])
-        ]
-        for done in second:
-            out, err = done.communicate(timeout=START_S)
-            assert done.returncode == 2 and "Traceback" not in out + err, err
-            assert err == (
-                f"treppen train: error: run folder {str(run)!r} is in use by process {first.pid} (a training run); "
-                f"wait for it to end, or stop it and continue with --resume {run}\n"
-            )
-        assert first.poll() is None  # the first run goes on
-        assert "resumes" not in json.loads((run / "metadata.json").read_text())
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait()
-        first.stderr.close()
+    long = "total_timesteps=100000000"
+    first = holding([*TINY, long, f"runs_dir={tmp_path}", "name=r"], run)
+    kill(first)
     assert (run / LOCK_FILE).read_text() == f"{first.pid}\n"  # stale: its process is gone
-    resumed = subprocess.run(
-        [*command, "--resume", str(run), "total_timesteps=256"], capture_output=True, text=True, timeout=600
+    resumed = holding(["--resume", str(run), long], run)  # the stale lock does not block it
+    try:
+        assert_refused([["--resume", str(run)], [*TINY, f"runs_dir={tmp_path}", "name=r"]], resumed, run)
+        assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1  # the refused one is not
+    finally:
+        kill(resumed)
+    newest = latest_checkpoint(run / "checkpoints")
+    total = (newest[0] if newest else 0) + 128  # one rollout more than it has
+    done = subprocess.run(
+        [*COMMAND, "--resume", str(run), f"total_timesteps={total}"], capture_output=True, text=True, timeout=600
     )
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
     assert (run / "final_model.zip").is_file()
-    assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
+    assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 2

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.base import RandomAgent
 from treppen.apps import cli
@@ -77,19 +78,11 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
         "deals": 12,
         "outcomes": {"went_out": 10, "stock_exhausted": 2},
     }
-    end = printed[printed.index("Elo of the final model") :].splitlines()
-    assert end[0] == f"Elo of the final model, greedy = 0, 2 duplicate decks ({run / 'elo.jsonl'}):"
+    end = assert_run_end(printed, run, decks=2, steps=512)
     rows = {line.split()[0]: line.split("   learner vs")[0].split(None, 1)[1].strip() for line in end[1:4]}
     assert rows["greedy"] == "+0 (anchor)"
     assert rows["learner"].startswith(elo_text(elos[0]["elo"]["learner"]))
     assert rows["random"].startswith(elo_text(elos[0]["elo"]["random"]))
-    assert end[-4].startswith("total time: ")
-    assert end[-3:] == [
-        "next:",
-        f"  play against it:   treppen play --opponents {run} --rules treppenromme",
-        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run} ppo-2p search-2p greedy "
-        "--players 2 --rules treppenromme --decks 100 --workers 2",
-    ]
     meta = json.loads((run / "metadata.json").read_text())
     assert {"python", "torch", "stable_baselines3", "sb3_contrib", "treppen"} <= set(meta["versions"])
     assert meta["command_line"][:2] == ["treppen", "train"] and meta["seed"] == 0 and meta["start_time"]
