@@ -29,6 +29,7 @@ RESUME_OVERRIDES = {
     "n_envs",
     "vec_env",
     "torch_threads",
+    "device",
     "opponent_random",
     "opponent_greedy",
     "opponent_snapshot",

@@ -48,7 +48,7 @@ FeatureSet = Literal["cards", "heuristic"]
 ValueTarget = Literal["results", "search"]
 VecEnv = Literal["subproc", "dummy", "kernel"]
 Backend = Literal["sb3", "rllib", "kernel", "expert"]
-Device = Literal["auto", "cpu", "cuda"]
+Device = Literal["auto", "cpu", "cuda", "mps"]
 ACTIVATIONS = typing.get_args(Activation)
 #: Opponent kinds of the sb3 and rllib pools, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = typing.get_args(OpponentKind)
@@ -444,7 +444,8 @@ class KernelConfig(TargetKLKey, PPOBase):
     backend: ClassVar[Backend] = "kernel"
 
     device: Device = "auto"
-    """the torch device, ``auto`` (a GPU where one is present, else the CPU), ``cpu`` or ``cuda``"""
+    """the torch device, ``auto`` (a CUDA GPU where one is present, else the CPU), ``cpu``, ``cuda`` or
+    ``mps`` (Apple's GPU); one this machine does not have is refused before the run folder is made"""
     pick_init: Number = 0.0
     """the initial logit weight of the heuristic's pick (``features: heuristic``); a positive value
     starts the policy near the greedy heuristic"""

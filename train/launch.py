@@ -5,38 +5,90 @@ expert`` (expert iteration, :mod:`treppen.train.expert.backend`)."""
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from treppen.train.config import ExpertConfig, KernelConfig, RecipeBase, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config import (
+    ExpertConfig,
+    KernelConfig,
+    RecipeBase,
+    RLlibConfig,
+    SB3Config,
+    TrainConfig,
+    resolve_name,
+)
+from treppen.train.rundir import hold_run_dir
 
 
 def train(config: TrainConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train by self-play as ``config`` says; returns the run folder.
 
+    The settings are checked before the run folder is made (:func:`check_agent_specs`,
+    :func:`check_device`); the run holds its folder while it trains (:func:`treppen.train.rundir.hold_run_dir`).
+
     :param config: a checked config of its backend's class (see :func:`treppen.train.config_files.load_config`).
-    :param resume: continue the run folder's newest checkpoint.
+    :param resume: continue the run folder's newest readable checkpoint.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
-    :raises ValueError: when starting a new run in a folder that already holds one, or for an agent
-        spec of the config that does not load (before the run folder is made).
+    :raises ValueError: when starting a new run in a folder that already holds one, for a folder that
+        another process trains in, and before the run folder is made: for an agent spec of the
+        config that does not load, a device this machine does not have, or a backend whose extra
+        is not installed.
     """
     check_agent_specs(config)
+    check_device(config)
+    run = backend(config)
+    with hold_run_dir(resolve_name(config).run_dir):
+        return run(config, resume, command_line)
+
+
+def backend(config: TrainConfig) -> Callable[[Any, bool, list[str] | None], Path]:
+    """The training function of the config's backend (imported only now: rllib needs the ``ray`` extra).
+
+    :raises ValueError: for ``backend: rllib`` without Ray installed.
+    """
     if isinstance(config, ExpertConfig):
         from treppen.train.expert.backend import train_expert
 
-        return train_expert(config, resume, command_line)
+        return train_expert
     if isinstance(config, KernelConfig):
         from treppen.train.kernel.backend import train_kernel
 
-        return train_kernel(config, resume, command_line)
+        return train_kernel
     if isinstance(config, RLlibConfig):
+        if importlib.util.find_spec("ray") is None:
+            raise ValueError("backend: rllib needs Ray RLlib: pip install 'treppen[ray]'")
         from treppen.train.rllib.backend import train_rllib
 
-        return train_rllib(config, resume, command_line)
+        return train_rllib
     if isinstance(config, SB3Config):
         from treppen.train.sb3.backend import train_sb3
 
-        return train_sb3(config, resume, command_line)
+        return train_sb3
     raise TypeError(f"{type(config).__name__} is no backend's config; load one with load_config")
+
+
+def check_device(config: TrainConfig) -> None:
+    """Refuse a ``device`` that this machine does not have (``backend: kernel``): ``cuda`` without a
+    CUDA GPU or a torch built with CUDA, ``mps`` without Apple's GPU.
+
+    :raises ValueError: naming the config key, what is missing and the settings that run here.
+    """
+    if not isinstance(config, KernelConfig) or config.device in ("auto", "cpu"):
+        return
+    import torch
+
+    if config.device == "cuda" and not torch.cuda.is_available():
+        missing = "CUDA GPU" if torch.version.cuda else "CUDA (this torch is built without it)"
+    elif config.device == "mps" and not torch.backends.mps.is_available():
+        missing = "Apple GPU (mps)"
+    else:
+        return
+    raise ValueError(
+        f"config key device={config.device}: this machine has no {missing}; use device=cpu, or device=auto "
+        "(a GPU where one is present)"
+    )
 
 
 def check_agent_specs(config: TrainConfig) -> None:

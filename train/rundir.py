@@ -1,5 +1,6 @@
-"""The run folder every backend shares: its creation and metadata, the evaluation and Elo callbacks
-that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel), and the lines that end a run.
+"""The run folder every backend shares: its lock (one process per folder), its creation and metadata,
+the evaluation and Elo callbacks that fill ``evals.jsonl`` and ``elo.jsonl`` (sb3, rllib, kernel),
+the progress bar, and the lines that end a run.
 
 A run folder ``<runs_dir>/<name>/`` holds::
 
@@ -9,14 +10,19 @@ A run folder ``<runs_dir>/<name>/`` holds::
     checkpoints/       the backend's checkpoints, written atomically
     evals.jsonl        one line per evaluation vs random and greedy
     elo.jsonl          one line per Elo rating (a small duplicate tournament, greedy = 0)
+    .lock              locked by the process that trains in the folder (:func:`hold_run_dir`)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
 import platform
 import sys
 import time
+from collections.abc import Iterator
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -32,11 +38,46 @@ from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no lock between processes
+    fcntl = None  # type: ignore[assignment]
+
 EVAL_OPPONENTS = ("random", "greedy")
+#: The file of a run folder that the process training in it holds locked, with its process id inside.
+LOCK_FILE = ".lock"
 
 
 #: Fewest duplicate decks on which the final lines say whether the learner beats greedy.
 MIN_VERDICT_DECKS = 10
+
+
+@contextlib.contextmanager
+def hold_run_dir(run_dir: Path) -> Iterator[None]:
+    """Hold the run folder ``run_dir`` (created if missing) for this process while the block runs:
+    an exclusive OS lock (``flock``) on its :data:`LOCK_FILE`, which names this process's id. The OS
+    releases the lock when the process ends, however it ends (``kill -9`` included), so the lock of
+    a killed run never blocks its ``--resume``.
+
+    :raises ValueError: when another process holds the folder, naming its process id.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / LOCK_FILE, "a+") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "?"  # "?": the holder has not written its id yet
+                raise ValueError(
+                    f"run folder {str(run_dir)!r} is in use by process {holder} (a training run); wait for it to "
+                    f"end, or stop it and continue with --resume {run_dir}"
+                ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
 
 
 def open_run_dir(config: TrainConfig, resume: bool, command_line: list[str] | None) -> Path:
@@ -94,22 +135,64 @@ def describe_strength(ratings: Ratings, learner: str = "learner", rival: str = "
     return lines
 
 
-def next_commands(run_dir: Path, num_players: int, rules: str) -> str:
+def next_commands(model: Path | str, num_players: int, rules: str) -> str:
     """The last lines of a run: the commands that use its model (play against it, rate it against the zoo).
 
-    :param run_dir: the run folder (``agents.load`` plays its final model).
+    :param model: the run's model as an agent spec: its run folder (``agents.load`` plays its final
+        model), or a spec (expert iteration's last search).
     :param num_players: seats per table of the run; ``rules`` its rules preset.
     """
     from treppen.agents import zoo
 
     zoo_agents = dict.fromkeys(zoo.level_spec(level, num_players, rules) for level in ("medium", "hard"))
     table = f"--players {num_players} --rules {rules}"
-    opponents = " ".join([str(run_dir)] * (num_players - 1))
+    opponents = " ".join([str(model)] * (num_players - 1))
     return (
         f"next:\n  play against it:   treppen play --opponents {opponents} --rules {rules}\n"
-        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run_dir} {' '.join(zoo_agents)} "
+        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {model} {' '.join(zoo_agents)} "
         f"greedy {table} --decks 100 --workers 2"
     )
+
+
+def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
+    """The run's wall time for the ``steps`` it trained, an imitation warm start (``imitation_s``) apart from PPO."""
+
+    def text(seconds: float) -> str:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest} s"
+
+    if not imitation_s:
+        return f"total time: {text(total_s)} for {steps} steps (training and evaluations)"
+    ppo = text(total_s - imitation_s)
+    return (
+        f"total time: {text(total_s)}: imitation {text(imitation_s)}, then {ppo} for {steps} PPO steps and evaluations"
+    )
+
+
+def print_end(run_dir: Path, config: TrainConfig, seconds: float, steps: int, imitation_s: float = 0.0) -> None:
+    """The very last lines of every backend's run: its time (:func:`describe_time`: ``seconds`` of
+    wall time for the ``steps`` it trained, ``imitation_s`` of them the imitation warm start) and the
+    next commands (:func:`next_commands`)."""
+    print(describe_time(seconds, imitation_s, steps))
+    print(next_commands(run_dir, config.num_players, config.rules))
+
+
+#: The progress bar's label: what it counts, which is what ``total_timesteps`` counts.
+PROGRESS_LABEL = "PPO (the learner's env steps)"
+
+
+def progress_bar(start: int, total: int, rollout: int = 1) -> Any:
+    """A tqdm bar over a run's steps from ``start``, labelled with what it counts (:data:`PROGRESS_LABEL`),
+    with its rate; every backend's.
+
+    A learner that collects whole rollouts of ``rollout`` steps ends at the first rollout boundary
+    at or past ``total``; that is the bar's total, so it never overshoots (tqdm drops a total that
+    the count has passed).
+    """
+    from tqdm.auto import tqdm
+
+    end = start + math.ceil(max(0, total - start) / rollout) * rollout
+    return tqdm(total=end, initial=start, desc=PROGRESS_LABEL, unit="step", dynamic_ncols=True, mininterval=1.0)
 
 
 def print_ratings(run_dir: Path, eval_deals: int, evals: EvalCallback, elo: EloCallback) -> None:

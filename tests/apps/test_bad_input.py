@@ -4,6 +4,7 @@ checkpoint into one line naming it and what is allowed, exits with status 2 and 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from treppen import agents
 from treppen.agents import zoo
@@ -140,7 +142,36 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "words"), [pytest.param(a, w, id=c) for c, a, w in CASES])
+#: Settings this machine cannot run (issue 45): refused before the run folder is made.
+MISSING = [
+    pytest.param(
+        ["train", "--config", "kernel", "device=cuda"],
+        [
+            "config key device=cuda: this machine has no CUDA",
+            "; use device=cpu, or device=auto (a GPU where one is present)\n",
+        ],
+        id="train-device-cuda-without-cuda",
+        marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA"),
+    ),
+    pytest.param(
+        ["train", "--config", "kernel", "device=mps"],
+        [
+            "config key device=mps: this machine has no Apple GPU (mps); use device=cpu, or device=auto (a GPU "
+            "where one is present)\n"
+        ],
+        id="train-device-mps-elsewhere",
+        marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has Apple's GPU"),
+    ),
+    pytest.param(
+        ["train", "--config", "rllib_selfplay"],
+        ["backend: rllib needs Ray RLlib: pip install 'treppen[ray]'"],
+        id="train-rllib-without-ray",
+        marks=pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), [pytest.param(a, w, id=c) for c, a, w in CASES] + MISSING)
 def test_bad_input_gives_one_line_and_status_2(argv, words, files, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # runs/ and runs/tournaments/ would appear here
     import uvicorn

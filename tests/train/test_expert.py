@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from treppen.apps import cli
+from treppen.arena.strength import Strength
 
 TINY = [
     "backend=expert", "expert_generations=2", "expert_deals=2", "expert_search=rollout,playouts=8",
@@ -20,9 +21,10 @@ TINY = [
 ]  # fmt: skip
 
 
-def test_generations_write_labels_nets_and_ratings_and_resume(tmp_path) -> None:
+def test_generations_write_labels_nets_and_ratings_and_resume(tmp_path, capsys) -> None:
     assert cli.main(["train", *TINY, "expert_generations=1", f"runs_dir={tmp_path}", "name=ex"]) == 0
     run = tmp_path / "ex"
+    out = capsys.readouterr().out
     gen0 = run / "gen_0"
     with np.load(gen0 / "labels.npz") as labels:
         n = len(labels["actions"])
@@ -35,6 +37,29 @@ def test_generations_write_labels_nets_and_ratings_and_resume(tmp_path) -> None:
     assert row["generation"] == 0 and row["search"].endswith(f"net={gen0 / 'net.npz'},own_playout=net")
     for key in ("search_vs_greedy", "policy_vs_greedy", "search_vs_previous"):
         assert row[key]["decks"] == 1 and row[key]["deals"] == 2
+    # the last lines as every backend's (issue 44): the Elo on greedy = 0, the next commands
+    search = Strength(**row["search_vs_greedy"]).text()
+    assert out.splitlines()[-7:] == [
+        f"expert iteration: {run / 'generations.jsonl'}",
+        "Elo of generation 0, greedy = 0, 1 duplicate decks:",
+        f"  its search  {search}",
+        f"  its net     {Strength(**row['policy_vs_greedy']).text()}",
+        "next:",
+        f"  play against it:   treppen play --opponents {row['search']} --rules treppenromme",
+        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {row['search']} ppo-2p search-2p "
+        "greedy --players 2 --rules treppenromme --decks 100 --workers 2",
+    ]
+
+    # a damaged net (issue 45) is fitted again on --resume, and said so; the labels are kept
+    net, labels = gen0 / "net.npz", gen0 / "labels.npz"
+    stamp = labels.stat().st_mtime_ns
+    net.write_bytes(net.read_bytes()[:100])
+    assert cli.main(["train", "--resume", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"doing the stages of 1 damaged file again: {net} (BadZipFile: File is not a zip file)\n" in out
+    with np.load(net) as fitted:
+        assert fitted["shape"].tolist() == [969, 8, 1]
+    assert labels.stat().st_mtime_ns == stamp
 
 
 def test_a_run_killed_mid_generation_resumes_at_its_next_stage(tmp_path) -> None:

@@ -11,10 +11,12 @@ import pytest
 import torch
 
 import treppen_env
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features
+from treppen.apps import cli
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner, train_kernel
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
@@ -176,7 +178,12 @@ class Killed(BaseException):
 
 
 def tiny_config(tmp_path, name: str):
-    overrides = [
+    return load_config(config_path("kernel"), tiny_overrides(tmp_path, name))
+
+
+def tiny_overrides(tmp_path, name: str) -> list[str]:
+    """``treppen train --config kernel`` overrides for a run of seconds: 768 steps of 16 rows."""
+    return [
         "n_envs=16",
         "n_steps=8",
         "batch_size=64",
@@ -194,10 +201,11 @@ def tiny_config(tmp_path, name: str):
         f"runs_dir={tmp_path}",
         f"name={name}",
     ]
-    return load_config(config_path("kernel"), overrides)
 
 
-def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch) -> None:
+def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch, capsys) -> None:
+    """Killed after its checkpoint at 512 steps, which is then cut short (issue 45): the resumed run
+    names it, continues from the one at 256 and ends as the uninterrupted run."""
     whole = train_kernel(tiny_config(tmp_path, "whole"))
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
         assert (whole / name).is_file(), name
@@ -219,13 +227,35 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
         train_kernel(tiny_config(tmp_path, "killed"))
     monkeypatch.setattr(Learner, "update", update)
     assert not (tmp_path / "killed" / "final_model.npz").exists()
-    resumed = train_kernel(tiny_config(tmp_path, "killed"), resume=True)
+    checkpoints = tmp_path / "killed" / "checkpoints"
+    newest = checkpoints / "model_512_steps.pt"
+    newest.write_bytes(newest.read_bytes()[:1000])
+    capsys.readouterr()
+    resumed = tmp_path / "killed"
+    assert cli.main(["train", "--resume", str(resumed), "device=cpu"]) == 0  # the device may change on resume
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1:3] == [
+        f"passed over 1 damaged checkpoint, newest first: {newest} (RuntimeError: PytorchStreamReader failed "
+        "reading zip archive: failed finding central directory)",
+        f"resuming from {checkpoints / 'model_256_steps.pt'} (256 steps)",
+    ]
     a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
     np.testing.assert_array_equal(a["w"], b["w"])
     last = [json.loads((run / "evals.jsonl").read_text().splitlines()[-1]) for run in (whole, resumed)]
     assert last[0]["greedy"] == last[1]["greedy"] and last[0]["steps"] == last[1]["steps"] == 768
     fresh = ActionNet(16, 8, "heuristic", pick_init=2.0).export()
     assert a["w"].size == fresh.size and not np.array_equal(a["w"], fresh)  # it trained
+
+
+def test_a_run_ends_as_the_main_jobs_do(tmp_path, capsys) -> None:
+    """Issue 44: the batched learner's progress bar is labelled, and its last lines are the main job's
+    (tests/train/test_selfplay.py): the Elo on greedy = 0, the time, the next commands."""
+    extra = ["total_timesteps=128", "elo_every=128", "elo_decks=2", "progress=true"]
+    assert cli.main(["train", "--config", "kernel", *tiny_overrides(tmp_path, "ends"), *extra]) == 0
+    out, err = capsys.readouterr()
+    run = tmp_path / "ends"
+    assert "PPO (the learner's env steps): 100%" in err and "| 128/128 [" in err
+    assert assert_run_end(out, run, decks=2, steps=128)[1].startswith("  greedy   +0 (anchor)")
 
 
 def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_path, batch) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import treppen_env
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
 from treppen.train.config_files import config_from_dict
@@ -327,18 +328,35 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
         np.testing.assert_array_equal(np.asarray(value), before["learner"][key])
 
 
-def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path):
-    from treppen.train.rllib.backend import build_algorithm, export_policy, save_checkpoint, stop_algorithm
+def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path, capsys):
+    from treppen.train.checkpoints import checkpoints
+    from treppen.train.rllib.backend import (
+        CHECKPOINT_PREFIX,
+        build_algorithm,
+        export_policy,
+        restore_newest,
+        save_checkpoint,
+        stop_algorithm,
+    )
 
     algo, config, _, _ = trained
     obs = fixed_observation()
     action = ModuleAgent(algo.get_module("learner")).act(obs)
     checkpoint = save_checkpoint(algo, config, tmp_path, steps=7)
     assert checkpoint.name == "rllib_7_steps" and (tmp_path / "policy_7_steps.npz").is_file()
+    # a newer checkpoint whose learner weights are cut short (issue 45): passed over, named
+    damaged = save_checkpoint(algo, config, tmp_path, steps=9) / "learner_group/learner/rl_module/learner"
+    (damaged / "module_state.pkl").write_bytes((damaged / "module_state.pkl").read_bytes()[:100])
     # restored as --resume does, into an algorithm without remote env runners (no new processes)
     local = config_from_dict({**TINY, "num_env_runners": 0})
-    restored = build_algorithm(local, seed=1, checkpoint=checkpoint)
+    restored = build_algorithm(local, seed=1)
     try:
+        capsys.readouterr()
+        assert restore_newest(restored, checkpoints(tmp_path, CHECKPOINT_PREFIX, suffix="")) == 7
+        assert capsys.readouterr().out == (
+            f"passed over 1 damaged checkpoint, newest first: {tmp_path / 'rllib_9_steps'} "
+            f"(UnpicklingError: pickle data was truncated)\nresuming from {checkpoint} (7 steps)\n"
+        )
         module = restored.get_module("learner")
         assert ModuleAgent(module).act(obs) == action
         # the Ray-free export plays the same action
@@ -379,12 +397,15 @@ RECIPE = {  # the default recipe's parts, tiny: imitation, keep-best, every oppo
 }
 
 
-def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_ray, tmp_path):
+def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_ray, tmp_path, capsys):
     from treppen.train.launch import train
 
     overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
     config = config_from_dict({**TINY, **RECIPE, **overrides, "name": "run"})
     run_dir = train(config)
+    # the last lines as every backend's (issue 44): the Elo on greedy = 0, the time, the next commands
+    out = capsys.readouterr().out
+    assert_run_end(out, run_dir, decks=2)
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz", "best_policy.npz"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tb").rglob("events.out.tfevents.*"))

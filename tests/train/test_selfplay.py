@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.base import RandomAgent
 from treppen.apps import cli
@@ -19,6 +20,7 @@ from treppen.arena.scale import elo_text
 from treppen.train.checkpoints import latest_checkpoint
 from treppen.train.config import SB3Config
 from treppen.train.config_files import load_config
+from treppen.train.rundir import LOCK_FILE
 from treppen.train.sb3.callbacks import ProgressCallback
 from treppen_env import raw_env
 
@@ -76,19 +78,11 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
         "deals": 12,
         "outcomes": {"went_out": 10, "stock_exhausted": 2},
     }
-    end = printed[printed.index("Elo of the final model") :].splitlines()
-    assert end[0] == f"Elo of the final model, greedy = 0, 2 duplicate decks ({run / 'elo.jsonl'}):"
+    end = assert_run_end(printed, run, decks=2, steps=512)
     rows = {line.split()[0]: line.split("   learner vs")[0].split(None, 1)[1].strip() for line in end[1:4]}
     assert rows["greedy"] == "+0 (anchor)"
     assert rows["learner"].startswith(elo_text(elos[0]["elo"]["learner"]))
     assert rows["random"].startswith(elo_text(elos[0]["elo"]["random"]))
-    assert end[-4].startswith("total time: ")
-    assert end[-3:] == [
-        "next:",
-        f"  play against it:   treppen play --opponents {run} --rules treppenromme",
-        f"  rate it (greedy = 0) against the zoo:   treppen tournament --agents {run} ppo-2p search-2p greedy "
-        "--players 2 --rules treppenromme --decks 100 --workers 2",
-    ]
     meta = json.loads((run / "metadata.json").read_text())
     assert {"python", "torch", "stable_baselines3", "sb3_contrib", "treppen"} <= set(meta["versions"])
     assert meta["command_line"][:2] == ["treppen", "train"] and meta["seed"] == 0 and meta["start_time"]
@@ -105,11 +99,11 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1024
     assert len(json.loads((run / "metadata.json").read_text())["resumes"]) == 1
     capsys.readouterr()
-    before = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
-    assert cli.main(["train", "--resume", str(run)]) == 0  # complete: said so, nothing touched
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file() and p.name != LOCK_FILE}
+    assert cli.main(["train", "--resume", str(run)]) == 0  # complete: said so, nothing touched but its lock
     printed = capsys.readouterr().out
     assert printed.startswith(f"the run {run} is complete: 1024 steps of total_timesteps=1024; nothing changed.\n")
-    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file() and p.name != LOCK_FILE} == before
     assert [p.name for p in (run / "pool").glob("*.npz")] == ["snapshot_000000768.npz"]  # pool_size=1
     with pytest.raises(ValueError, match="learning_rate"):  # fixed by the saved model
         train_command.run(argparse.Namespace(resume=run, config=None, overrides=["learning_rate=1e-3"]))
@@ -119,7 +113,7 @@ def test_train_cli_smoke_and_resume(tmp_path, capsys, tiny_train):
     newest.write_bytes(newest.read_bytes()[:1000])
     assert cli.main(["train", "--resume", str(run), "total_timesteps=1280"]) == 0
     printed = capsys.readouterr().out
-    assert f"checkpoint {newest} cannot be read (BadZipFile: File is not a zip file); trying the one" in printed
+    assert f"passed over 1 damaged checkpoint, newest first: {newest} (BadZipFile: File is not a zip file)\n" in printed
     assert f"resuming from {run / 'checkpoints' / 'model_768_steps.zip'} (768 steps)" in printed
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps == 1280
 
@@ -156,7 +150,8 @@ def test_train_cli_subprocess_envs(tmp_path, tiny_train):
 
 
 def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsys):
-    from treppen.train.sb3.backend import describe_time, print_summary
+    from treppen.train.rundir import describe_time
+    from treppen.train.sb3.backend import print_summary
 
     assert describe_time(125.2, 0, 512) == "total time: 2 min 5 s for 512 steps (training and evaluations)"
     assert describe_time(125.2, 65, 512) == (
@@ -187,10 +182,20 @@ def test_resume_falls_back_to_the_newest_readable_checkpoint(tmp_path, capsys):
     newest = folder / "model_768_steps.zip"
     newest.write_bytes(newest.read_bytes()[:500])
     assert readable_checkpoint(folder) == (512, folder / "model_512_steps.zip")
-    assert capsys.readouterr().out == (
-        f"checkpoint {newest} cannot be read (BadZipFile: File is not a zip file); trying the one before\n"
+    middle = folder / "model_512_steps.zip"
+    with zipfile.ZipFile(middle, "w") as archive:  # a whole zip without the model's parameters
+        archive.writestr("data", "{}")
+    assert readable_checkpoint(folder) == (256, folder / "model_256_steps.zip")
+    assert capsys.readouterr().out == (  # one line, the newest first
+        f"passed over 1 damaged checkpoint, newest first: {newest} (BadZipFile: File is not a zip file)\n"
+        f"passed over 2 damaged checkpoints, newest first: {newest} (BadZipFile: File is not a zip file); "
+        f"{middle} (ValueError: no ['policy.pth'] in it)\n"
     )
     for path in folder.iterdir():
         path.write_bytes(b"")
-    with pytest.raises(ValueError, match=rf"no checkpoint in {re.escape(str(folder))} can be read \(3 tried\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^no checkpoint in {re.escape(str(folder))} can be read \(3 tried; the newest: "
+        rf"{re.escape(str(newest))} \(BadZipFile: File is not a zip file\)\); remove them to start again$",
+    ):
         readable_checkpoint(folder)

@@ -21,6 +21,7 @@ continues a generation that was cut off at its next stage:
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -30,16 +31,17 @@ import numpy as np
 import torch
 
 from treppen import agents
-from treppen.arena.strength import rate_against
+from treppen.arena.strength import Strength, rate_against
+from treppen.train.checkpoints import problem
 from treppen.train.config import ExpertConfig
 from treppen.train.expert.net import KernelNet, fit
-from treppen.train.rundir import open_run_dir
+from treppen.train.rundir import next_commands, open_run_dir
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import net as N
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.observation import OBS_SIZE
 
-LABELS, NET, ROWS = "labels.npz", "net.npz", "generations.jsonl"
+LABELS, NET, WEIGHTS, ROWS = "labels.npz", "net.npz", "net.pt", "generations.jsonl"
 
 
 def search_spec(config: ExpertConfig, net: Path | None) -> str:
@@ -98,10 +100,15 @@ def _other_hands(hands: list[int], seat: int) -> np.ndarray:
 
 
 def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
-    """Run expert iteration as ``config`` says (see the module docstring); returns the run folder."""
+    """Run expert iteration as ``config`` says (see the module docstring); returns the run folder.
+
+    :param resume: continue at the next stage not written; a stage whose file does not read whole
+        (damaged) is done again (:func:`damaged_stages`).
+    """
     run_dir = open_run_dir(config, resume, command_line or [])
     rows_path = run_dir / ROWS
     rated = {row["generation"] for row in read_jsonl(rows_path)}  # a line torn by a kill is cut from the file
+    damaged = damaged_stages(run_dir) if resume else set()
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.torch_threads)
     previous: Path | None = None
@@ -110,20 +117,20 @@ def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[
         folder.mkdir(exist_ok=True)
         spec = search_spec(config, previous)
         start = time.process_time()
-        if not (folder / LABELS).is_file():
+        if not _written(folder, [LABELS], damaged):
             data = label_deals(config, spec, config.seed * 100_003 + g * 10_007)
             _save_labels(folder / LABELS, data)
             print(f"generation {g}: {len(data['actions'])} decisions labelled by {spec}", flush=True)
-        if not (folder / NET).is_file():
+        if not _written(folder, [WEIGHTS, NET], damaged):
             net = KernelNet(config.expert_hidden)
             if previous is not None:
-                _load_weights(net, run_dir / f"gen_{g - 1}" / "net.pt")
+                _load_weights(net, run_dir / f"gen_{g - 1}" / WEIGHTS)
             data = _all_labels(run_dir, g)
             stats = fit(
                 net, data["obs"], data["masks"], data["actions"], data["hands"], data["outcomes"],
                 config.imitation_epochs, config.imitation_batch_size, config.imitation_learning_rate, config.seed + g,
             )  # fmt: skip
-            torch.save(net.state_dict(), folder / "net.pt")
+            atomic_write(folder / WEIGHTS, functools.partial(torch.save, net.state_dict()), suffix=".pt")
             net.save(folder / NET)
             print(f"generation {g}: net fitted ({stats})", flush=True)
         guided = search_spec(config, folder / NET)
@@ -133,8 +140,51 @@ def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[
             append_jsonl(rows_path, row)
             print(f"generation {g}: {json.dumps(row)}", flush=True)
         previous = folder / NET
-    print(f"expert iteration: {rows_path}")
+    print_end(config, run_dir)
     return run_dir
+
+
+def damaged_stages(run_dir: Path) -> set[Path]:
+    """The stage files of the run (``gen_*/labels.npz``, ``net.pt``, ``net.npz``) that do not read
+    whole (cut short, damaged), named in one line on stdout; their stages are done again."""
+    damaged: dict[Path, str] = {}
+    for path in sorted(run_dir.glob("gen_*/*")):
+        if path.name in (LABELS, NET, WEIGHTS):
+            try:
+                _read_stage(path)
+            except Exception as err:  # the file's damage, whatever the loader makes of it
+                damaged[path] = problem(err)
+    if damaged:
+        named = "; ".join(f"{path} ({why})" for path, why in damaged.items())
+        print(f"doing the stages of {len(damaged)} damaged file{'s' * (len(damaged) > 1)} again: {named}")
+    return set(damaged)
+
+
+def _read_stage(path: Path) -> None:
+    """Read a stage file whole (every array of an ``.npz``: their CRCs are checked on reading)."""
+    if path.suffix == ".pt":
+        torch.load(path, weights_only=True)
+        return
+    with np.load(path) as data:
+        for name in data.files:
+            data[name]
+
+
+def _written(folder: Path, names: list[str], damaged: set[Path]) -> bool:
+    """Whether a stage's files are all in ``folder`` and none is damaged."""
+    return all((folder / name).is_file() and folder / name not in damaged for name in names)
+
+
+def print_end(config: ExpertConfig, run_dir: Path) -> None:
+    """The last lines of a run: the last generation's search and net alone against greedy (Elo,
+    greedy = 0), and the commands that use its search (:func:`treppen.train.rundir.next_commands`)."""
+    rows = {row["generation"]: row for row in read_jsonl(run_dir / ROWS)}
+    last = rows[max(rows)]
+    print(f"expert iteration: {run_dir / ROWS}")
+    print(f"Elo of generation {last['generation']}, greedy = 0, {config.expert_decks} duplicate decks:")
+    print(f"  its search  {Strength(**last['search_vs_greedy']).text()}")
+    print(f"  its net     {Strength(**last['policy_vs_greedy']).text()}")
+    print(next_commands(last["search"], config.num_players, config.rules))
 
 
 def _save_labels(path: Path, data: dict[str, np.ndarray]) -> None:

@@ -31,11 +31,11 @@ import torch
 from torch import nn
 
 from treppen.train.callbacks import EloCallback, EvalCallback, Every
-from treppen.train.checkpoints import checkpoint_path, latest_checkpoint
+from treppen.train.checkpoints import checkpoint_path, checkpoints, newest_readable
 from treppen.train.config import KernelConfig, resolve_name
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
 from treppen.train.kernel.rows import LearnerRows
-from treppen.train.rundir import open_run_dir, print_ratings, rating_callbacks
+from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.files import atomic_write
 
 CHECKPOINT_SUFFIX = ".pt"
@@ -271,24 +271,28 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     """Train the action net by PPO over the batched env as ``config`` says; returns the run folder.
 
     :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.config_files.load_config`).
-    :param resume: continue from the run folder's newest checkpoint, exactly as it was written.
+    :param resume: continue from the run folder's newest checkpoint that reads, exactly as it was written
+        (newer ones that do not read are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     started = time.perf_counter()
     run_dir = resolve_name(config).run_dir
-    found = latest_checkpoint(run_dir / "checkpoints", suffix=CHECKPOINT_SUFFIX) if resume else None
-    if found and found[0] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
+    found = checkpoints(run_dir / "checkpoints", suffix=CHECKPOINT_SUFFIX) if resume else []
+    if found and found[-1][0] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
         print(
-            f"the run {run_dir} is complete: {found[0]} of total_timesteps={config.total_timesteps}; nothing changed."
+            f"the run {run_dir} is complete: {found[-1][0]} of total_timesteps={config.total_timesteps}; "
+            "nothing changed."
         )
         return run_dir
     run_dir = open_run_dir(config, resume, command_line)
     torch.set_num_threads(config.torch_threads)
     learner = Learner(config, config.seed)
-    if found:
-        print(f"resuming from {found[1]} ({found[0]} steps)")
-        learner.restore(torch.load(found[1], weights_only=False))
+    readable = newest_readable(found, read_checkpoint)
+    if readable:
+        print(f"resuming from {readable[1]} ({readable[0]} steps)")
+        learner.restore(readable[2])
+    start_steps = learner.steps
     logger = Logger(run_dir / "tb")
     evals, elo = rating_callbacks(config, config.make_rules(), run_dir)
     model = PredictModel(learner.net, learner.rows.ctx, logger)
@@ -330,9 +334,15 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
         if bar is not None:
             bar.close()
     _finish(learner, run_dir, evals, elo, logger)
-    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
-    print(f"total time: {minutes} min {seconds} s for {learner.steps} steps (training and evaluations)")
+    print_end(run_dir, config, time.perf_counter() - started, learner.steps - start_steps)
     return run_dir
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """A checkpoint's state (:meth:`Learner.state`), its tensors on the CPU (a run trained on a GPU
+    resumes on any device)."""
+    state: dict[str, Any] = torch.load(path, weights_only=False, map_location="cpu")
+    return state
 
 
 def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
@@ -363,14 +373,8 @@ def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
 
 
 def _progress(config: KernelConfig, start: int) -> Any:
-    """A tqdm bar over the run's steps (``None`` with ``progress: false``)."""
-    if not config.progress:
-        return None
-    from tqdm.auto import tqdm
-
-    rollout = config.n_steps * config.n_envs
-    end = start + -(-max(0, config.total_timesteps - start) // rollout) * rollout
-    return tqdm(total=end, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+    """The run's progress bar (:func:`treppen.train.rundir.progress_bar`; ``None`` with ``progress: false``)."""
+    return progress_bar(start, config.total_timesteps, config.n_steps * config.n_envs) if config.progress else None
 
 
 def _record(logger: Logger, stats: dict[str, float], results: dict[str, list[float]]) -> None:

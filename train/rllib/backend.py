@@ -44,10 +44,16 @@ import numpy as np
 from treppen import agents
 from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
 from treppen.train.callbacks import Every
-from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint
+from treppen.train.checkpoints import (
+    TrainingStopped,
+    checkpoint_path,
+    checkpoints,
+    latest_checkpoint,
+    newest_readable,
+)
 from treppen.train.config import RLlibConfig
 from treppen.train.keep_best import KeepBestGate
-from treppen.train.rundir import describe_eval, next_commands, open_run_dir, rating_callbacks
+from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -305,16 +311,11 @@ def save_checkpoint(algo: Algorithm, config: RLlibConfig, folder: Path, steps: i
     return target
 
 
-def build_algorithm(
-    config: RLlibConfig, seed: int, checkpoint: Path | None = None, initial: dict[str, np.ndarray] | None = None
-) -> Algorithm:
-    """Build PPO; restore ``checkpoint`` or, for a fresh run, start the learner from ``initial``
-    (the imitation warm start; ``None``: its random initial weights) and fill every snapshot slot
-    and the best with the same weights."""
+def build_algorithm(config: RLlibConfig, seed: int, initial: dict[str, np.ndarray] | None = None) -> Algorithm:
+    """Build PPO, its learner started from ``initial`` (the imitation warm start; ``None``: its random
+    initial weights), every snapshot slot and the best filled with the same weights (a resumed run
+    then restores its checkpoint: :func:`restore_newest`)."""
     algo = ppo_config(config, seed).build_algo()
-    if checkpoint is not None:
-        algo.restore_from_path(str(checkpoint.resolve()))
-        return algo
     weights = learner_weights(algo) if initial is None else initial
     start = [LEARNER] if initial is not None else []
     set_modules(algo, {module: weights for module in start + frozen_copies(config)})
@@ -362,26 +363,27 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
     """Train by self-play with RLlib PPO as ``config`` says; returns the run folder.
 
     :param config: a checked config with ``backend: rllib``.
-    :param resume: continue from the run folder's newest RLlib checkpoint.
+    :param resume: continue from the run folder's newest RLlib checkpoint that restores (newer ones
+        that do not are named and passed over).
     :param command_line: the command recorded in ``metadata.json``.
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     import torch
 
+    begun = time.perf_counter()
     run_dir = open_run_dir(config, resume, command_line or sys.argv)
-    latest = latest_checkpoint(run_dir / "checkpoints", CHECKPOINT_PREFIX, suffix="") if resume else None
-    steps = latest[0] if latest else 0
-    seed = config.seed + steps  # a resumed run does not replay the same deals
+    found = checkpoints(run_dir / "checkpoints", CHECKPOINT_PREFIX, suffix="") if resume else []
+    seed = config.seed + (found[-1][0] if found else 0)  # a resumed run does not replay the same deals
     torch.manual_seed(seed)
     torch.set_num_threads(config.torch_threads)
-    initial = imitation_weights(config, run_dir) if latest is None and config.imitation_decisions else None
+    initial = imitation_weights(config, run_dir) if not found and config.imitation_decisions else None
     started = init_ray(config.ray_address, num_cpus=max(os.cpu_count() or 1, config.num_env_runners))
-    run = RLlibRun(config, run_dir, steps)
     algo = None
+    run: RLlibRun | None = None
     try:
-        if latest:
-            print(f"resuming from {latest[1]} ({steps} steps)")
-        algo = build_algorithm(config, seed, latest[1] if latest else None, initial)
+        algo = build_algorithm(config, seed, initial=initial)
+        steps = restore_newest(algo, found)
+        run = RLlibRun(config, run_dir, steps)
         if run.best is not None:
             run.best.start(algo, steps)
         run.learn(algo)
@@ -389,18 +391,33 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
     finally:
         if algo is not None:
             stop_algorithm(algo)
-        run.logger.close()
+        if run is not None:
+            run.logger.close()
         if started:
             ray.shutdown()
     print(f"final policy: {final}   (agents.load({str(run_dir)!r}) plays it without Ray)")
     if run.best is not None:
         print(f"best policy: {run.best.path} ({run.best.gate.promotions} promotions; {run_dir / 'best.jsonl'})")
     if run.evals.latest:
-        print(f"evaluations: {run_dir / 'evals.jsonl'}   " + describe_eval(run.evals.latest))
+        print_ratings(run_dir, config.eval_deals, run.evals, run.elo)
     if any(r.get("illegal_actions") for r in run.evals.latest.values() if isinstance(r, dict)):
         warnings.warn("illegal actions in the evaluation; the masks are wrong", stacklevel=1)
-    print(next_commands(run_dir, config.num_players, config.rules))
+    print_end(run_dir, config, time.perf_counter() - begun, run.steps - steps)
     return run_dir
+
+
+def restore_newest(algo: Algorithm, found: list[tuple[int, Path]]) -> int:
+    """Restore into ``algo`` the newest of the RLlib checkpoints ``found`` that restores, passing
+    over (and naming) damaged ones (:func:`treppen.train.checkpoints.newest_readable`); returns its
+    steps, 0 when there is none.
+
+    :raises ValueError: when there are checkpoints but none restores.
+    """
+    restored = newest_readable(found, lambda path: algo.restore_from_path(str(path.resolve())))
+    if restored is None:
+        return 0
+    print(f"resuming from {restored[1]} ({restored[0]} steps)")
+    return restored[0]
 
 
 class RLlibBest:
@@ -563,11 +580,6 @@ class RLlibRun:
 
 
 def _progress(config: RLlibConfig, steps: int) -> Any:
-    if not config.progress:
-        return None
-    from tqdm.auto import tqdm
-
-    desc = "PPO (RLlib; env steps of all seats)"  # what the bar counts: what total_timesteps counts here
-    return tqdm(
-        total=config.total_timesteps, initial=steps, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0
-    )
+    """The run's progress bar over the learner's decisions (:func:`treppen.train.rundir.progress_bar`;
+    an iteration's count varies, so the bar's total is ``total_timesteps``)."""
+    return progress_bar(steps, config.total_timesteps) if config.progress else None

@@ -42,7 +42,7 @@ from treppen.train.checkpoints import (
     save_model,
 )
 from treppen.train.config import RecipeBase, SB3Config, resolve_name
-from treppen.train.rundir import next_commands, open_run_dir, print_ratings, rating_callbacks
+from treppen.train.rundir import open_run_dir, print_end, print_ratings, rating_callbacks
 from treppen.train.sb3.callbacks import (
     CheckpointCallback,
     KeepBestCallback,
@@ -85,8 +85,7 @@ def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] |
     finally:
         close_quietly(vec_env)
     finish(model, config, run, run_dir, trained)
-    print(describe_time(time.perf_counter() - started, imitation_s, model.num_timesteps - start_steps))
-    print(next_commands(run_dir, config.num_players, config.rules))
+    print_end(run_dir, config, time.perf_counter() - started, model.num_timesteps - start_steps, imitation_s)
     if run.stats.illegal_actions:
         warnings.warn(f"{run.stats.illegal_actions} illegal actions during training; the masks are wrong", stacklevel=1)
     return run_dir
@@ -225,21 +224,6 @@ def print_summary(
         count = f"{keep_best.promotions} promotion{'' if keep_best.promotions == 1 else 's'}"
         print(f"best model: {keep_best.best_path} ({count}; {run_dir / 'best.jsonl'})")
     print_ratings(run_dir, config.eval_deals, evals, elo)
-
-
-def describe_time(total_s: float, imitation_s: float, steps: int) -> str:
-    """The run's wall time, the imitation warm start apart from PPO (with its evaluations)."""
-
-    def text(seconds: float) -> str:
-        minutes, rest = divmod(round(seconds), 60)
-        return f"{minutes} min {rest} s"
-
-    if not imitation_s:
-        return f"total time: {text(total_s)} for {steps} steps (training and evaluations)"
-    ppo = text(total_s - imitation_s)
-    return (
-        f"total time: {text(total_s)}: imitation {text(imitation_s)}, then {ppo} for {steps} PPO steps and evaluations"
-    )
 
 
 def close_quietly(vec_env: VecEnv) -> None:

@@ -7,7 +7,6 @@ or at every step; they log ``selfplay/*`` and ``best/*`` beside SB3's ``rollout/
 
 from __future__ import annotations
 
-import math
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -20,6 +19,7 @@ from treppen.agents import PolicyAgent
 from treppen.train.callbacks import EvalCallback, PeriodicCallback
 from treppen.train.checkpoints import checkpoint_path, save_model
 from treppen.train.keep_best import BEST_MODEL, BEST_SNAPSHOT, KeepBestGate
+from treppen.train.rundir import progress_bar
 from treppen.train.sb3.pool import save_snapshot
 from treppen_env.rules import Rules
 
@@ -106,8 +106,8 @@ class StatsCallback(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """A tqdm progress bar, ``PPO``, over the learner's env steps (as ``total_timesteps`` counts
-    them) with steps/s and the latest evaluation.
+    """The run's progress bar (:func:`treppen.train.rundir.progress_bar`, as the kernel backend's) over
+    the learner's env steps, with steps/s and the latest evaluation.
 
     SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
     boundary at or past ``total``; the bar's total is that step count, so it never overshoots.
@@ -126,12 +126,7 @@ class ProgressCallback(BaseCallback):
         self._last = (0.0, 0)
 
     def _on_training_start(self) -> None:
-        from tqdm.auto import tqdm
-
-        start = self.model.num_timesteps
-        end = start + math.ceil(max(0, self.total - start) / self.rollout) * self.rollout
-        desc = "PPO (the learner's env steps)"  # what the bar counts: what total_timesteps counts
-        self.bar = tqdm(total=end, initial=start, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0)
+        self.bar = progress_bar(self.model.num_timesteps, self.total, self.rollout)
         self._last = (time.perf_counter(), self.model.num_timesteps)
 
     def _on_step(self) -> bool:
