@@ -23,11 +23,10 @@ for module in (treppen, treppen_env):
 print("installed:", Path(treppen.__file__).parent)
 PY
 treppen zoo list | head -3
-# a tiny run of the default config (the shipped configs/selfplay.yaml)
-treppen train total_timesteps=256 n_envs=2 n_steps=128 batch_size=64 n_epochs=1 imitation_decisions=0 \
-    eval_every=256 eval_deals=2 elo_every=0 checkpoint_every=256 snapshot_every=256 best_every=256 best_decks=1 progress=false \
-    | tee train.log
-grep -q "site-packages/treppen/configs/selfplay.yaml" train.log
+# a tiny run of the default config (the shipped configs/kernel.yaml, the batched learner)
+treppen train total_timesteps=256 n_envs=16 n_steps=8 batch_size=64 n_epochs=1 eval_deals=2 elo_every=0 \
+    checkpoint_every=256 snapshot_every=256 progress=false | tee train.log
+grep -q "site-packages/treppen/configs/kernel.yaml" train.log
 treppen tournament --agents greedy ppo-2p --decks 2 --out tournament
 python - <<'PY'
 import sys

@@ -9,7 +9,7 @@ Usage::
 ``--config`` takes a YAML file or the name of a shipped config (``selfplay``, ``selfplay_long``,
 ``rllib_selfplay``, ``kernel``, ``expert_iteration``; :func:`treppen.train.config_files.shipped_configs`);
 without it, the shipped config of the backend an override names (``backend=kernel``: ``kernel``),
-else ``selfplay`` (:func:`treppen.train.config_files.default_config`).
+else ``kernel``, the batched learner (:func:`treppen.train.config_files.default_config`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config",
         default=None,
         help=f"YAML config file, or the name of a shipped config: {', '.join(sorted(shipped_configs()))} "
-        f"(default: the backend's, {DEFAULT_CONFIG} for sb3, the package's configs/selfplay.yaml)",
+        f"(default: {DEFAULT_CONFIG}, the batched learner, or the shipped config of the backend a backend= names)",
     )
     parser.add_argument(
         "--resume",

@@ -107,15 +107,17 @@ Flag = Annotated[bool, Strict()]
 
 #: The package holding the shipped configs (the repository's ``configs/``).
 CONFIG_PACKAGE = "treppen.configs"
-#: The config ``treppen train`` runs when none is named.
-DEFAULT_CONFIG = "selfplay"
+#: The config ``treppen train`` runs when none is named and no override names a backend: the batched
+#: learner's, ``configs/kernel.yaml`` (its model rates above the sb3 recipe's on fresh decks, in a
+#: third of the time: docs/guide/training.md, "The plateau, measured").
+DEFAULT_CONFIG = "kernel"
+#: The sb3 backend's shipped recipe (imitation of the search, then MaskablePPO).
+SB3_RECIPE = "selfplay"
 #: The shipped config of each backend: what ``treppen train backend=NAME`` runs when no config is named.
-BACKEND_CONFIGS = {"sb3": DEFAULT_CONFIG, "rllib": "rllib_selfplay", "kernel": "kernel", "expert": "expert_iteration"}
-#: The default recipe, ``configs/selfplay.yaml``: the defaults of the keys it sets (one source for
+BACKEND_CONFIGS = {"sb3": SB3_RECIPE, "rllib": "rllib_selfplay", "kernel": "kernel", "expert": "expert_iteration"}
+#: The sb3 recipe, ``configs/selfplay.yaml``: the defaults of the keys it sets (one source for
 #: each value; the keys it leaves out have their defaults written below).
-RECIPE: dict[str, Any] = yaml.safe_load(
-    (importlib.resources.files(CONFIG_PACKAGE) / f"{DEFAULT_CONFIG}.yaml").read_text()
-)
+RECIPE: dict[str, Any] = yaml.safe_load((importlib.resources.files(CONFIG_PACKAGE) / f"{SB3_RECIPE}.yaml").read_text())
 
 
 def recipe(key: str) -> Callable[[], Any]:
@@ -494,7 +496,8 @@ READERS: dict[str, tuple[str, ...]] = {
     key: tuple(name for name, config in CONFIGS.items() if key in config.section())
     for key in dict.fromkeys(key for config in CONFIGS.values() for key in config.section())
 }
-#: The backend of a config that names none.
+#: The backend of a config file that names none (as before the batched learner became the default
+#: config: such a file is an sb3 config).
 DEFAULT_BACKEND: Backend = "sb3"
 
 

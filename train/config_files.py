@@ -37,6 +37,7 @@ from treppen.train.config import (
     CONFIG_PACKAGE,
     CONFIGS,
     DEFAULT_BACKEND,
+    DEFAULT_CONFIG,
     READERS,
     SHARED,
     TrainConfig,
@@ -140,13 +141,15 @@ def config_path(config: str | Path) -> Path:
 
 def default_config(overrides: Sequence[str] = ()) -> Path:
     """The shipped config ``treppen train`` runs when none is named: that of the backend the
-    overrides name (``backend=kernel``: ``configs/kernel.yaml``, :data:`treppen.train.config.BACKEND_CONFIGS`),
-    else ``configs/selfplay.yaml``.
+    overrides name (``backend=sb3``: ``configs/selfplay.yaml``, :data:`treppen.train.config.BACKEND_CONFIGS`),
+    else :data:`treppen.train.config.DEFAULT_CONFIG` (``configs/kernel.yaml``, the batched learner).
 
     :raises ValueError: for a malformed override (:func:`parse_override`) or an unknown backend.
     """
     named = [value for parent, key, value in map(parse_override, overrides) if (parent, key) == ("", "backend")]
-    backend = named[-1] if named else DEFAULT_BACKEND
+    if not named:
+        return config_path(DEFAULT_CONFIG)
+    backend = named[-1]
     if not isinstance(backend, str) or backend not in BACKEND_CONFIGS:
         raise ValueError(f"config key backend={shorten(backend)}: choose one of {list(BACKEND_CONFIGS)}")
     return config_path(BACKEND_CONFIGS[backend])

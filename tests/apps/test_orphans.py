@@ -98,7 +98,17 @@ def test_tournament_workers_end_with_their_parent(tmp_path):
 
 @pytest.mark.slow
 def test_training_env_workers_end_with_their_parent(tmp_path):
-    command = [sys.executable, "-m", "treppen.apps.cli", "train", "vec_env=subproc", "n_envs=2", "n_steps=64"]
+    command = [
+        sys.executable,
+        "-m",
+        "treppen.apps.cli",
+        "train",
+        "--config",
+        "selfplay",
+        "vec_env=subproc",
+        "n_envs=2",
+        "n_steps=64",
+    ]
     command += ["batch_size=32", "imitation_decisions=0", "policy=mlp", "net_arch=[8]", "progress=false"]
     command += ["best_every=0", "opponent_best=0", "opponent_snapshot=0.4", f"runs_dir={tmp_path}", "name=r"]
     command += ["total_timesteps=10000000"]

@@ -241,7 +241,8 @@ def test_the_guides_table_of_keys_names_the_backends_that_read_each():
 
 
 def test_without_a_config_the_named_backend_runs_its_shipped_one():
-    assert default_config([]) == config_path("selfplay")
+    assert default_config([]) == default_config(["seed=3"]) == config_path("kernel")
+    assert default_config(["backend=sb3"]) == config_path("selfplay")
     assert default_config(["seed=3", "backend=kernel"]) == config_path("kernel")
     assert [default_config([f"backend={b}"]).stem for b in CONFIGS] == list(SHIPPED.values())
     with pytest.raises(ValueError, match=r"backend='gin': choose one of \['sb3', 'rllib', 'kernel', 'expert'\]"):
