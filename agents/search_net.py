@@ -48,7 +48,10 @@ class SearchNet:
         #: The action net as an agent (its probabilities), or None for the small net.
         self.policy = ActionNetAgent(self.path, rules=rules) if is_action_net(self.path) else None
         self.kind = P.SMALL_NET if self.policy is None else P.ACTION_NET
-        self.w, self.shape = Net.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
+        weights = Net.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
+        #: The flat float32 weights and int64 shape the kernels read.
+        self.w: np.ndarray = weights[0]
+        self.shape: np.ndarray = weights[1]
 
     def require_action_net(self, setting: str) -> None:
         """Refuse ``setting`` unless this is an action net.
