@@ -460,9 +460,10 @@ class SearchAgent(Agent):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
         statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search`); with ``history``
-        the determinizations follow the beliefs (:meth:`_beliefs_for`). The budgets are looked at
-        every :data:`CHUNK` playouts; the ``deadline`` counts from ``started`` (:attr:`clock`) and
-        only once every searched move has had a playout (:attr:`cut_short` says it ended the search)."""
+        the determinizations follow the beliefs (:meth:`_beliefs_for`). The time budgets are looked
+        at every :data:`CHUNK` playouts (a playout budget alone runs in one call of the kernels);
+        the ``deadline`` counts from ``started`` (:attr:`clock`) and only once every searched move
+        has had a playout (:attr:`cut_short` says it ended the search)."""
         s = self.settings
         self._use_history = history
         root = self._root(observation, own_known)
@@ -482,7 +483,8 @@ class SearchAgent(Agent):
             if self.simulations >= floor and ends < math.inf and self.clock() >= ends:
                 self.cut_short = True
                 break
-            count = CHUNK if cap is None else min(CHUNK, cap - self.simulations)
+            timed = s.seconds is not None or ends < math.inf
+            count = CHUNK if cap is None else (min(CHUNK, cap - self.simulations) if timed else cap)
             self._run(root, state, count)
             self.simulations += count
         self.last_search = self._finish(root, state)
@@ -665,8 +667,8 @@ class ISMCTSAgent(SearchAgent):
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
         (nodes, values, size), path, cand = state
-        if size[0] + count > nodes.shape[0]:  # the tree is full: double it
-            grown = S.new_tree(2 * nodes.shape[0])
+        if size[0] + count > nodes.shape[0]:  # the tree is full: double it until the playouts fit
+            grown = S.new_tree(nodes.shape[0] * 2 ** math.ceil(math.log2((size[0] + count) / nodes.shape[0])))
             grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
