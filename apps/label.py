@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from treppen.apps.options import seed, whole
+from treppen.apps.options import add_ray_address, seed, whole
 from treppen_env.rules import PRESETS
 
 
@@ -51,13 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--temperature", type=float, default=0.05, help="the softmax target's temperature, objective units"
     )
     parser.add_argument("--threads", type=whole(1), default=1, help="threads of this process (default 1)")
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="label shards as Ray tasks: auto or host:port joins a cluster, local starts one here "
-        "(needs the ray extra; --threads is then ignored)",
-    )
+    add_ray_address(parser, "label shards", "--threads")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 (their refusals name the option, as argparse's ``argument --seed: ...``, and show the value cut to
 a fixed length), the parser whose errors are cut alike, and the options both servers take
 (``treppen serve`` and ``treppen mcp``: ``--port``, ``--record``, ``--max-sessions``) and those of the
-commands that read a record file (``treppen replay`` and ``treppen analyse``: ``FILE``, ``--deal``).
+commands that read a record file (``treppen replay`` and ``treppen analyse``: ``FILE``, ``--deal``),
+and ``--ray-address`` of the commands that run Ray tasks (``treppen tournament`` and ``treppen label``).
 """
 
 from __future__ import annotations
@@ -155,4 +156,16 @@ def add_record_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="which deal of the file, 1 = first (default)",
+    )
+
+
+def add_ray_address(parser: argparse.ArgumentParser, work: str, instead: str) -> None:
+    """``--ray-address`` (default None: no Ray): run ``work`` (``play the deals``) as Ray tasks; the
+    help says that the option ``instead`` (``--workers``) is then ignored."""
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help=f"{work} as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
+        f"(needs the ray extra; {instead} is then ignored)",
     )
