@@ -53,11 +53,12 @@ def deal_states(preset: str, players: int, seed: int) -> list[GameState]:
 @pytest.mark.parametrize(("preset", "players"), [("treppenromme", 2), ("rum500", 3)])
 def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, preset: str, players: int) -> None:
     """At every position of a deal the playout kernel writes the mover's observation, lists its
-    legal moves and scores them as torch does (logits within 1e-5); an argmax seat plays torch's
-    most probable move."""
+    legal moves and scores them as torch does (logits within 1e-5); the prior's probabilities are
+    torch's softmax (within 1e-6); an argmax seat plays torch's most probable move."""
     rules = make_rules(preset)
     net = ActionNet.load(net_file)
-    work = SearchNet(net_file, rules).scratch(RolloutSettings(net=str(net_file), net_pick="argmax"))
+    search_net = SearchNet(net_file, rules)
+    work = search_net.scratch(RolloutSettings(net=str(net_file), net_pick="argmax"))
     ctx = feature_context(rules)
     settings, rng = G.settings_row(), np.zeros(1, dtype=np.uint64)
     positions = deal_states(preset, players, 2)
@@ -72,6 +73,9 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
         with torch.no_grad():
             logits, _ = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(rows.acts >= 0))
         np.testing.assert_allclose(work.net.logits[:n], logits[0].numpy(), atol=1e-5, rtol=0)
+        probs = search_net.probabilities(observe(state))
+        np.testing.assert_allclose(probs[rows.acts[0]], torch.softmax(logits[0], 0).numpy(), atol=1e-6, rtol=0)
+        assert probs.sum() == pytest.approx(1.0, abs=1e-9)
         best = int(rows.acts[0, int(logits[0].argmax())])
         assert P.net_choice(pos, state.tables[0], settings, rng, work) == best
     assert len(positions) > 30
