@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from treppen.apps.options import add_ray_address, seed, whole
+from treppen.apps.options import add_ray_address, positive, seed, whole
 from treppen_env.rules import PRESETS
 
 
@@ -48,7 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="target distribution: softmax of the moves' values (default) or their share of the playouts",
     )
     parser.add_argument(
-        "--temperature", type=float, default=0.05, help="the softmax target's temperature, objective units"
+        "--temperature",
+        type=positive("a temperature"),
+        default=0.05,
+        help="the softmax target's temperature, objective units",
     )
     parser.add_argument("--threads", type=whole(1), default=1, help="threads of this process (default 1)")
     add_ray_address(parser, "label shards", "--threads")

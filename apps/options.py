@@ -75,15 +75,24 @@ seed = whole(0, MAX_SEED, "a seed")
 port = whole(0, 65535, "a port")
 
 
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds greater than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number of seconds greater than 0")
-    return value
+def positive(noun: str) -> Callable[[str], float]:
+    """An argparse type: a finite number greater than 0; ``noun`` is what the refusal calls it
+    (``a number of seconds``)."""
+
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"{shorten(text)} is not {noun} greater than 0")
+        return value
+
+    return number
+
+
+#: An argparse type: a finite number of seconds greater than 0.
+positive_seconds = positive("a number of seconds")
 
 
 def share(text: str) -> float:

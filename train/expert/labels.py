@@ -393,7 +393,7 @@ def run_job(
     else:
         from treppen.train.expert.ray_labels import on_ray
 
-        labeller = on_ray(ray_address)
+        labeller = on_ray(ray_address, label_shard)
     from tqdm import tqdm
 
     bar = tqdm(total=job.shards, initial=len(done), unit="shard", desc="labels", disable=not (progress and todo))
