@@ -5,16 +5,18 @@ process a test starts would compile the ones it meets first, side by side. Plays
 of each preset through the env with greedy and random seats (mask, step, observation, the
 greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
 both search agents' kernels (one IS-MCTS kernel, with or without a prior), the heuristic
-action features, the batched env's step, a search with beliefs (and its card beliefs) and a zoo policy's action (its
-features of a batch of one). Fails naming any kernel of treppen_env.core or treppen_env.agent_core
-that none of these reached.
+action features, the batched env's step, a search with beliefs (and its card beliefs), a search with an action net in
+its playouts and as its prior and a zoo policy's action (its features of a batch of one). Fails naming any kernel of
+treppen_env.core or treppen_env.agent_core that none of these reached.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from numba.core.dispatcher import Dispatcher
@@ -59,6 +61,12 @@ for preset in ("treppenromme", "rum500"):
     weights = np.zeros((1, action_net.layout(*shape)["size"][0]), dtype=np.float32)
     picked = np.zeros(1, dtype=np.int64)
     action_net.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
+    # the search with that (zero) net in its playouts and as its prior
+    with tempfile.TemporaryDirectory() as folder:
+        net = Path(folder) / "final_model.npz"
+        np.savez(net, w=weights[0], shape=shape, features=np.array("heuristic"))
+        netted = RolloutAgent(rules=preset, playouts=8, net=str(net), playout="net", prior_k=2)
+        play_match(raw_env(num_players=2, rules=preset), [netted, GreedyAgent(rules=preset)], seed=0)
 print(f"kernels compiled (or loaded from the cache) in {time.process_time() - start:.1f} CPU s")
 
 modules = [

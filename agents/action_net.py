@@ -22,7 +22,7 @@ from treppen.agents.base import Agent, legal_actions
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core.features import NUM_FEATURES
-from treppen_env.agent_core.net import sample_action
+from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
 from treppen_env.core.tables import rules_table
 from treppen_env.rules import Rules, make_rules
 
@@ -132,6 +132,25 @@ class ActionNetAgent(Agent):
 
     def act(self, observation: dict[str, Any]) -> int:
         """The policy's action for ``observation`` (a legal one of its mask)."""
+        acts, logits = self._logits(observation)
+        if self.deterministic:
+            return int(acts[int(np.argmax(logits))])
+        self._rng[0] = np.uint64(self.rng.integers(2**63))
+        return int(acts[sample_action(logits, self._rng)])
+
+    def action_probabilities(self, observation: dict[str, Any]) -> np.ndarray:
+        """The policy's probability of every action (float64 (898,), 0 for the illegal ones): the
+        softmax of its logits over the legal actions (a search's prior, e.g. ``ismcts,prior=FILE``)."""
+        acts, logits = self._logits(observation)
+        probs = np.zeros(NUM_ACTIONS)
+        probs[acts] = np.exp(logits - logits.max())
+        return probs / probs.sum()
+
+    def _logits(self, observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The legal actions of ``observation`` (int64 (n,), ascending) and their logits (float64 (n,)).
+
+        :raises ValueError: when the mask has no legal action.
+        """
         legal_actions(observation)
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
         mask = (np.asarray(observation["action_mask"]) != 0).astype(np.int8)[None]
@@ -139,7 +158,4 @@ class ActionNetAgent(Agent):
         n = int(rows.counts[0])
         logits = np.zeros(n)
         R.action_logits(self.w, self.shape, obs[0], rows.feats[0], n, logits)
-        if self.deterministic:
-            return int(rows.acts[0, int(np.argmax(logits))])
-        self._rng[0] = np.uint64(self.rng.integers(2**63))
-        return int(rows.acts[0, sample_action(logits, self._rng)])
+        return rows.acts[0, :n], logits

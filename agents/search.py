@@ -5,7 +5,8 @@ observation (:func:`treppen_env.determinize.sample_state`, the observer at seat 
 simulation deals the cards the observer cannot see afresh from it, so the same observation and
 seed give the same action whatever the hidden cards are. The search loops are the kernels of
 :mod:`treppen_env.agent_core.search`; simulations play the deal to its end with a fast default policy
-at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``).
+at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``), or with a net
+(``net=FILE``, ``playout="net"`` or ``own_playout="net"``; :mod:`treppen.agents.search_net`).
 
 Settings both agents share:
 
@@ -50,18 +51,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
+from treppen.agents.search_net import SearchNet, likely_moves
 from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.agent_core import beliefs as Bel
 from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import net as Net
 from treppen_env.agent_core import playout as P
 from treppen_env.agent_core import search as S
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
-from treppen_env.observation import KERNEL_CONSTS, KERNEL_OFFSETS, decode
+from treppen_env.observation import decode
 from treppen_env.rules import Rules, make_rules
 
 __all__ = ["DEFAULT_PLAYOUTS", "Analysis", "ISMCTSAgent", "MoveEstimate", "RolloutAgent", "SearchAgent"]
@@ -214,13 +215,18 @@ class SearchAgent(Agent):
         if settings is not None and not isinstance(settings, self.Settings):
             raise ValueError(f"{type(self).__name__} takes {self.Settings.__name__}, not {type(settings).__name__}")
         self.settings = (settings or self.Settings()).with_(**changes)
-        self._net = None if self.settings.net is None else Net.load(self.settings.net)
-        self.history = History(make_rules(rules))
         self.rules = make_rules(rules)
+        self._net = None if self.settings.net is None else SearchNet(self.settings.net, self.rules)
+        if self._net is not None:
+            self._check_net(self._net)
+        self.history = History(self.rules)
         #: Simulations run for the last decision (0 when it had one searched move).
         self.simulations = 0
         #: Whether the last decision's ``deadline`` stopped it before its playout cap.
         self.cut_short = False
+        #: The last search's moves and statistics (:meth:`search_stats`), None after a decision
+        #: that searched nothing (one legal action).
+        self.last_search: tuple[np.ndarray, np.ndarray] | None = None
         self._taken = 0
         self._last_turn = -1.0
 
@@ -276,6 +282,7 @@ class SearchAgent(Agent):
         self._last_turn = turn
         own_known = self._taken & cards_to_bits(view.hand)
         self.simulations = 0
+        self.last_search = None
         self.history.observe(observation, own_known)
         action = int(legal[0]) if legal.size == 1 else self._pick(*self._search(observation, own_known, started))
         self.history.acted(action)
@@ -362,17 +369,27 @@ class SearchAgent(Agent):
         """
         actions, values = [], []
         for observation in observations:
-            legal = legal_actions(observation)
-            if legal.size == 1:
-                actions.append(int(legal[0]))
-                values.append(math.nan)
-                continue
-            choices, stats = self._search(observation, 0, self.clock(), history=False)
-            action = self._pick(choices, stats)
+            action, choices, stats = self.search_stats(observation)
             row = stats[int(np.flatnonzero(choices == action)[0])]
             actions.append(action)
             values.append(row[S.S_MARGIN] / row[S.S_COUNT] if row[S.S_COUNT] else math.nan)
         return np.array(actions, dtype=np.int64), np.array(values, dtype=np.float64)
+
+    def search_stats(self, observation: dict[str, Any]) -> tuple[int, np.ndarray, np.ndarray]:
+        """The searched action of ``observation``, searched on its own as :meth:`label` does, with
+        the searched moves and their statistics (:attr:`last_search` after :meth:`act`).
+
+        :return: the action; the searched moves, int64 (m,), greedy's choice first (the one legal
+            action, unsearched, when there is only one); their statistics, float64
+            (m, :data:`treppen_env.agent_core.search.NUM_STATS`): playouts, the sums of the win score
+            and its square, of the margin (hundreds of points) and its square.
+        :raises ValueError: as :meth:`act`.
+        """
+        legal = legal_actions(observation)
+        if legal.size == 1:
+            return int(legal[0]), legal.astype(np.int64), np.zeros((1, S.NUM_STATS))
+        choices, stats = self._search(observation, 0, self.clock(), history=False)
+        return self._pick(choices, stats), choices, stats
 
     def _value(self, stats: np.ndarray) -> float:
         """The objective's mean in one statistics row (-inf without playouts)."""
@@ -397,13 +414,16 @@ class SearchAgent(Agent):
             playout=root.playout,
         )
 
+    def _check_net(self, net: SearchNet) -> None:
+        """Refuse settings the agent's net cannot serve (:meth:`treppen.agents.search_net.SearchNet.check`).
+
+        :raises ValueError: naming the setting.
+        """
+        net.check(self.settings)
+
     def _scratch(self) -> P.Scratch:
         """The playout scratch of a decision, with this agent's network when it has one."""
-        if self._net is None:
-            return P.scratch()
-        w, shape = self._net
-        s = self.settings
-        return P.with_net(w, shape, KERNEL_OFFSETS, KERNEL_CONSTS, s.value_turns, s.value_weight)
+        return P.scratch() if self._net is None else self._net.scratch(self.settings)
 
     def _beliefs_for(self, settings: np.ndarray) -> Bel.Beliefs:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
@@ -440,9 +460,10 @@ class SearchAgent(Agent):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
         statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search`); with ``history``
-        the determinizations follow the beliefs (:meth:`_beliefs_for`). The budgets are looked at
-        every :data:`CHUNK` playouts; the ``deadline`` counts from ``started`` (:attr:`clock`) and
-        only once every searched move has had a playout (:attr:`cut_short` says it ended the search)."""
+        the determinizations follow the beliefs (:meth:`_beliefs_for`). The time budgets are looked
+        at every :data:`CHUNK` playouts (a playout budget alone runs in one call of the kernels);
+        the ``deadline`` counts from ``started`` (:attr:`clock`) and only once every searched move
+        has had a playout (:attr:`cut_short` says it ended the search)."""
         s = self.settings
         self._use_history = history
         root = self._root(observation, own_known)
@@ -450,7 +471,8 @@ class SearchAgent(Agent):
         self.simulations = 0
         self.cut_short = False
         if root.choices.size == 1:
-            return root.choices, np.zeros((1, S.NUM_STATS))
+            self.last_search = root.choices, np.zeros((1, S.NUM_STATS))
+            return self.last_search
         state = self._begin(root)
         cap, floor = self.playouts, root.choices.size
         ends = math.inf if s.deadline is None else started + s.deadline
@@ -461,10 +483,12 @@ class SearchAgent(Agent):
             if self.simulations >= floor and ends < math.inf and self.clock() >= ends:
                 self.cut_short = True
                 break
-            count = CHUNK if cap is None else min(CHUNK, cap - self.simulations)
+            timed = s.seconds is not None or ends < math.inf
+            count = CHUNK if cap is None else (min(CHUNK, cap - self.simulations) if timed else cap)
             self._run(root, state, count)
             self.simulations += count
-        return self._finish(root, state)
+        self.last_search = self._finish(root, state)
+        return self.last_search
 
     def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
         raise NotImplementedError
@@ -535,8 +559,27 @@ class RolloutAgent(SearchAgent):
     Settings = RolloutSettings
     settings: RolloutSettings
 
+    def _check_net(self, net: SearchNet) -> None:
+        super()._check_net(net)
+        if self._prior_limits():
+            net.require_action_net("prior_k and prior_mass")
+
+    def _prior_limits(self) -> bool:
+        """Whether the net's prior limits the searched moves (``prior_k``, ``prior_mass``)."""
+        return bool(self.settings.prior_k) or self.settings.prior_mass < 1.0
+
     def _extra_repr(self) -> str:
-        return f", allocation={self.settings.allocation!r}, bias={self.settings.bias}"
+        s = self.settings
+        prior = f", net={s.net!r}, prior_k={s.prior_k}, prior_mass={s.prior_mass}" if self._prior_limits() else ""
+        return f", allocation={s.allocation!r}, bias={s.bias}{prior}"
+
+    def _root(self, observation: dict[str, Any], own_known: int) -> _Root:
+        """The root, its searched moves limited by the net's prior (:func:`treppen.agents.search_net.likely_moves`)."""
+        root = super()._root(observation, own_known)
+        if self._net is not None and self._prior_limits():
+            probs = self._net.probabilities(observation)
+            root.choices = likely_moves(root.choices, probs, self.settings.prior_k, self.settings.prior_mass)
+        return root
 
     def _begin(self, root: _Root) -> Any:
         sim = tuple(a.copy() for a in root.arrays)
@@ -624,8 +667,8 @@ class ISMCTSAgent(SearchAgent):
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
         (nodes, values, size), path, cand = state
-        if size[0] + count > nodes.shape[0]:  # the tree is full: double it
-            grown = S.new_tree(2 * nodes.shape[0])
+        if size[0] + count > nodes.shape[0]:  # the tree is full: double it until the playouts fit
+            grown = S.new_tree(nodes.shape[0] * 2 ** math.ceil(math.log2((size[0] + count) / nodes.shape[0])))
             grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown

@@ -32,6 +32,8 @@ from treppen_env.agent_core import playout as P
 from treppen_env.agent_core import search as S
 
 PLAYOUTS = tuple(P.POLICIES)
+#: How a net seat of the playouts picks its move (:class:`SearchSettings`'s ``net_pick``).
+NET_PICKS = ("sample", "argmax")
 #: How the unseen cards are dealt (:class:`SearchSettings`'s ``beliefs``).
 BELIEFS = ("uniform", "greedy")
 #: The opponent model's default temperature, in points of the heuristic's scores: fitted by maximum
@@ -84,11 +86,16 @@ class SearchSettings:
     :param temperature: the opponent model's temperature, in points (``None``: :data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].
-    :param net: the kernels' network (a file of :meth:`treppen.train.expert.net.KernelNet.save`)
-        for ``"net"`` playouts and values, or ``None``.
+    :param net: the network of ``"net"`` playouts and values, or ``None``: a file of
+        :meth:`treppen.train.expert.net.KernelNet.save` (the small policy/value net) or the
+        batched learner's action net (a ``final_model.npz`` of ``backend: kernel``,
+        :func:`treppen.agents.action_net.is_action_net`), played inside the kernels
+        (:mod:`treppen.agents.search_net`).
+    :param net_pick: how a ``"net"`` seat picks its move: ``"sample"`` (drawn from the net's
+        softmax) or ``"argmax"`` (its most probable legal move).
     :param own_playout: the playout policy of the agent's own seat (``None``: ``playout``).
-    :param value_turns: with ``net``, value a simulation by the network's value head after that
-        many turns (0: play every simulation to its end).
+    :param value_turns: with the small net, value a simulation by the network's value head after
+        that many turns (0: play every simulation to its end).
     :param value_weight: the value head's share of a simulation's result, in [0, 1].
     :raises ValueError: naming the setting, its value and what is allowed, for a value out of its
         choices or bounds (e.g. ``playouts=1000000000``: at most :data:`MAX_PLAYOUTS`).
@@ -105,6 +112,7 @@ class SearchSettings:
     candidates: int = 8
     epsilon: float = 0.05
     net: str | None = None
+    net_pick: str = "sample"
     own_playout: str | None = None
     value_turns: int = 0
     value_weight: float = 1.0
@@ -114,6 +122,7 @@ class SearchSettings:
         self._choose("moves", MOVES)
         self._choose("objective", OBJECTIVES)
         self._choose("beliefs", BELIEFS)
+        self._choose("net_pick", NET_PICKS)
         if self.own_playout is not None:
             self._choose("own_playout", PLAYOUTS)
         if self.playouts is not None and not (_whole(self.playouts) and 1 <= self.playouts <= MAX_PLAYOUTS):
@@ -141,7 +150,10 @@ class SearchSettings:
         if not (_number(self.value_weight) and 0 <= self.value_weight <= 1):
             raise ValueError(f"value_weight={self.value_weight!r} must be in [0, 1]")
         if self.net is None and ("net" in (self.playout, self.own_playout) or self.value_turns):
-            raise ValueError("net playouts and values need a network: give net=<file of KernelNet.save>")
+            raise ValueError(
+                "net playouts and values need a network: give net=<an action net's final_model.npz "
+                "or a KernelNet.save file>"
+            )
         # the numbers as floats and the network as a path string, written into the instance's
         # fields past the frozen dataclass's check (as a constructor would)
         numbers = ("seconds", "deadline", "temperature", "epsilon", "value_weight")
@@ -197,16 +209,30 @@ class RolloutSettings(SearchSettings):
         (sequential halving of the moves).
     :param bias: how much better, in the objective's units, a move's mean must be than that of
         greedy's choice on the same determinizations to be played instead (finite).
+    :param prior_k: with an action net as ``net``, play out only the ``prior_k`` searched moves the
+        net finds most probable (and greedy's choice, always); 0: every searched move.
+    :param prior_mass: with an action net, play out only the most probable searched moves that
+        together hold this share of the net's probability of the searched moves (and greedy's
+        choice), in (0, 1]; 1: every searched move. With ``prior_k`` too, both limits hold.
     """
 
     allocation: str = "uniform"
     bias: float = 0.0
+    prior_k: int = 0
+    prior_mass: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._choose("allocation", ALLOCATIONS)
         if not (_number(self.bias) and math.isfinite(self.bias)):
             raise ValueError(f"bias={self.bias!r} must be a finite number")
+        if not (_whole(self.prior_k) and self.prior_k >= 0):
+            raise ValueError(f"prior_k={self.prior_k!r} must be a whole number of 0 (every move) or more")
+        if not (_number(self.prior_mass) and 0 < self.prior_mass <= 1):
+            raise ValueError(f"prior_mass={self.prior_mass!r} must be in (0, 1] (1: every move)")
+        if self.net is None and (self.prior_k or self.prior_mass < 1):
+            raise ValueError("prior_k and prior_mass take the net's probabilities: give net=<an action net's .npz>")
+        vars(self)["prior_mass"] = float(self.prior_mass)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The ``treppen`` command line: ``train``, ``tournament``, ``play``, ``serve``, ``mcp``, ``replay``,
-``analyse``, ``bench`` and ``zoo`` (docs/ARCHITECTURE.md "Command line").
+``analyse``, ``label``, ``bench`` and ``zoo`` (docs/ARCHITECTURE.md "Command line").
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args)``;
 modules are imported only when their subcommand runs, so ``treppen --help`` stays fast.
@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "mcp": ("treppen.apps.mcp_server", "serve games to MCP clients (assistants): stdio, or HTTP on 127.0.0.1"),
     "replay": ("treppen.apps.replay", "print a recorded deal move by move"),
     "analyse": ("treppen.apps.analyse", "rank the moves of a recorded position by search"),
+    "label": ("treppen.apps.label", "label positions of seeded deals by search: a resumable dataset job in shards"),
     "bench": ("treppen.apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
     "zoo": ("treppen.apps.zoo", "list the shipped trained agents, or rebuild them from their cards"),
 }

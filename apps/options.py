@@ -2,7 +2,8 @@
 (their refusals name the option, as argparse's ``argument --seed: ...``, and show the value cut to
 a fixed length), the parser whose errors are cut alike, and the options both servers take
 (``treppen serve`` and ``treppen mcp``: ``--port``, ``--record``, ``--max-sessions``) and those of the
-commands that read a record file (``treppen replay`` and ``treppen analyse``: ``FILE``, ``--deal``).
+commands that read a record file (``treppen replay`` and ``treppen analyse``: ``FILE``, ``--deal``),
+and ``--ray-address`` of the commands that run Ray tasks (``treppen tournament`` and ``treppen label``).
 """
 
 from __future__ import annotations
@@ -74,15 +75,24 @@ seed = whole(0, MAX_SEED, "a seed")
 port = whole(0, 65535, "a port")
 
 
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds greater than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number of seconds greater than 0")
-    return value
+def positive(noun: str) -> Callable[[str], float]:
+    """An argparse type: a finite number greater than 0; ``noun`` is what the refusal calls it
+    (``a number of seconds``)."""
+
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"{shorten(text)} is not {noun} greater than 0")
+        return value
+
+    return number
+
+
+#: An argparse type: a finite number of seconds greater than 0.
+positive_seconds = positive("a number of seconds")
 
 
 def share(text: str) -> float:
@@ -155,4 +165,16 @@ def add_record_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="which deal of the file, 1 = first (default)",
+    )
+
+
+def add_ray_address(parser: argparse.ArgumentParser, work: str, instead: str) -> None:
+    """``--ray-address`` (default None: no Ray): run ``work`` (``play the deals``) as Ray tasks; the
+    help says that the option ``instead`` (``--workers``) is then ignored."""
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help=f"{work} as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
+        f"(needs the ray extra; {instead} is then ignored)",
     )

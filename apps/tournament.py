@@ -26,7 +26,7 @@ from pathlib import Path
 
 from treppen.agents import zoo
 from treppen.agents.base import Agent
-from treppen.apps.options import seed, share, whole
+from treppen.apps.options import add_ray_address, seed, share, whole
 from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
@@ -66,13 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--deals", type=whole(1), default=None, help="deprecated: the old name of --decks")
     parser.add_argument("--workers", type=whole(1), default=1, help="worker processes (default 1)")
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="play the deals as Ray tasks: auto or host:port joins a Ray cluster, local starts one here "
-        "(needs the ray extra; --workers is then ignored)",
-    )
+    add_ray_address(parser, "play the deals", "--workers")
     parser.add_argument(
         "--out",
         default=None,

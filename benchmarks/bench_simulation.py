@@ -10,9 +10,11 @@ Variants (the first word; ``--help`` after it lists its options):
   redeal of the unseen cards, as flat Monte Carlo search does. A round covers every position; the
   report gives the median of the rounds with its order-statistic interval (about 95% for 9 rounds:
   the 2nd-lowest to the 2nd-highest) and the moves a playout takes.
-- ``search``: CPU seconds per decision of ``rollout`` and ``ismcts`` at given playout budgets
-  (whole ``agent.act`` calls, CPU time of this thread, after one untimed decision that loads the
-  kernels), playouts per CPU second and the playouts that fit 0.25 s and 1 s of CPU per decision.
+- ``search``: CPU seconds per decision of search agents by spec (default ``rollout`` and
+  ``ismcts``; e.g. ``rollout,net=FILE,playout=net`` for playouts with an action net at every seat)
+  at given playout budgets (whole ``agent.act`` calls, CPU time of this thread, after one untimed
+  decision that loads the kernels), playouts per CPU second and the playouts that fit 0.25 s and
+  1 s of CPU per decision.
 - ``greedy``: CPU time of one :meth:`treppen.agents.GreedyAgent.act` from an observation: the
   mean of ``--repeats`` calls per position after an untimed one; median over the positions with
   its distribution-free 95% interval, p90 and mean with bootstrap 95% intervals (2,000 resamples
@@ -28,7 +30,8 @@ Variants (the first word; ``--help`` after it lists its options):
   that loads the cache.
 
 Usage: ``python benchmarks/bench_simulation.py VARIANT [options]``, e.g. ``playouts --players 2 4``,
-``search --budgets 250 2000``, ``greedy --baseline c15ef54``, ``net``, ``compile``. Each writes
+``search --budgets 250 2000``, ``search --agents rollout rollout,net=FILE,playout=net``,
+``greedy --baseline c15ef54``, ``net``, ``compile``. Each writes
 ``benchmarks/results/bench_simulation_<variant>.json``.
 """
 
@@ -47,7 +50,8 @@ from pathlib import Path
 import numpy as np
 from harness import RESULTS, conditions, median_interval, observe, positions, rounds_of, run_variant, write
 
-from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
+from treppen import agents
+from treppen.agents import GreedyAgent
 from treppen_env import raw_env
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core import net as N
@@ -55,7 +59,8 @@ from treppen_env.agent_core import playout as P
 from treppen_env.core.cache import kernel
 from treppen_env.determinize import sample_state
 
-SEARCHERS = {"rollout": RolloutAgent, "ismcts": ISMCTSAgent}
+#: The search agents the ``search`` variant times by default.
+SEARCHERS = ["rollout", "ismcts"]
 
 
 def parser_for(variant: str, description: str) -> argparse.ArgumentParser:
@@ -114,15 +119,15 @@ def playouts_main(argv: Sequence[str] | None = None) -> int:
 # --- search
 
 
-def search_seconds(rules: str, players: int, count: int, budgets: list[int], seed: int) -> dict:
-    """Mean CPU seconds per decision of each search agent and budget over the positions."""
+def search_seconds(rules: str, players: int, count: int, specs: list[str], budgets: list[int], seed: int) -> dict:
+    """Mean CPU seconds per decision of each search agent (by spec) and budget over the positions."""
     observations = [observe(s) for s in positions(rules, players, count, seed)]
     per_decision: dict[str, dict[str, float]] = {}
-    for name, make in SEARCHERS.items():
-        make(seed=seed, rules=rules, playouts=2).act(observations[0])  # load the kernels
-        per_decision[name] = {}
+    for spec in specs:
+        agents.load(f"{spec},playouts=2", seed=seed, rules=rules).act(observations[0])  # load the kernels
+        per_decision[spec] = {}
         for budget in budgets:
-            agent = make(seed=seed, rules=rules, playouts=budget)
+            agent = agents.load(f"{spec},playouts={budget}", seed=seed, rules=rules)
             spent, searched = 0.0, 0
             for obs in observations:
                 start = time.thread_time()
@@ -130,15 +135,15 @@ def search_seconds(rules: str, players: int, count: int, budgets: list[int], see
                 if agent.simulations:
                     spent += time.thread_time() - start
                     searched += 1
-            per_decision[name][str(budget)] = spent / max(searched, 1)
-    rates = {name: max(budgets) / per_decision[name][str(max(budgets))] for name in SEARCHERS}
+            per_decision[spec][str(budget)] = spent / max(searched, 1)
+    rates = {spec: max(budgets) / per_decision[spec][str(max(budgets))] for spec in specs}
     return {
         "rules": rules,
         "players": players,
         "positions": len(observations),
         "cpu_s_per_decision": per_decision,
         "playouts_per_cpu_s": rates,
-        "playouts_for_cpu_s": {name: {"0.25": int(0.25 * r), "1.0": int(r)} for name, r in rates.items()},
+        "playouts_for_cpu_s": {spec: {"0.25": int(0.25 * r), "1.0": int(r)} for spec, r in rates.items()},
     }
 
 
@@ -146,9 +151,10 @@ def search_main(argv: Sequence[str] | None = None) -> int:
     parser = parser_for("search", "CPU seconds per search decision at given playout budgets")
     parser.add_argument("--positions", type=int, default=20, help="mid-deal positions per table size")
     parser.add_argument("--budgets", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000], help="playouts")
+    parser.add_argument("--agents", nargs="+", default=SEARCHERS, metavar="SPEC", help="search agents by spec")
     args = parser.parse_args(argv)
     before = conditions()
-    runs = [search_seconds(args.rules, p, args.positions, args.budgets, args.seed) for p in args.players]
+    runs = [search_seconds(args.rules, p, args.positions, args.agents, args.budgets, args.seed) for p in args.players]
     for r in runs:
         for name, by_budget in r["cpu_s_per_decision"].items():
             times = ", ".join(f"{b}: {s:.3f} s" for b, s in by_budget.items())

@@ -29,9 +29,16 @@ Its weights are one flat float32 array ``w`` laid out by :func:`layout`, with an
 (:data:`SHAPE_SIZE`,): observation size, ``H``, ``F``, ``D``. The kernels take a *stack* of nets
 (several frozen snapshots), the bundle ``nets = (W, shape)`` with ``W`` float32 (P, size): one net
 per row of ``W``, all of one shape.
+
+**In a playout** the net scores one position at a time from the seat to move's observation
+(:func:`treppen_env.agent_core.playout.net_choice`): :func:`position_features` lists that
+position's rows and :func:`score_rows` scores them, both in the arrays of a :class:`RowScratch`
+allocated once per search (:func:`row_scratch`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -71,6 +78,74 @@ def layout(obs_size: int, hidden: int, features: int, action_dim: int) -> dict[s
     return out
 
 
+class RowScratch(NamedTuple):
+    """One position's legal-action rows and the arrays the net scores them in (:func:`row_scratch`;
+    a kernel bundle)."""
+
+    #: float32 (898, S): the static action table (the ``table`` of :func:`legal_features`' ``ctx``).
+    table: np.ndarray
+    #: int64 (898,): the legal actions, the first ``n``.
+    acts: np.ndarray
+    #: float32 (898, F): their feature rows.
+    feats: np.ndarray
+    #: float32 (898, NUM_FEATURES): the heuristic's features of every action.
+    extra: np.ndarray
+    #: float64 (H + 2 D,): the net's units (:func:`score_rows`).
+    units: np.ndarray
+
+
+@kernel
+def row_scratch(table: np.ndarray, shape: np.ndarray) -> RowScratch:
+    """The :class:`RowScratch` of a net of ``shape`` with the static action ``table`` (float32
+    (898, S)); a net of shape zeros gets empty arrays (no net)."""
+    rows = NUM_ACTIONS if shape[SH_FEATURES] else 0
+    return RowScratch(
+        table=table,
+        acts=np.zeros(rows, dtype=np.int64),
+        feats=np.zeros((rows, shape[SH_FEATURES]), dtype=np.float32),
+        extra=np.zeros((rows, NUM_FEATURES), dtype=np.float32),
+        units=np.zeros(shape[SH_HIDDEN] + 2 * shape[SH_ACTION]),
+    )
+
+
+@kernel
+def position_features(
+    obs: np.ndarray,
+    mask: np.ndarray,
+    ctx: tuple[np.ndarray, np.ndarray, np.ndarray],
+    inputs: G.Inputs,
+    work: G.Workspace,
+    extra: np.ndarray,
+    acts: np.ndarray,
+    feats: np.ndarray,
+) -> int:
+    """One position's legal actions (ascending) into ``acts`` (int64) and their feature rows into
+    ``feats`` (float32 (., F)); their number ``n`` (the arrays after it untouched).
+
+    :param obs: the observation (float32 (969,)); ``mask``: its legal mask (int8 (898,)).
+    :param ctx: ``(tab, settings, table)`` as in :func:`legal_features`.
+    :param inputs, work, extra: scratch: the heuristic's inputs and workspace
+        (:mod:`treppen_env.agent_core.greedy`) and float32 (898, NUM_FEATURES), written when
+        ``feats`` has the heuristic's columns.
+    """
+    tab, settings, table = ctx
+    static = table.shape[1]
+    heuristic = feats.shape[1] == static + NUM_FEATURES
+    if heuristic:
+        read_observation(obs, inputs)
+        action_features(inputs, mask, tab, settings, work, extra)
+    k = 0
+    for a in range(NUM_ACTIONS):
+        if mask[a] == 0:
+            continue
+        acts[k] = a
+        feats[k, :static] = table[a]
+        if heuristic:
+            feats[k, static:] = extra[a]
+        k += 1
+    return k
+
+
 @kernel
 def legal_features(
     obs: np.ndarray,
@@ -79,34 +154,19 @@ def legal_features(
     rows: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
     """Fill the bundle ``rows = (acts, feats, counts)`` (see the module docstring) for observations
-    (float32 (B, 969)) and their legal masks (int8 (B, >= 898)).
+    (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`.
 
     :param ctx: ``(tab, settings, table)``: the rules table and the heuristic's settings
         (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy.settings_row`)
         and the static action table
         (float32 (898, S)); the heuristic's columns are written when ``feats`` has ``S + 9`` columns.
     """
-    tab, settings, table = ctx
     acts, feats, counts = rows
-    static = table.shape[1]
-    heuristic = feats.shape[2] == static + NUM_FEATURES
     inputs = G.empty_inputs()
     work = G.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
     for b in range(obs.shape[0]):
-        mask = masks[b, :NUM_ACTIONS]
-        if heuristic:
-            read_observation(obs[b], inputs)
-            action_features(inputs, mask, tab, settings, work, extra)
-        k = 0
-        for a in range(NUM_ACTIONS):
-            if mask[a] == 0:
-                continue
-            acts[b, k] = a
-            feats[b, k, :static] = table[a]
-            if heuristic:
-                feats[b, k, static:] = extra[a]
-            k += 1
+        k = position_features(obs[b], masks[b, :NUM_ACTIONS], ctx, inputs, work, extra, acts[b], feats[b])
         counts[b] = k
         acts[b, k:] = -1
         feats[b, k:] = 0.0
@@ -129,25 +189,40 @@ def action_logits(
 ) -> None:
     """The logits (float64, into ``logits[:n]``) of the first ``n`` feature rows ``feats`` (float32
     (>= n, F)) of a position with observation ``obs`` (float32 (969,)), by the flat net ``w``
-    (float32) of ``shape`` (see the module docstring)."""
+    (float32) of ``shape`` (see the module docstring): :func:`score_rows` with units of its own."""
+    score_rows(w, shape, obs, feats, n, logits, np.empty(shape[SH_HIDDEN] + 2 * shape[SH_ACTION]))
+
+
+@kernel
+def score_rows(
+    w: np.ndarray, shape: np.ndarray, obs: np.ndarray, feats: np.ndarray, n: int, logits: np.ndarray, units: np.ndarray
+) -> None:
+    """:func:`action_logits` in the scratch ``units`` (float64 (>= H + 2 D,)): the state's ``H``
+    hidden units, then its ``D`` terms shared by every action, then one action's ``D`` units."""
     w0, b0, wh, ba, wa, wo, u, _, _ = _offsets(shape)
     n_in, n_h, n_f, n_d = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_FEATURES], shape[SH_ACTION]
-    h = np.empty(n_h)
-    for j in range(n_h):
-        h[j] = w[b0 + j]
+    # the tensors as views of their shapes: row loops of known stride, which vectorise
+    obs_rows = w[w0:b0].reshape(n_in, n_h)
+    hidden_rows = w[wh:ba].reshape(n_h, n_d)
+    feature_rows = w[wa:wo].reshape(n_f, n_d)
+    h = units[:n_h]
+    state = units[n_h : n_h + n_d]  # Wh' h + ba, shared by every action
+    z = units[n_h + n_d : n_h + 2 * n_d]
+    h[:] = w[b0 : b0 + n_h]
     for i in range(n_in):  # sparse input: only the nonzero entries' rows
         x = obs[i]
         if x != 0.0:
+            row = obs_rows[i]
             for j in range(n_h):
-                h[j] += x * w[w0 + i * n_h + j]
-    state = np.empty(n_d)  # Wh' h + ba, shared by every action
-    for j in range(n_d):
-        state[j] = w[ba + j]
+                h[j] += x * row[j]
+    for j in range(n_h):
+        h[j] = np.tanh(h[j])
+    state[:] = w[ba : ba + n_d]
     for i in range(n_h):
-        t = np.tanh(h[i])
+        t = h[i]
+        row = hidden_rows[i]
         for j in range(n_d):
-            state[j] += t * w[wh + i * n_d + j]
-    z = np.empty(n_d)
+            state[j] += t * row[j]
     for k in range(n):
         z[:] = state
         total = 0.0
@@ -155,8 +230,9 @@ def action_logits(
             x = feats[k, f]
             if x != 0.0:
                 total += x * w[u + f]
+                row = feature_rows[f]
                 for j in range(n_d):
-                    z[j] += x * w[wa + f * n_d + j]
+                    z[j] += x * row[j]
         for j in range(n_d):
             if z[j] > 0.0:
                 total += z[j] * w[wo + j]

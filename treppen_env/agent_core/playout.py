@@ -1,12 +1,17 @@
 """Playouts and determinization as kernels over the compiled core's arrays.
 
-A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy`)
-or uniformly random legal moves at every seat and returns each seat's deal points (RULES §6). The
+A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy`),
+uniformly random legal moves or a net's moves at every seat and returns each seat's deal points
+(RULES §6). The
 greedy seats decide from what they may see: :func:`treppen_env.agent_core.greedy.state_inputs`
 fills the heuristic's input layout from the state's arrays for the seat to move exactly as the
 heuristic's observation reader does from that seat's observation (the same cards, counts and
 table, melds in the same order), so a greedy seat in a playout makes the move
-:class:`treppen.agents.GreedyAgent` would make from its observation.
+:class:`treppen.agents.GreedyAgent` would make from its observation. A net seat (:data:`NET`)
+reads the observation of the seat to move, written into the scratch: the small policy/value net
+(:mod:`treppen_env.agent_core.net`) or the batched learner's action net
+(:mod:`treppen_env.agent_core.action_net`, its legal-action rows listed for that one position),
+and plays its most probable move or one drawn from its softmax (:func:`net_choice`).
 
 A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh
 random deal of the unseen cards: each opponent keeps the cards it is publicly known to hold
@@ -31,6 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from treppen_env.agent_core import action_net as A
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core import net as N
 from treppen_env.core import kernels as K
@@ -58,6 +64,11 @@ from treppen_env.core.observe import write_observation
 #: Policies of a seat in a playout.
 GREEDY, RANDOM, NET = 0, 1, 2
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
+#: Kinds of the network of :data:`NET` seats (:attr:`NetScratch.kind`): none, the small
+#: policy/value net (:mod:`treppen_env.agent_core.net`), the action net (:mod:`treppen_env.agent_core.action_net`).
+NO_NET, SMALL_NET, ACTION_NET = 0, 1, 2
+#: Legal actions (the length of the legal mask).
+NUM_ACTIONS = K.A_DISCARD_BASE + NUM_CARDS
 
 #: A state's three arrays ``(u64, i8, i64)`` as one argument (:mod:`treppen_env.core.layout`).
 Position = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -76,24 +87,31 @@ class Playout(NamedTuple):
 
 
 class NetScratch(NamedTuple):
-    """The network of a playout's :data:`NET` seats and value estimates (:mod:`treppen_env.agent_core.net`),
-    with the arrays its forward pass works in (:func:`with_net`; a kernel bundle)."""
+    """The network of a playout's :data:`NET` seats and value estimates, with the arrays its forward
+    pass works in (:func:`with_net`; a kernel bundle)."""
 
+    #: :data:`NO_NET`, :data:`SMALL_NET` or :data:`ACTION_NET`.
+    kind: int
+    #: Whether :data:`NET` seats play the net's most probable move (else one drawn from its softmax).
+    argmax: bool
     #: float32: the flat weights (none: size 0).
     w: np.ndarray
-    #: int64 (:data:`treppen_env.agent_core.net.SHAPE_SIZE`,): observation size, hidden units, depth.
+    #: int64: the net's shape (:data:`treppen_env.agent_core.net.SHAPE_SIZE` or
+    #: :data:`treppen_env.agent_core.action_net.SHAPE_SIZE` slots, the observation size first).
     shape: np.ndarray
     #: The observation layout's offsets and constants (:func:`treppen_env.core.observe.write_observation`).
     offsets: np.ndarray
     consts: np.ndarray
     #: float32 (observation size,): the observation the network reads.
     obs: np.ndarray
-    #: float32 (hidden units,): the hidden units, and the scratch of the deeper layers.
+    #: float32 (hidden units,): the small net's hidden units, and the scratch of its deeper layers.
     hidden: np.ndarray
     spare: np.ndarray
-    #: float64 (898,): the policy's logits.
+    #: float64 (898,): the policy's logits (the small net's by action, the action net's by legal row).
     logits: np.ndarray
-    #: Turns after which a search's playout is valued by the value head (0: never).
+    #: The action net's legal-action rows and units (:func:`treppen_env.agent_core.action_net.row_scratch`).
+    rows: A.RowScratch
+    #: Turns after which a search's playout is valued by the small net's value head (0: never).
     value_turns: int
     #: The value head's share of that playout's result, in [0, 1].
     value_weight: float
@@ -136,47 +154,96 @@ def _reshuffle(pos: Position, tab: np.ndarray, meld_bits: np.ndarray, mask: np.n
 @kernel
 def scratch() -> Scratch:
     """The :class:`Scratch` of a playout loop, without a network (:func:`with_net` gives one)."""
-    no_net = np.zeros(0, dtype=np.float32)
-    return with_net(no_net, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1), 0, 0.0)
+    no_weights = np.zeros(0, dtype=np.float32)
+    no_table = np.zeros((0, 0), dtype=np.float32)
+    observe = (np.zeros(1, dtype=np.int64), np.zeros(1))
+    return with_net(NO_NET, no_weights, np.zeros(A.SHAPE_SIZE, dtype=np.int64), no_table, observe, (0, 0.0), False)
 
 
 @kernel
 def with_net(
-    w: np.ndarray, shape: np.ndarray, offsets: np.ndarray, consts: np.ndarray, value_turns: int, value_weight: float
+    kind: int,
+    w: np.ndarray,
+    shape: np.ndarray,
+    table: np.ndarray,
+    observe: tuple[np.ndarray, np.ndarray],
+    value: tuple[int, float],
+    argmax: bool,
 ) -> Scratch:
-    """:func:`scratch` with the kernels' network (:mod:`treppen_env.agent_core.net`: flat weights ``w``,
-    ``shape``) for :data:`NET` seats, which read observations written with the observation layout's
-    ``offsets`` and ``consts`` (:func:`treppen_env.core.observe.write_observation`); with
-    ``value_turns > 0`` a search's playout is valued by the network's value head after that many
-    turns, weighed ``value_weight`` against the playout's own result (:func:`finish`)."""
-    units = max(shape[N.SH_HIDDEN], 1)
+    """:func:`scratch` with a network for :data:`NET` seats.
+
+    :param kind: :data:`SMALL_NET` or :data:`ACTION_NET` (:data:`NO_NET`: none).
+    :param w, shape: its flat weights (float32) and shape (int64).
+    :param table: the action net's static action table (float32 (898, S); unused by the small net).
+    :param observe: ``(offsets, consts)`` of the observation layout the net reads
+        (:func:`treppen_env.core.observe.write_observation`).
+    :param value: ``(value_turns, value_weight)``: with ``value_turns > 0`` a search's playout is
+        valued by the small net's value head after that many turns, weighed ``value_weight``
+        against the playout's own result (:func:`finish`).
+    :param argmax: whether net seats play the most probable move (else sample; :func:`pick`).
+    """
+    small = max(shape[N.SH_HIDDEN], 1) if kind == SMALL_NET else 1
     net = NetScratch(
+        kind=kind,
+        argmax=argmax,
         w=w,
         shape=shape,
-        offsets=offsets,
-        consts=consts,
-        obs=np.zeros(max(shape[N.SH_INPUT], 1), dtype=np.float32),
-        hidden=np.zeros(units, dtype=np.float32),
-        spare=np.zeros(units, dtype=np.float32),
-        logits=np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
-        value_turns=value_turns,
-        value_weight=value_weight,
+        offsets=observe[0],
+        consts=observe[1],
+        obs=np.zeros(max(shape[0], 1), dtype=np.float32),
+        hidden=np.zeros(small, dtype=np.float32),
+        spare=np.zeros(small, dtype=np.float32),
+        logits=np.zeros(NUM_ACTIONS),
+        rows=A.row_scratch(table, shape if kind == ACTION_NET else np.zeros(A.SHAPE_SIZE, dtype=np.int64)),
+        value_turns=value[0],
+        value_weight=value[1],
     )
     mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     return Scratch(mask=mask, inputs=G.empty_inputs(), workspace=G.workspace(), net=net)
 
 
 @kernel
-def net_choice(
-    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, rng: np.ndarray, work: Scratch
-) -> int:
-    """The network's move for the seat to move, sampled from its policy over the legal mask in
-    ``work`` (the seat's observation written first: it sees only what that seat may see)."""
+def pick(logits: np.ndarray, argmax: bool, rng: np.ndarray) -> int:
+    """The index of the largest of ``logits`` (float64; the first of equals) with ``argmax``, else one
+    drawn from their softmax with the generator ``rng`` (-inf: never)."""
+    if argmax:
+        return int(np.argmax(logits))
+    return N.sample_action(logits, rng)
+
+
+@kernel
+def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work: Scratch) -> int:
+    """The action net's logits of the legal moves of the seat to move, from that seat's observation
+    (written into ``work.net.obs``: it sees only what that seat may see) and the legal mask in
+    ``work``: the moves in ``work.net.rows.acts[:n]`` (ascending), their logits in
+    ``work.net.logits[:n]``; returns ``n``. ``settings``: the heuristic's, for its feature columns."""
+    u64, i8, i64 = pos
     net = work.net
+    rows = net.rows
+    write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
+    mask = work.mask[:NUM_ACTIONS]
+    n = A.position_features(
+        net.obs, mask, (tab, settings, rows.table), work.inputs, work.workspace, rows.extra, rows.acts, rows.feats
+    )
+    A.score_rows(net.w, net.shape, net.obs, rows.feats, n, net.logits, rows.units)
+    return n
+
+
+@kernel
+def net_choice(pos: Position, tab: np.ndarray, settings: np.ndarray, rng: np.ndarray, work: Scratch) -> int:
+    """The network's move for the seat to move (:attr:`NetScratch.kind`), from that seat's
+    observation and the legal mask in ``work``: the most probable legal move with
+    ``work.net.argmax``, else one drawn from the softmax of its logits (:func:`pick`, with ``rng``).
+    ``settings``: the heuristic's (the action net's feature columns)."""
+    net = work.net
+    if net.kind == ACTION_NET:
+        n = action_net_logits(pos, tab, settings, work)
+        return net.rows.acts[pick(net.logits[:n], net.argmax, rng)]
+    u64, i8, i64 = pos
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
     N.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
-    N.policy_logits(net.w, net.shape, net.hidden, work.mask[: K.A_DISCARD_BASE + NUM_CARDS], net.logits)
-    return N.sample_action(net.logits, rng)
+    N.policy_logits(net.w, net.shape, net.hidden, work.mask[:NUM_ACTIONS], net.logits)
+    return pick(net.logits, net.argmax, rng)
 
 
 @kernel
@@ -186,7 +253,7 @@ def greedy_choice(
     """The greedy heuristic's move for the seat to move, from what that seat may see
     (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
     G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
-    return G.greedy_move(work.inputs, work.mask[: K.A_DISCARD_BASE + NUM_CARDS], tab, settings, work.workspace)
+    return G.greedy_move(work.inputs, work.mask[:NUM_ACTIONS], tab, settings, work.workspace)
 
 
 @kernel
@@ -202,7 +269,7 @@ def advance(
 ) -> None:
     """Play the legal ``action`` (the legal mask in ``work`` follows), reshuffling with ``rng``
     when the discard emptied the stock (RULES §6.4)."""
-    mask = work.mask[: K.A_DISCARD_BASE + NUM_CARDS]
+    mask = work.mask[:NUM_ACTIONS]
     if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
         _reshuffle((u64, i8, i64), tab, meld_bits, mask, rng)
 
@@ -212,7 +279,7 @@ def start(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, work: Scratch
 ) -> None:
     """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy)."""
-    K.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[: K.A_DISCARD_BASE + NUM_CARDS])
+    K.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[:NUM_ACTIONS])
 
 
 @kernel
@@ -295,7 +362,7 @@ def policy_move(
     if policy == GREEDY:
         action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
     elif policy == NET:
-        action = net_choice(u64, i8, i64, tab, rng, work)
+        action = net_choice(pos, tab, playout.settings, rng, work)
     else:
         action = random_legal(work.mask.view(np.uint64), rng)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
