@@ -192,7 +192,7 @@ def curve_plot(doc: dict, path: Path, x: str = "cpu_s", xlabel: str = "CPU secon
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Elo against greedy (95% interval)")
-    ax.set_title(f"{doc['agent']}: strength against {xlabel.split(' per ')[0]}")
+    ax.set_title(f"{doc['agent']}:\nstrength against {xlabel.split(' per ')[0]}")
     ax.legend()
     save_figure(fig, path)
 
