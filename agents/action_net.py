@@ -1,5 +1,5 @@
 """The batched learner's policy as an agent: a ``final_model.npz`` of ``backend: kernel`` played by
-the kernels alone (no torch), and the padded legal-action rows it and the learner read.
+the kernels alone (no torch), and the legal-action rows it and the learner read.
 
 A position's legal actions are described by :func:`legal_rows` (the kernel
 :func:`treppen_env.agent_core.action_net.legal_features`: each legal action's static features and,
@@ -22,7 +22,7 @@ from treppen.agents.base import Agent, legal_actions
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core.features import NUM_FEATURES
-from treppen_env.agent_core.net import sample_action
+from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
 from treppen_env.core.tables import rules_table
 from treppen_env.rules import Rules, make_rules
 
@@ -38,20 +38,26 @@ def num_features(features: str) -> int:
 
 @dataclass
 class LegalRows:
-    """Padded legal actions of a batch (the bundle of :func:`treppen_env.agent_core.action_net.legal_features`).
+    """The legal actions of a batch, one position's after another's (the bundle of
+    :func:`treppen_env.agent_core.action_net.legal_features`).
 
-    :ivar acts: int64 (B, K), -1 after each row's legal actions.
-    :ivar feats: float32 (B, K, F), zero rows after them.
-    :ivar counts: int64 (B,), legal actions per row.
+    :ivar acts: int64 (N,), position ``b``'s legal actions (ascending) in ``acts[offsets[b]:offsets[b + 1]]``.
+    :ivar feats: float32 (N, F), their feature rows.
+    :ivar offsets: int64 (B + 1,), where each position's legal actions start, ``N`` at the end.
     """
 
     acts: np.ndarray
     feats: np.ndarray
-    counts: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def counts(self) -> np.ndarray:
+        """int64 (B,): the legal actions of each position."""
+        return np.diff(self.offsets)
 
     def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(acts, feats, counts)``: the kernels' bundle."""
-        return self.acts, self.feats, self.counts
+        """``(acts, feats, offsets)``: the kernels' bundle."""
+        return self.acts, self.feats, self.offsets
 
 
 def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -62,15 +68,14 @@ def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
-    """The padded legal-action rows of observations (float32 (B, 969)) and their masks (int8 or
-    bool (B, >= 898)), ``K`` the most legal actions of a row (at least 1)."""
+    """The legal-action rows of observations (float32 (B, 969)) and their masks (int8 or bool
+    (B, >= 898))."""
     masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
-    width = max(int(masks.sum(axis=1, dtype=np.int64).max(initial=1)), 1)
-    b = obs.shape[0]
+    total = int(masks[:, :NUM_ACTIONS].sum(dtype=np.int64))
     rows = LegalRows(
-        np.empty((b, width), dtype=np.int64),
-        np.empty((b, width, num_features(features)), dtype=np.float32),
-        np.empty(b, dtype=np.int64),
+        np.empty(total, dtype=np.int64),
+        np.empty((total, num_features(features)), dtype=np.float32),
+        np.empty(obs.shape[0] + 1, dtype=np.int64),
     )
     R.legal_features(obs, masks, ctx, rows.bundle())
     return rows
@@ -136,10 +141,10 @@ class ActionNetAgent(Agent):
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
         mask = (np.asarray(observation["action_mask"]) != 0).astype(np.int8)[None]
         rows = legal_rows(obs, mask, self.ctx, self.features)
-        n = int(rows.counts[0])
+        n = rows.acts.size
         logits = np.zeros(n)
-        R.action_logits(self.w, self.shape, obs[0], rows.feats[0], n, logits)
+        R.action_logits(self.w, self.shape, obs[0], rows.feats, n, logits)
         if self.deterministic:
-            return int(rows.acts[0, int(np.argmax(logits))])
+            return int(rows.acts[int(np.argmax(logits))])
         self._rng[0] = np.uint64(self.rng.integers(2**63))
-        return int(rows.acts[0, sample_action(logits, self._rng)])
+        return int(rows.acts[sample_action(logits, self._rng)])

@@ -42,24 +42,23 @@ def batch() -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("features", ["heuristic", "cards"])
-def test_legal_rows_list_each_legal_action_with_its_features_and_pad_the_rest(batch, features: str) -> None:
+def test_legal_rows_list_each_legal_action_with_its_features_one_position_after_another(batch, features: str):
     obs, masks = batch
     ctx = feature_context(make_rules("treppenromme"))
     rows = legal_rows(obs, masks, ctx, features)
     counts = masks.sum(1)
-    assert rows.acts.shape[1] == counts.max() and (rows.counts == counts).all()
+    assert rows.offsets[0] == 0 and (rows.counts == counts).all() and rows.acts.size == rows.offsets[-1] == counts.sum()
     table = action_table("treppenromme")
     heur = heuristic_features(obs, masks)
     for b in range(len(obs)):
         legal = np.flatnonzero(masks[b])
-        n = legal.size
-        assert (rows.acts[b, :n] == legal).all() and (rows.acts[b, n:] == -1).all()
-        np.testing.assert_array_equal(rows.feats[b, :n, :ACTION_FEATURES], table[legal])
+        place = slice(rows.offsets[b], rows.offsets[b + 1])
+        assert (rows.acts[place] == legal).all()
+        np.testing.assert_array_equal(rows.feats[place, :ACTION_FEATURES], table[legal])
         if features == "heuristic":
-            np.testing.assert_array_equal(rows.feats[b, :n, ACTION_FEATURES:], heur[b, legal])
+            np.testing.assert_array_equal(rows.feats[place, ACTION_FEATURES:], heur[b, legal])
         else:
-            assert rows.feats.shape[2] == ACTION_FEATURES
-        assert (rows.feats[b, n:] == 0).all()
+            assert rows.feats.shape[1] == ACTION_FEATURES
 
 
 def test_masked_log_probs_equal_a_reference_on_padded_rows() -> None:
@@ -89,17 +88,19 @@ def test_the_kernel_net_equals_torch_on_saved_weights(tmp_path, batch, hidden: i
             p.mul_(3.0)  # larger weights than at initialisation: saturating units, spread logits
     loaded = ActionNet.load(net.save(tmp_path / "net.npz"))
     rows = legal_rows(obs, masks, feature_context(make_rules("treppenromme")), features)
-    valid = rows.acts >= 0
+    inputs = torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(rows.counts)
     with torch.no_grad():
-        t_logits, t_value = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
-        l_logits, l_value = loaded(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
+        t_logits, t_value = net(*inputs)
+        l_logits, l_value = loaded(*inputs)
     assert torch.equal(t_logits, l_logits) and torch.equal(t_value, l_value)
+    assert t_logits.shape == (len(obs), rows.counts.max()) and t_value.shape == (len(obs),)
     w, shape = net.export(), net.shape()
-    logits = np.zeros(rows.acts.shape[1])
+    logits = np.zeros(t_logits.shape[1])
     for b in range(len(obs)):
         n = int(rows.counts[b])
-        R.action_logits(w, shape, obs[b], rows.feats[b], n, logits)
+        R.action_logits(w, shape, obs[b], rows.feats[rows.offsets[b] :], n, logits)
         np.testing.assert_allclose(logits[:n], t_logits[b, :n].numpy(), atol=1e-5, rtol=0)
+        assert (t_logits[b, n:] == -torch.inf).all()
 
 
 def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
@@ -114,8 +115,8 @@ def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
 def pick_actions(rows: LearnerRows) -> np.ndarray:
     """The greedy heuristic's pick in every row, read from the learner's legal rows."""
     legal = rows.legal()
-    picked = legal.feats[:, :, ACTION_FEATURES + H_PICK].argmax(axis=1)
-    return legal.acts[np.arange(len(picked)), picked]
+    pick = legal.feats[:, ACTION_FEATURES + H_PICK]
+    return np.array([legal.acts[a + pick[a:b].argmax()] for a, b in zip(legal.offsets[:-1], legal.offsets[1:])])
 
 
 def play(rows: LearnerRows, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -265,7 +266,7 @@ def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypat
 def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
     import pickle
 
-    from treppen.train.kernel.backend import load_rows
+    from treppen.train.kernel.rows import load_rows
 
     rows = LearnerRows(6, 3, make_rules("treppenromme"), {"random": 0.5, "greedy": 0.5}, "heuristic", seed=4)
     rows.reset()

@@ -1,4 +1,4 @@
-"""Kernels of the action net: every row's legal actions as padded feature rows, and the net that
+"""Kernels of the action net: every row's legal actions as feature rows, and the net that
 scores them, so that the net plays inside the kernels: as an agent (:mod:`treppen.agents.action_net`)
 and as the frozen snapshots that the batched learner (``backend: kernel``) seats as opponents.
 
@@ -6,18 +6,20 @@ and as the frozen snapshots that the batched learner (``backend: kernel``) seats
 describes each by one float32 row of ``F`` columns: its static features (the rules' action table
 of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
 what the greedy heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
-read from the observation and mask only). Its output bundle ``rows`` is ``(acts, feats, counts)``:
+read from the observation and mask only). The rows of a batch lie one after another, without
+padding; its output bundle ``rows`` is ``(acts, feats, offsets)``:
 
-==========  ===========================  ======================================================
-array       dtype and shape              meaning
-==========  ===========================  ======================================================
-``acts``    int64 (B, K)                 the legal actions of row ``b`` in ``acts[b, :n]``, -1
-                                         after them (``K`` at least the most legal actions)
-``feats``   float32 (B, K, F)            their feature rows, zero rows after them
-``counts``  int64 (B,)                   ``n``: the legal actions of row ``b``
-==========  ===========================  ======================================================
+===========  ===========================  =====================================================
+array        dtype and shape              meaning
+===========  ===========================  =====================================================
+``acts``     int64 (N,)                   the legal actions of position ``b`` in
+                                          ``acts[offsets[b]:offsets[b + 1]]``, ascending
+``feats``    float32 (N, F)               their feature rows, in the same places
+``offsets``  int64 (B + 1,)               where each position's legal actions start; ``N`` (at
+                                          least the legal actions of the batch) at the end
+===========  ===========================  =====================================================
 
-**The action net** (:class:`treppen.train.kernel_policy.ActionNet` trains it in torch). With ``h``
+**The action net** (:class:`treppen.train.kernel.policy.ActionNet` trains it in torch). With ``h``
 the state's ``H`` hidden units and ``x`` an action's feature row::
 
     h     = tanh(W0' obs + b0)                       the state (obs float32 (969,), mostly zeros)
@@ -73,7 +75,7 @@ def layout(obs_size: int, hidden: int, features: int, action_dim: int) -> dict[s
 
 @kernel
 def legal_features(obs, masks, ctx, rows) -> None:
-    """Fill the bundle ``rows = (acts, feats, counts)`` (see the module docstring) for observations
+    """Fill the bundle ``rows = (acts, feats, offsets)`` (see the module docstring) for observations
     (float32 (B, 969)) and their legal masks (int8 (B, >= 898)).
 
     :param ctx: ``(tab, settings, table)``: the rules table and the heuristic's settings
@@ -82,30 +84,29 @@ def legal_features(obs, masks, ctx, rows) -> None:
         (float32 (898, S)); the heuristic's columns are written when ``feats`` has ``S + 9`` columns.
     """
     tab, settings, table = ctx
-    acts, feats, counts = rows
+    acts, feats, offsets = rows
     static = table.shape[1]
-    heuristic = feats.shape[2] == static + NUM_FEATURES
+    heuristic = feats.shape[1] == static + NUM_FEATURES
     inputs = G.empty_inputs()
     cards, stairs, scalars, melds, meld_bits = inputs
     work = G.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
+    k = 0
+    offsets[0] = 0
     for b in range(obs.shape[0]):
         mask = masks[b, :NUM_ACTIONS]
         if heuristic:
             read_observation(obs[b], cards, stairs, scalars, melds, meld_bits)
             action_features(inputs, mask, tab, settings, work, extra)
-        k = 0
         for a in range(NUM_ACTIONS):
             if mask[a] == 0:
                 continue
-            acts[b, k] = a
-            feats[b, k, :static] = table[a]
+            acts[k] = a
+            feats[k, :static] = table[a]
             if heuristic:
-                feats[b, k, static:] = extra[a]
+                feats[k, static:] = extra[a]
             k += 1
-        counts[b] = k
-        acts[b, k:] = -1
-        feats[b, k:] = 0.0
+        offsets[b + 1] = k
 
 
 @kernel
@@ -164,12 +165,12 @@ def net_moves(nets, obs, rows, which, picks, rngs, out) -> None:
     ``obs[i]`` and legal rows (the bundle ``rows`` of :func:`legal_features`, indexed like ``obs``),
     its generator ``rngs[i]`` (uint64 SplitMix64 state, advanced) and into ``out[i]`` (int64)."""
     stack, shape = nets
-    acts, feats, counts = rows
-    logits = np.empty(acts.shape[1])
+    acts, feats, offsets = rows
+    logits = np.empty(NUM_ACTIONS)
     rng = np.empty(1, dtype=np.uint64)
     for i in which:
-        n = counts[i]
-        action_logits(stack[picks[i]], shape, obs[i], feats[i], n, logits)
+        start, n = offsets[i], offsets[i + 1] - offsets[i]
+        action_logits(stack[picks[i]], shape, obs[i], feats[start:], n, logits)
         rng[0] = rngs[i]
-        out[i] = acts[i, sample_action(logits[:n], rng)]
+        out[i] = acts[start + sample_action(logits[:n], rng)]
         rngs[i] = rng[0]
