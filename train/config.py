@@ -104,6 +104,21 @@ Number = Annotated[float, Strict(), BeforeValidator(_number), Field(allow_inf_na
 Rate = Annotated[Number, Field(gt=0)]
 Probability = Annotated[Number, Field(ge=0, le=1)]
 Text = Annotated[str, Strict()]
+
+
+def _steps_or_auto(value: Any) -> Any:
+    """``value`` for :data:`StepsOrAuto`: ``auto`` or a whole number, 0 or more.
+
+    :raises ValueError: for anything else.
+    """
+    value = _whole_number(value)
+    if value == "auto" or (type(value) is int and value >= 0):
+        return value
+    raise ValueError("should be a whole number, 0 or more, or 'auto'")
+
+
+StepsOrAuto = Annotated[int | Literal["auto"], BeforeValidator(_steps_or_auto)]
+"""A whole number, 0 or more, or ``auto`` (a value that fits the machine)."""
 Flag = Annotated[bool, Strict()]
 
 #: The package holding the shipped configs (the repository's ``configs/``).
@@ -457,7 +472,7 @@ class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     pick_init: Number = 0.0
     """the initial logit weight of the heuristic's pick (``features: heuristic``); a positive value
     starts the policy near the greedy heuristic"""
-    rollout_workers: Steps | Literal["auto"] = "auto"
+    rollout_workers: StepsOrAuto = "auto"
     """rollout workers, each stepping its share of the ``n_envs`` rows while the learner updates
     on the rollout before (a policy lag of one update, corrected by PPO's ratio to the rollout's
     log-probabilities): threads of this process, or with ``ray_address`` Ray actors of one CPU each;

@@ -176,7 +176,7 @@ class Killed(BaseException):
     """A kill in the middle of an update: nothing is saved on the way out."""
 
 
-def tiny_config(tmp_path, name: str):
+def tiny_config(tmp_path, name: str, *extra: str):
     overrides = [
         "n_envs=16",
         "n_steps=8",
@@ -195,11 +195,13 @@ def tiny_config(tmp_path, name: str):
         f"runs_dir={tmp_path}",
         f"name={name}",
     ]
-    return load_config(config_path("kernel"), overrides)
+    return load_config(config_path("kernel"), [*overrides, *extra])
 
 
-def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch) -> None:
-    whole = train_kernel(tiny_config(tmp_path, "whole"))
+# 0: rollouts and updates in turn; 2: two rollout threads, each rollout running during the update before
+@pytest.mark.parametrize("workers", ["rollout_workers=0", "rollout_workers=2"])
+def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch, workers) -> None:
+    whole = train_kernel(tiny_config(tmp_path, "whole", workers))
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
         assert (whole / name).is_file(), name
     assert sorted(p.name for p in (whole / "checkpoints").iterdir()) == [f"model_{s}_steps.pt" for s in (256, 512, 768)]
@@ -217,10 +219,10 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
 
     monkeypatch.setattr(Learner, "update", killed_in_the_fifth_update)
     with pytest.raises(Killed):
-        train_kernel(tiny_config(tmp_path, "killed"))
+        train_kernel(tiny_config(tmp_path, "killed", workers))
     monkeypatch.setattr(Learner, "update", update)
     assert not (tmp_path / "killed" / "final_model.npz").exists()
-    resumed = train_kernel(tiny_config(tmp_path, "killed"), resume=True)
+    resumed = train_kernel(tiny_config(tmp_path, "killed", workers), resume=True)
     a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
     np.testing.assert_array_equal(a["w"], b["w"])
     last = [json.loads((run / "evals.jsonl").read_text().splitlines()[-1]) for run in (whole, resumed)]
