@@ -116,7 +116,8 @@ def pick_actions(rows: LearnerRows) -> np.ndarray:
     """The greedy heuristic's pick in every row, read from the learner's legal rows."""
     legal = rows.legal()
     pick = legal.feats[:, ACTION_FEATURES + H_PICK]
-    return np.array([legal.acts[a + pick[a:b].argmax()] for a, b in zip(legal.offsets[:-1], legal.offsets[1:])])
+    starts, ends = legal.offsets[:-1], legal.offsets[1:]
+    return np.array([legal.acts[a + pick[a:b].argmax()] for a, b in zip(starts, ends, strict=True)])
 
 
 def play(rows: LearnerRows, steps: int) -> tuple[np.ndarray, np.ndarray]:

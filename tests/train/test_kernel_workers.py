@@ -136,7 +136,9 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
         np.testing.assert_array_equal(weights, expected)
 
 
-@pytest.mark.parametrize(("workers", "cores", "expected"), [("auto", 2, 1), ("auto", 1, 1), ("auto", 64, 10), (0, 8, 0)])
+@pytest.mark.parametrize(
+    ("workers", "cores", "expected"), [("auto", 2, 1), ("auto", 1, 1), ("auto", 64, 10), (0, 8, 0)]
+)
 def test_auto_rollout_workers_are_the_cores_less_one(monkeypatch, workers, cores: int, expected: int) -> None:
     from treppen.train.kernel import rollouts
 
