@@ -34,7 +34,7 @@ from torch import nn
 
 from treppen.agents.action_net import feature_context
 from treppen.train.callbacks import EloCallback, EvalCallback, Every
-from treppen.train.checkpoints import checkpoint_path, latest_checkpoint
+from treppen.train.checkpoints import TrainingStopped, checkpoint_path, latest_checkpoint
 from treppen.train.config import KernelConfig, resolve_name
 from treppen.train.kernel.policy import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import Pool, Rollout, Step, Workers, make_workers, updates
@@ -250,6 +250,12 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
             f"\ninterrupted at {learner.steps} steps; saved {saved}; continue with `treppen train --resume {run_dir}`"
         )
         raise
+    except TrainingStopped as stop:  # rollout workers lost for good (on Ray)
+        saved = learner.save(run_dir / "checkpoints", workers)
+        raise TrainingStopped(
+            f"training stopped at {learner.steps} of {config.total_timesteps} steps: {stop}; saved {saved}; continue "
+            f"with `treppen train --resume {run_dir}` once the cluster has room (or with rollout_workers=N for fewer)"
+        ) from None
     finally:
         workers.close()
         if bar is not None:

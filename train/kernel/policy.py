@@ -139,7 +139,7 @@ class ActionNet(nn.Module):
         with torch.no_grad():
             for name, tensor in self._tensors().items():
                 start, shape = places[name]
-                tensor.copy_(torch.from_numpy(w[start : start + int(np.prod(shape))].reshape(shape)))
+                tensor.copy_(torch.tensor(w[start : start + int(np.prod(shape))].reshape(shape)))
 
     def save(self, path: str | Path) -> Path:
         """Write ``.npz`` (atomically): the flat weights ``w``, ``shape`` and ``features``."""
