@@ -17,7 +17,7 @@ from treppen.agents.action_net import ActionNetAgent, feature_context, legal_row
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner, train_kernel
-from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
+from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
@@ -59,6 +59,18 @@ def test_legal_rows_list_each_legal_action_with_its_features_one_position_after_
             np.testing.assert_array_equal(rows.feats[place, ACTION_FEATURES:], heur[b, legal])
         else:
             assert rows.feats.shape[1] == ACTION_FEATURES
+
+
+def test_nonzero_entries_are_numpys_row_by_row(batch) -> None:
+    obs = batch[0].copy()
+    obs[3] = 0.0  # a row without entries
+    obs[5, 7] = -0.5
+    cols, values, counts = nonzero_entries(obs)
+    rows, expected = np.nonzero(obs)
+    np.testing.assert_array_equal(cols, expected)
+    np.testing.assert_array_equal(values, obs[rows, expected])
+    np.testing.assert_array_equal(counts, np.bincount(rows, minlength=len(obs)))
+    assert counts[3] == 0 and cols.dtype == counts.dtype == np.int64 and values.dtype == np.float32
 
 
 def test_masked_log_probs_equal_a_reference_on_padded_rows() -> None:

@@ -110,6 +110,29 @@ def legal_features(obs, masks, ctx, rows) -> None:
 
 
 @kernel
+def nonzero_entries(obs):
+    """The nonzero entries of observations (float32 (B, n)), row by row, as ``np.nonzero`` lists
+    them: their columns (int64 (E,)), their values (float32 (E,)) and each row's number (int64 (B,)).
+    The net reads the state through them (the weight rows of these columns, ``h`` below)."""
+    rows, width = obs.shape
+    counts = np.zeros(rows, dtype=np.int64)
+    for b in range(rows):
+        for j in range(width):
+            if obs[b, j] != 0.0:
+                counts[b] += 1
+    cols = np.empty(counts.sum(), dtype=np.int64)
+    values = np.empty(counts.sum(), dtype=np.float32)
+    k = 0
+    for b in range(rows):
+        for j in range(width):
+            if obs[b, j] != 0.0:
+                cols[k] = j
+                values[k] = obs[b, j]
+                k += 1
+    return cols, values, counts
+
+
+@kernel
 def _offsets(shape):
     """The offsets of the flat weights' tensors, in the order of :data:`TENSORS`."""
     n_in, n_h, n_f, n_d = shape[SH_INPUT], shape[SH_HIDDEN], shape[SH_FEATURES], shape[SH_ACTION]
