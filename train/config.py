@@ -477,7 +477,7 @@ class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     on the rollout before (a policy lag of one update, corrected by PPO's ratio to the rollout's
     log-probabilities): threads of this process, or with ``ray_address`` Ray actors of one CPU each;
     ``0``: rollouts and updates one after the other in this process (no lag); ``auto``: the
-    machine's cores less one (at least 1), on Ray the cluster's CPUs"""
+    machine's cores less one (at least 1, at most 4 threads), on Ray the cluster's CPUs"""
 
     def check(self) -> None:
         super().check()

@@ -137,9 +137,9 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
 
 
 @pytest.mark.parametrize(
-    ("workers", "cores", "expected"), [("auto", 2, 1), ("auto", 1, 1), ("auto", 64, 10), (0, 8, 0)]
+    ("workers", "cores", "expected"), [("auto", 2, 1), ("auto", 1, 1), ("auto", 4, 3), ("auto", 64, 4), (3, 64, 3), (0, 8, 0)]
 )
-def test_auto_rollout_workers_are_the_cores_less_one(monkeypatch, workers, cores: int, expected: int) -> None:
+def test_auto_rollout_workers_are_the_cores_less_one_up_to_four(monkeypatch, workers, cores: int, expected: int) -> None:
     from treppen.train.kernel import rollouts
 
     monkeypatch.setattr(rollouts.os, "cpu_count", lambda: cores)

@@ -359,12 +359,17 @@ class ThreadWorkers(Workers):
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+#: The most rollout threads ``auto`` starts: one keeps up with a learner updating on the CPU, a few
+#: more with one on a GPU; past that the threads wait for Python's GIL (Ray actors scale further).
+AUTO_THREADS = 4
+
+
 def worker_count(config: KernelConfig) -> int:
-    """The rollout workers on this machine: ``rollout_workers``, ``auto`` the cores less one (at
-    least 1, at most ``n_envs``)."""
+    """The rollout workers on this machine: ``rollout_workers``; ``auto`` the cores less one, at
+    least 1, at most :data:`AUTO_THREADS` and ``n_envs``."""
     if config.rollout_workers != "auto":
         return config.rollout_workers
-    return max(1, min((os.cpu_count() or 1) - 1, config.n_envs))
+    return max(1, min((os.cpu_count() or 1) - 1, AUTO_THREADS, config.n_envs))
 
 
 def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:
