@@ -475,9 +475,10 @@ class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     rollout_workers: StepsOrAuto = "auto"
     """rollout workers, each stepping its share of the ``n_envs`` rows while the learner updates
     on the rollout before (a policy lag of one update, corrected by PPO's ratio to the rollout's
-    log-probabilities): threads of this process, or with ``ray_address`` Ray actors of one CPU each;
-    ``0``: rollouts and updates one after the other in this process (no lag); ``auto``: the
-    machine's cores less one (at least 1, at most 4 threads), on Ray the cluster's CPUs"""
+    log-probabilities): processes on this machine, or with ``ray_address`` Ray actors of one CPU
+    each; ``0``: rollouts and updates one after the other in the learner's process (no lag);
+    ``auto``: the machine's cores less one, at least 1 and at most one per 32 rows (on Ray the
+    cluster's CPUs)"""
 
     def check(self) -> None:
         super().check()

@@ -244,6 +244,7 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
             if periods["elo"].due(learner.steps):
                 elo.run(learner.steps)
             logger.dump(learner.steps)
+        learner.save(run_dir / "checkpoints", workers)  # the last one, while the workers hold their rows
     except KeyboardInterrupt:
         saved = learner.save(run_dir / "checkpoints", workers)
         print(
@@ -260,17 +261,14 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
         workers.close()
         if bar is not None:
             bar.close()
-    _finish(learner, workers, run_dir, evals, elo, logger)
+    _finish(learner, run_dir, evals, elo, logger)
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     print(f"total time: {minutes} min {seconds} s for {learner.steps} steps (training and evaluations)")
     return run_dir
 
 
-def _finish(
-    learner: Learner, workers: Workers, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger
-) -> None:
-    """Save the last checkpoint and the final model, evaluate and rate it, and print the summary."""
-    learner.save(run_dir / "checkpoints", workers)
+def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
+    """Save the final model, evaluate and rate it, and print the summary."""
     final = learner.net.save(run_dir / FINAL_MODEL)
     if evals.latest.get("steps") != learner.steps:
         evals.run(learner.steps)

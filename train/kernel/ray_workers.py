@@ -2,8 +2,8 @@
 one CPU (:class:`RolloutActor`) holding a shard of the rows, its own copy of the policy and the
 opponents' snapshots (a :class:`treppen.train.kernel.rollouts.Shard`), spread over the cluster's
 nodes. The learner stays one process, on its GPU where one is present: it sends each rollout's
-weights (and the pool when it changed) and updates on the rollout before meanwhile, as the
-threads of :class:`treppen.train.kernel.rollouts.ThreadWorkers` do.
+weights (and the pool when it changed) and updates on the rollout before meanwhile, as with the
+processes of :class:`treppen.train.kernel.rollouts.ProcessWorkers`.
 
 A lost actor (its process or its node gone) is replaced by a new one whose rows are dealt afresh
 under a seed of their own, and the new one plays the rollout the lost one did not finish: the lost
@@ -30,11 +30,12 @@ from treppen.train.kernel.policy import ActionNet
 from treppen.train.kernel.rollouts import (
     Pool,
     Rollout,
-    Shard,
     ShardRollout,
+    ShardStart,
     Workers,
+    build_shard,
+    changed_pool,
     derived_seed,
-    new_rows,
     shard_sizes,
 )
 
@@ -46,13 +47,11 @@ TRIES = 3
 
 @ray.remote(num_cpus=1)
 class RolloutActor:
-    """A shard of the rows in a Ray actor: ``rows`` rows of the run's game, dealt from ``seed``."""
+    """A shard of the rows in a Ray actor (``start``: :func:`treppen.train.kernel.rollouts.build_shard`'s)."""
 
-    def __init__(self, config: KernelConfig, rows: int, seed: int):
+    def __init__(self, config: KernelConfig, start: ShardStart):
         torch.set_num_threads(1)
-        net = ActionNet(config.net_arch[-1], config.action_dim, config.features).requires_grad_(False)
-        sampler = torch.Generator().manual_seed(derived_seed(seed, 1))
-        self.shard = Shard(config, new_rows(config, rows, seed), net, sampler)
+        self.shard = build_shard(config, start)
 
     def collect(self, weights: Any, pool: Pool | None, n_steps: int, steps: int) -> ShardRollout:
         """The shard's next rollout, played by the flat ``weights`` (see :meth:`Shard.collect`)."""
@@ -96,13 +95,11 @@ class RayWorkers(Workers):
     def _actor(self, i: int) -> Any:
         seed = derived_seed(self.config.seed, self.steps, i, self.incarnations[i])
         actor = RolloutActor.options(scheduling_strategy="SPREAD")  # type: ignore[attr-defined]  # a Ray actor class
-        return actor.remote(self.config, self.sizes[i], seed)
+        return actor.remote(self.config, (self.sizes[i], seed, derived_seed(seed, 1)))
 
     def _submit(self, i: int) -> Any:
         """Start the rollout of shard ``i`` (the pool only to an actor that holds another)."""
-        key = tuple(s for s, _ in self.pool)
-        pool = self.pool if self.sent[i] != key else None
-        self.sent[i] = key
+        pool = changed_pool(self.sent, i, self.pool)
         return self.actors[i].collect.remote(self.weights, pool, self.config.n_steps, self.at_steps)
 
     def start(self, net: ActionNet, pool: Pool, steps: int, capture: bool = False) -> None:

@@ -1,5 +1,5 @@
 """Rollouts of the batched learner (``backend: kernel``): its rows stepped by the behaviour policy,
-in the learner's thread, in worker threads (:class:`ThreadWorkers`) or in Ray actors
+in the learner's thread, in worker processes (:class:`ProcessWorkers`) or in Ray actors
 (:mod:`treppen.train.kernel.ray_workers`).
 
 The ``n_envs`` rows are split into shards, one per rollout worker. A :class:`Shard` holds its rows
@@ -14,12 +14,12 @@ Workers start a rollout with the learner's weights and hand it back when it is d
 - :class:`SerialWorkers` (``rollout_workers: 0``): one shard of every row, played by the learner's
   own net and its sampling generator, stepped in the learner's thread when the rollout is asked
   for: rollouts and updates one after the other, the learner of before the workers bit for bit;
-- :class:`ThreadWorkers` (``rollout_workers: W``): W shards, each stepped in a thread of its own
-  (the kernels and torch release the GIL) while the learner updates on the rollout before. That
-  rollout was played by the weights before the last update: a policy lag of one update, which
-  PPO's ratio to the behaviour policy's stored log-probabilities corrects
+- :class:`ProcessWorkers` (``rollout_workers: W``): W shards, each stepped in a process of its own
+  (no interpreter lock shared with the learner) while the learner updates on the rollout before.
+  That rollout was played by the weights before the last update: a policy lag of one update,
+  which PPO's ratio to the behaviour policy's stored log-probabilities corrects
   (:meth:`treppen.train.kernel.backend.Learner.update`). Each shard has its own seeds, so a
-  seeded run is the same whatever the threads' timing, and a checkpoint written while a rollout
+  seeded run is the same whatever the processes' timing, and a checkpoint written while a rollout
   is in flight holds that rollout's start (the shards' rows and generators, the weights playing
   it): ``--resume`` plays it again and continues exactly.
 
@@ -28,18 +28,19 @@ Workers start a rollout with the learner's weights and hand it back when it is d
 
 from __future__ import annotations
 
-import copy
+import multiprocessing
 import os
 import pickle
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 
+from treppen.arena.watchdog import watch_parent
 from treppen.train.config import KernelConfig
 from treppen.train.kernel.policy import ActionNet, Entries, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows, load_rows
@@ -286,10 +287,76 @@ class SerialWorkers(Workers):
         return self.shard.rows
 
 
-class ThreadWorkers(Workers):
-    """``rollout_workers: W``: W shards, each stepped in a thread of its own (see the module docstring).
+def changed_pool(sent: list[tuple[int, ...] | None], i: int, pool: Pool) -> Pool | None:
+    """``pool`` for worker ``i`` when it holds another (``sent[i]``, then updated), else ``None``."""
+    key = tuple(s for s, _ in pool)
+    changed, sent[i] = sent[i] != key, key
+    return pool if changed else None
 
-    :param workers: the number of shards and threads.
+
+#: How a worker's shard starts: a saved :meth:`Shard.state`, or its rows, their seed and its sampler's seed.
+ShardStart = bytes | tuple[int, int, int]
+
+
+def shard_starts(config: KernelConfig, workers: int, steps: int, state: dict[str, Any] | None) -> list[ShardStart]:
+    """How each of ``workers`` shards starts: from a checkpoint's ``shards`` when it holds
+    ``workers`` of them, else new rows, seeded by the run's seed (and its ``steps`` when resuming)."""
+    saved = state.get("shards", []) if state else []
+    if len(saved) == workers:
+        return list(saved)
+    parts = (config.seed, steps) if state else (config.seed,)
+    return [
+        (size, derived_seed(*parts, i), derived_seed(*parts, i, 1))
+        for i, size in enumerate(shard_sizes(config, workers))
+    ]
+
+
+def build_shard(config: KernelConfig, start: ShardStart) -> Shard:
+    """The shard that ``start`` describes (:data:`ShardStart`), its policy a net of the run's
+    shape whose weights come with each rollout."""
+    net = ActionNet(config.net_arch[-1], config.action_dim, config.features).requires_grad_(False)
+    if isinstance(start, bytes):
+        rows, generator = pickle.loads(start)
+        sampler = torch.Generator()
+        sampler.set_state(generator)
+    else:
+        rows, sampler = new_rows(config, start[0], start[1]), torch.Generator().manual_seed(start[2])
+    return Shard(config, rows, net, sampler)
+
+
+def _serve(conn: Connection, config: KernelConfig, start: ShardStart) -> None:
+    """A rollout worker process: its shard (:func:`build_shard`) and the requests on ``conn``:
+    ``("collect", weights, pool, steps, capture)`` (answered by ``("state", ...)`` first when
+    ``capture``, then ``("rollout", ...)``), ``("state",)`` and ``("stop",)``; an error is sent
+    back as ``("error", err)``."""
+    watch_parent()
+    torch.set_num_threads(1)
+    shard = build_shard(config, start)
+    while True:
+        try:
+            kind, *args = conn.recv()
+        except EOFError:  # the learner is gone
+            return
+        if kind == "stop":
+            return
+        try:
+            if kind == "state":
+                conn.send(("state", shard.state()))
+                continue
+            weights, pool, steps, capture = args
+            shard.prepare(weights, pool)
+            if capture:
+                conn.send(("state", shard.state()))
+            conn.send(("rollout", shard.collect(config.n_steps, steps)))
+        except Exception as err:  # the learner raises it
+            conn.send(("error", err))
+
+
+class ProcessWorkers(Workers):
+    """``rollout_workers: W``: W shards, each in a worker process of its own (see the module docstring),
+    started by ``spawn``; they end with the learner's process.
+
+    :param workers: the number of shards and processes.
     :param state: a checkpoint to resume: its ``shards`` when it holds ``workers`` of them (and,
         when written during a rollout, that rollout's weights in ``behaviour``: it is played
         again), else new rows seeded by the run's seed and its steps.
@@ -298,89 +365,108 @@ class ThreadWorkers(Workers):
     lagged = True
 
     def __init__(self, config: KernelConfig, learner: Learner, workers: int, state: dict[str, Any] | None = None):
-        self.n_steps = config.n_steps
-        saved = state.get("shards", []) if state else []
-        resumed = len(saved) == workers
-        parts = (config.seed, learner.steps) if state else (config.seed,)
-        self.shards = []
-        for i, size in enumerate(shard_sizes(config, workers)):
-            net = copy.deepcopy(learner.net).cpu().requires_grad_(False)
-            sampler = torch.Generator().manual_seed(derived_seed(*parts, i, 1))
-            if resumed:
-                rows, generator = pickle.loads(saved[i])
-                sampler.set_state(generator)
-            else:
-                rows = new_rows(config, size, derived_seed(*parts, i))
-            self.shards.append(Shard(config, rows, net, sampler))
+        starts = shard_starts(config, workers, learner.steps, state)
+        resumed = bool(state) and isinstance(starts[0], bytes)
+        context = multiprocessing.get_context("spawn")
+        self.pipes: list[Connection] = []
+        self.processes: list[Any] = []
+        for i, start in enumerate(starts):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(theirs, config, start), name=f"rollout-{i}", daemon=True)
+            process.start()
+            theirs.close()
+            self.pipes.append(ours)
+            self.processes.append(process)
         #: The weights of the rollout in flight when the resumed checkpoint was written: played again.
         self.relaunch: np.ndarray | None = state.get("behaviour") if state and resumed else None
-        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="rollout")
-        self.running: list[Future[ShardRollout]] = []
-        self.captured: list[Future[bytes]] | None = None
+        self.sent: list[tuple[int, ...] | None] = [None] * workers
+        self.running = self.capture = False
+        self.captured: list[bytes] | None = None
         self.weights: np.ndarray | None = None
 
     def start(self, net: ActionNet, pool: Pool, steps: int, capture: bool = False) -> None:
         if self.running:
             raise RuntimeError("a rollout is running; wait for it first")
         weights = net.export()
-        snapshots: Pool | None = pool
-        if self.relaunch is not None:  # the rollout in flight when the checkpoint was written, played again
-            weights, snapshots, self.relaunch = self.relaunch, None, None
-        for shard in self.shards:
-            shard.prepare(weights, snapshots)
-        self.weights = weights
-        self.captured = [Future() for _ in self.shards] if capture else None
-        self.running = [
-            self.pool.submit(self._collect, shard, steps, self.captured[i] if self.captured else None)
-            for i, shard in enumerate(self.shards)
-        ]
+        relaunch, self.relaunch = self.relaunch, None
+        for i, pipe in enumerate(self.pipes):
+            if relaunch is not None:  # the rollout in flight when the checkpoint was written, played again
+                pipe.send(("collect", relaunch, None, steps, capture))
+                self.sent[i] = None
+            else:
+                pipe.send(("collect", weights, changed_pool(self.sent, i, pool), steps, capture))
+        self.weights = relaunch if relaunch is not None else weights
+        self.running, self.capture, self.captured = True, capture, None
 
-    def _collect(self, shard: Shard, steps: int, captured: Future[bytes] | None) -> ShardRollout:
-        if captured is not None:
-            captured.set_result(shard.state())
-        return shard.collect(self.n_steps, steps)
+    def _receive(self, i: int, kind: str) -> Any:
+        """The answer ``kind`` of worker ``i``; its error raised here."""
+        try:
+            got, value = self.pipes[i].recv()
+        except EOFError:
+            raise RuntimeError(f"rollout worker process {i} ended (exit {self.processes[i].exitcode})") from None
+        if got == "error":
+            raise value
+        if got != kind:
+            raise RuntimeError(f"rollout worker process {i} answered {got!r} where {kind!r} was due")
+        return value
+
+    def _captured(self) -> list[bytes]:
+        if self.captured is None:
+            self.captured = [self._receive(i, "state") for i in range(len(self.pipes))]
+        return self.captured
 
     def wait(self) -> Rollout:
         if not self.running:
             raise RuntimeError("no rollout was started")
-        running, self.running, self.captured = self.running, [], None
-        return Rollout([future.result() for future in running])
+        if self.capture:
+            self._captured()
+        self.running = False
+        return Rollout([self._receive(i, "rollout") for i in range(len(self.pipes))])
 
     def state(self) -> dict[str, Any]:
         """The shards as the rollout in flight started them (with its weights) when it was started
         with ``capture``; else the shards as they are after it (a rollout in flight is dropped)."""
-        if self.running and self.captured is not None:
-            return {"shards": [c.result() for c in self.captured], "behaviour": self.weights}
+        if self.running and self.capture:
+            return {"shards": self._captured(), "behaviour": self.weights}
         if self.running:
             self.wait()
-        return {"shards": [shard.state() for shard in self.shards]}
+        for pipe in self.pipes:
+            pipe.send(("state",))
+        return {"shards": [self._receive(i, "state") for i in range(len(self.pipes))]}
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        for pipe in self.pipes:
+            try:
+                pipe.send(("stop",))
+            except OSError:  # the process ended already
+                pass
+        for process in self.processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.terminate()
 
 
-#: The most rollout threads ``auto`` starts: one keeps up with a learner updating on the CPU, a few
-#: more with one on a GPU; past that the threads wait for Python's GIL (Ray actors scale further).
-AUTO_THREADS = 4
+#: The fewest rows ``auto`` gives a worker: with fewer, a step's fixed costs outweigh its rows.
+AUTO_ROWS = 32
 
 
 def worker_count(config: KernelConfig) -> int:
     """The rollout workers on this machine: ``rollout_workers``; ``auto`` the cores less one, at
-    least 1, at most :data:`AUTO_THREADS` and ``n_envs``."""
+    least 1, at most one per :data:`AUTO_ROWS` rows."""
     if config.rollout_workers != "auto":
         return config.rollout_workers
-    return max(1, min((os.cpu_count() or 1) - 1, AUTO_THREADS, config.n_envs))
+    return max(1, min((os.cpu_count() or 1) - 1, config.n_envs // AUTO_ROWS))
 
 
 def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:
     """The run's rollout workers: on Ray with ``ray_address``, else serial (``rollout_workers: 0``)
-    or threads; ``state``: a checkpoint to resume."""
+    or processes; ``state``: a checkpoint to resume."""
     if config.ray_address is not None:
         from treppen.train.kernel.ray_workers import RayWorkers
 
         return RayWorkers(config, learner.steps)
     count = worker_count(config)
-    return ThreadWorkers(config, learner, count, state) if count else SerialWorkers(config, learner, state)
+    return ProcessWorkers(config, learner, count, state) if count else SerialWorkers(config, learner, state)
 
 
 def updates(
