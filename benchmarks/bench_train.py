@@ -1,7 +1,7 @@
 """Training speed (a benchmark, not a test). Variants (the first word; without one, ``sb3``):
 
 - ``sb3``: the self-play trainer's throughput against the SB3 ceiling (below);
-- ``kernel``: the batched learner against its rollout workers, threads or Ray actors (:func:`kernel`);
+- ``kernel``: the batched learner against its rollout workers, processes or Ray actors (:func:`kernel`);
 - ``imitation``: the imitation warm start's collection speed (:func:`imitation`);
 - ``rllib``: the RLlib backend's scaling on paper, in the Ray venv (:func:`rllib`).
 

@@ -211,7 +211,7 @@ def tiny_config(tmp_path, name: str, *extra: str):
     return load_config(config_path("kernel"), [*overrides, *extra])
 
 
-# 0: rollouts and updates in turn; 2: two rollout threads, each rollout running during the update before
+# 0: rollouts and updates in turn; 2: two rollout processes, each rollout running during the update before
 @pytest.mark.parametrize("workers", ["rollout_workers=0", "rollout_workers=2"])
 def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch, workers) -> None:
     whole = train_kernel(tiny_config(tmp_path, "whole", workers))

@@ -1,5 +1,6 @@
-"""The batched learner's rollout workers (train/kernel/rollouts.py): a rollout in a worker process
-is the serial learner's bit for bit, every row of every shard is stepped once per rollout step (as
+"""The batched learner's rollout workers (train/kernel/rollouts.py): a seeded run without workers is
+the learner's of before them bit for bit, a rollout in a worker process is the serial learner's bit
+for bit, every row of every shard is stepped once per rollout step (as
 a serial run steps it), and a lagged rollout is played by the weights before the update."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pickle
 import numpy as np
 import pytest
 
+from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner
 from treppen.train.kernel.rollouts import (
@@ -60,6 +62,14 @@ def assert_equal(got: Rollout, want: Rollout) -> None:
     assert got.results() == want.results()
 
 
+def test_a_seeded_run_without_workers_is_the_learner_of_before_them_bit_for_bit(tmp_path) -> None:
+    # kernel_run.npz: the final weights of this run as commit 8a9b964 trained it (make_kernel_run_fixture.py)
+    before = np.load(fixture.HERE / "kernel_run.npz")["w"]
+    weights = fixture.final_weights(tmp_path, "rollout_workers=0")
+    assert weights.dtype == before.dtype == np.float32 and weights.shape == before.shape == (16419,)
+    np.testing.assert_array_equal(weights, before)
+
+
 def test_a_rollout_in_a_worker_process_is_the_serial_learners_bit_for_bit() -> None:
     config = small_config("rollout_workers=0")
     learner = Learner(config, config.seed)
@@ -89,16 +99,28 @@ def test_every_row_of_every_worker_is_stepped_once_a_step_as_a_serial_run_steps_
         for _ in range(3):
             workers.start(learner.net, learner.pool, learner.steps)
             rollouts.append(workers.wait())
+        after = [pickle.loads(state)[0] for state in workers.state()["shards"]]
     finally:
         workers.close()
     assert not any(p.is_alive() for p in workers.processes)
-    # the same shards, stepped one after another in this process
+    # each row's decisions: 6 a rollout, as in a serial run of the 10 rows
+    serial = SerialWorkers(small_config("rollout_workers=0"), Learner(config, config.seed))
+    serial.start(learner.net, learner.pool, 0)
+    (whole,) = serial.wait().shards
+    for rollout in rollouts:
+        decisions = np.concatenate([sum(np.ones_like(step.index) for step in s.steps) for s in rollout.shards])
+        np.testing.assert_array_equal(decisions, sum(np.ones_like(step.index) for step in whole.steps))
+        assert decisions.tolist() == [6] * 10
+    # the same shards, stepped one after another in this process: the same steps and the same deals after them
     shards = [build_shard(config, start) for start in shard_starts(config, 3, 0, None)]
     for shard in shards:
         shard.prepare(learner.net.export(), learner.pool)
     for rollout in rollouts:
         assert [s.advantage.shape for s in rollout.shards] == [(6, 4), (6, 3), (6, 3)]  # 10 rows, 6 steps each
         assert_equal(rollout, Rollout([shard.collect(config.n_steps, 0) for shard in shards]))
+    for rows, shard in zip(after, shards, strict=True):  # the deals' arrays of every row
+        for name in ("_u64", "_i8", "_i64", "_obs"):
+            np.testing.assert_array_equal(getattr(rows.env, name), getattr(shard.rows.env, name))
 
 
 def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch) -> None:

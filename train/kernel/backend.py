@@ -2,7 +2,7 @@
 
 Reads top to bottom: config -> net (:class:`treppen.train.kernel.policy.ActionNet`) and rollout
 workers (:mod:`treppen.train.kernel.rollouts`: the rows, :class:`treppen.train.kernel.rows.LearnerRows`,
-stepped in the learner's thread, in threads of their own or in Ray actors) -> rollouts with GAE ->
+stepped in the learner's thread, in worker processes or in Ray actors) -> rollouts with GAE ->
 PPO update -> periodic snapshots, checkpoints, evaluations and Elo -> final model. Each rollout step
 is one forward pass over a worker's rows: the learner's legal actions as feature rows, a masked
 softmax, one sample per row, one env step (the opponents' moves inside it). An update makes
