@@ -9,14 +9,17 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner
+from treppen.train.kernel.policy import ActionNet, Entries, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import (
     ProcessWorkers,
     Rollout,
     SerialWorkers,
+    Step,
     build_shard,
     make_workers,
     shard_starts,
@@ -123,18 +126,38 @@ def test_every_row_of_every_worker_is_stepped_once_a_step_as_a_serial_run_steps_
             np.testing.assert_array_equal(getattr(rows.env, name), getattr(shard.rows.env, name))
 
 
+def behaviour_logp(weights: np.ndarray, step: Step) -> np.ndarray:
+    """The log-probabilities of a step's chosen actions under the flat ``weights``."""
+    net = ActionNet(16, 8, "heuristic")
+    net.load_flat(weights)
+    counts = torch.from_numpy(step.counts)
+    with torch.no_grad():
+        logits, _ = net.score(Entries(*map(torch.from_numpy, step.entries)), torch.from_numpy(step.feats), counts)
+        logp, _ = masked_log_probs(logits, legal_mask(counts, logits.shape[1]), torch.from_numpy(step.index))
+    return logp.numpy()
+
+
 def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch) -> None:
-    config = small_config("rollout_workers=2")
+    from treppen.train.kernel import rollouts
+
+    monkeypatch.setattr(rollouts, "usable_cores", lambda: 2)
+    config = small_config("rollout_workers=auto")
     learner = Learner(config, config.seed)
-    played = []
-    start = ProcessWorkers.start
+    played, updated = [], []
+    start, update = ProcessWorkers.start, Learner.update
 
     def recorded(self, net, pool, steps, capture=False):
         played.append(net.export())
         start(self, net, pool, steps, capture)
 
+    def recorded_update(self, rollout):
+        updated.append((rollout, self.net.export()))
+        return update(self, rollout)
+
     monkeypatch.setattr(ProcessWorkers, "start", recorded)
+    monkeypatch.setattr(Learner, "update", recorded_update)
     workers = make_workers(config, learner)
+    assert isinstance(workers, ProcessWorkers) and workers.lagged and len(workers.processes) == 1  # 2 cores
     initial = learner.net.export()
     after = []
     try:
@@ -145,6 +168,14 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
     assert len(after) == 5 and len(played) == 5  # the first two rollouts with the initial weights
     for weights, expected in zip(played, [initial, initial, *after[:3]], strict=True):
         np.testing.assert_array_equal(weights, expected)
+    # each update's ratio is to the log-probabilities stored with its rollout: the behaviour policy's,
+    # one update behind the learner's from the second update on
+    for (rollout, learners), behaviour in zip(updated, played, strict=True):
+        step = rollout.shards[0].steps[0]
+        np.testing.assert_allclose(step.logp, behaviour_logp(behaviour, step), atol=1e-5, rtol=0)
+        assert np.array_equal(learners, behaviour) == (rollout is updated[0][0])
+    lagged = updated[1][0].shards[0].steps[0]
+    assert np.abs(lagged.logp - behaviour_logp(updated[1][1], lagged)).max() > 1e-3
 
 
 @pytest.mark.parametrize(
@@ -155,6 +186,6 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
 def test_auto_rollout_workers_are_the_cores_less_one_with_32_rows_each(monkeypatch, workers, cores, rows, expected):
     from treppen.train.kernel import rollouts
 
-    monkeypatch.setattr(rollouts.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(rollouts, "usable_cores", lambda: cores)
     config = small_config(f"rollout_workers={workers}", f"n_envs={rows}", f"batch_size={rows * 2}")
     assert rollouts.worker_count(config) == expected

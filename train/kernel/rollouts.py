@@ -450,12 +450,19 @@ class ProcessWorkers(Workers):
 AUTO_ROWS = 32
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system has one (a container's
+    or ``taskset``'s share), else the machine's."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
 def worker_count(config: KernelConfig) -> int:
-    """The rollout workers on this machine: ``rollout_workers``; ``auto`` the cores less one, at
-    least 1, at most one per :data:`AUTO_ROWS` rows."""
+    """The rollout workers on this machine: ``rollout_workers``; ``auto`` the cores less one
+    (:func:`usable_cores`), at least 1, at most one per :data:`AUTO_ROWS` rows."""
     if config.rollout_workers != "auto":
         return config.rollout_workers
-    return max(1, min((os.cpu_count() or 1) - 1, config.n_envs // AUTO_ROWS))
+    return max(1, min(usable_cores() - 1, config.n_envs // AUTO_ROWS))
 
 
 def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:

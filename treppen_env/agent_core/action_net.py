@@ -110,7 +110,7 @@ def legal_features(obs, masks, ctx, rows) -> None:
 
 
 @kernel
-def nonzero_entries(obs):
+def nonzero_entries(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nonzero entries of observations (float32 (B, n)), row by row, as ``np.nonzero`` lists
     them: their columns (int64 (E,)), their values (float32 (E,)) and each row's number (int64 (B,)).
     The net reads the state through them (the weight rows of these columns, ``h`` below)."""
@@ -120,8 +120,9 @@ def nonzero_entries(obs):
         for j in range(width):
             if obs[b, j] != 0.0:
                 counts[b] += 1
-    cols = np.empty(counts.sum(), dtype=np.int64)
-    values = np.empty(counts.sum(), dtype=np.float32)
+    total = counts.sum()
+    cols = np.empty(total, dtype=np.int64)
+    values = np.empty(total, dtype=np.float32)
     k = 0
     for b in range(rows):
         for j in range(width):
