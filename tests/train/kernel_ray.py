@@ -28,9 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.train.node_loss import wait_until
 
 NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False}
 #: A small kernel run: 16 rows of 2 players, 256 decisions a rollout.
@@ -150,25 +151,16 @@ def run(command: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
-def wait_until(found: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not found():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            output = proc.stdout.read()[-3000:] if proc.stdout else ""
-            raise RuntimeError(f"gave up waiting (exit {proc.poll()}): {output}")
-        time.sleep(0.1)
-
-
 def train(cluster: Any, runs: Path) -> dict[str, Any]:
     """``treppen train`` on the cluster: an actor killed after the first checkpoint, the learner
     after the second, ``--resume`` to the end, the final model played without Ray."""
     run_dir = runs / "on_ray"
     checkpoints = run_dir / "checkpoints"
     proc = run(["train", *TRAIN, f"ray_address={cluster.address}", f"runs_dir={runs}", "name=on_ray"])
-    wait_until(lambda: (checkpoints / "model_512_steps.pt").is_file() and len(actor_pids(cluster)) == 2, proc)
+    wait_until(lambda: (checkpoints / "model_512_steps.pt").is_file() and len(actor_pids(cluster)) == 2, proc, 300)
     report: dict[str, Any] = {"actors": actor_pids(cluster)}
     os.kill(report["actors"][0], signal.SIGKILL)
-    wait_until(lambda: (checkpoints / "model_1024_steps.pt").is_file(), proc)
+    wait_until(lambda: (checkpoints / "model_1024_steps.pt").is_file(), proc, 300)
     proc.kill()
     first, _ = proc.communicate(timeout=60)
     report |= {"first": first[-4000:], "first_returncode": proc.returncode}

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import treppen_env
+from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
@@ -190,25 +191,8 @@ class Killed(BaseException):
 
 
 def tiny_config(tmp_path, name: str, *extra: str):
-    overrides = [
-        "n_envs=16",
-        "n_steps=8",
-        "batch_size=64",
-        "n_epochs=2",
-        "total_timesteps=768",
-        "net_arch=[16]",
-        "action_dim=8",
-        "snapshot_every=256",
-        "checkpoint_every=256",
-        "eval_deals=4",
-        "elo_every=0",
-        "torch_threads=1",
-        "device=cpu",
-        "progress=false",
-        f"runs_dir={tmp_path}",
-        f"name={name}",
-    ]
-    return load_config(config_path("kernel"), [*overrides, *extra])
+    """The tiny seeded run of tests/fixtures/make_kernel_run_fixture.py, in ``tmp_path/name``."""
+    return load_config(config_path("kernel"), [*fixture.OVERRIDES, f"runs_dir={tmp_path}", f"name={name}", *extra])
 
 
 # 0: rollouts and updates in turn; 2: two rollout processes, each rollout running during the update before
