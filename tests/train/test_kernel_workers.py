@@ -13,7 +13,7 @@ import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.config_files import config_path, load_config
-from treppen.train.kernel.backend import Learner
+from treppen.train.kernel.backend import Learner, make_workers
 from treppen.train.kernel.policy import ActionNet, Entries, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import (
     ProcessWorkers,
@@ -21,7 +21,6 @@ from treppen.train.kernel.rollouts import (
     SerialWorkers,
     Step,
     build_shard,
-    make_workers,
     shard_starts,
     updates,
 )

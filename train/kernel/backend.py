@@ -37,7 +37,16 @@ from treppen.train.callbacks import EloCallback, EvalCallback, Every
 from treppen.train.checkpoints import TrainingStopped, checkpoint_path, latest_checkpoint
 from treppen.train.config import KernelConfig, resolve_name
 from treppen.train.kernel.policy import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
-from treppen.train.kernel.rollouts import Pool, Rollout, Step, Workers, make_workers, updates
+from treppen.train.kernel.rollouts import (
+    Pool,
+    ProcessWorkers,
+    Rollout,
+    SerialWorkers,
+    Step,
+    Workers,
+    updates,
+    worker_count,
+)
 from treppen.train.rundir import open_run_dir, print_ratings, rating_callbacks
 from treppen_env.files import atomic_write
 
@@ -186,6 +195,17 @@ class Learner:
                 "approx_kl": float(((log_ratio.exp() - 1) - log_ratio).mean()),
                 "clip_fraction": float(((ratio - 1).abs() > c.clip_range).float().mean()),
             }
+
+
+def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:
+    """The run's rollout workers: on Ray with ``ray_address``, else serial (``rollout_workers: 0``)
+    or processes; ``state``: a checkpoint to resume."""
+    if config.ray_address is not None:
+        from treppen.train.kernel.ray_workers import RayWorkers
+
+        return RayWorkers(config, learner.steps)
+    count = worker_count(config)
+    return ProcessWorkers(config, learner, count, state) if count else SerialWorkers(config, learner, state)
 
 
 def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:

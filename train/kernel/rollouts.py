@@ -465,17 +465,6 @@ def worker_count(config: KernelConfig) -> int:
     return max(1, min(usable_cores() - 1, config.n_envs // AUTO_ROWS))
 
 
-def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:
-    """The run's rollout workers: on Ray with ``ray_address``, else serial (``rollout_workers: 0``)
-    or processes; ``state``: a checkpoint to resume."""
-    if config.ray_address is not None:
-        from treppen.train.kernel.ray_workers import RayWorkers
-
-        return RayWorkers(config, learner.steps)
-    count = worker_count(config)
-    return ProcessWorkers(config, learner, count, state) if count else SerialWorkers(config, learner, state)
-
-
 def updates(
     learner: Learner, workers: Workers, until: int, capture: Callable[[int], bool] = lambda steps: False
 ) -> Iterator[tuple[dict[str, float], dict[str, list[float]]]]:
