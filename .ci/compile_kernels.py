@@ -54,13 +54,14 @@ for preset in ("treppenromme", "rum500"):
     play_match(raw_env(num_players=2, rules=preset), [believer, GreedyAgent(rules=preset)], seed=0)
     believer.card_beliefs(observation, samples=2)
     agents.load("ppo-2p" if preset == "treppenromme" else "ppo-rum500-2p", seed=0).act(observation)
-    # the batched learner's kernels: padded legal rows, and a (zero) net drawing from them
+    # the batched learner's kernels: legal rows, a (zero) net drawing from them, the observation's entries
     obs, masks = observation["observation"][None], observation["action_mask"][None]
     rows = legal_rows(obs, masks, feature_context(preset), "heuristic")
     shape = np.array([obs.shape[1], 4, num_features("heuristic"), 4], dtype=np.int64)
     weights = np.zeros((1, action_net.layout(*shape)["size"][0]), dtype=np.float32)
     picked = np.zeros(1, dtype=np.int64)
     action_net.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
+    action_net.nonzero_entries(obs)
     # the search with that (zero) net in its playouts and as its prior
     with tempfile.TemporaryDirectory() as folder:
         net = Path(folder) / "final_model.npz"

@@ -1,5 +1,5 @@
 """The batched learner's policy as an agent: a ``final_model.npz`` of ``backend: kernel`` played by
-the kernels alone (no torch), and the padded legal-action rows it and the learner read.
+the kernels alone (no torch), and the legal-action rows it and the learner read.
 
 A position's legal actions are described by :func:`legal_rows` (the kernel
 :func:`treppen_env.agent_core.action_net.legal_features`: each legal action's static features and,
@@ -38,20 +38,26 @@ def num_features(features: str) -> int:
 
 @dataclass
 class LegalRows:
-    """Padded legal actions of a batch (the bundle of :func:`treppen_env.agent_core.action_net.legal_features`).
+    """The legal actions of a batch, one position's after another's (the bundle of
+    :func:`treppen_env.agent_core.action_net.legal_features`).
 
-    :ivar acts: int64 (B, K), -1 after each row's legal actions.
-    :ivar feats: float32 (B, K, F), zero rows after them.
-    :ivar counts: int64 (B,), legal actions per row.
+    :ivar acts: int64 (N,), position ``b``'s legal actions (ascending) in ``acts[offsets[b]:offsets[b + 1]]``.
+    :ivar feats: float32 (N, F), their feature rows.
+    :ivar offsets: int64 (B + 1,), where each position's legal actions start, ``N`` at the end.
     """
 
     acts: np.ndarray
     feats: np.ndarray
-    counts: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def counts(self) -> np.ndarray:
+        """int64 (B,): the legal actions of each position."""
+        return np.diff(self.offsets)
 
     def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(acts, feats, counts)``: the kernels' bundle."""
-        return self.acts, self.feats, self.counts
+        """``(acts, feats, offsets)``: the kernels' bundle."""
+        return self.acts, self.feats, self.offsets
 
 
 def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -62,15 +68,14 @@ def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
-    """The padded legal-action rows of observations (float32 (B, 969)) and their masks (int8 or
-    bool (B, >= 898)), ``K`` the most legal actions of a row (at least 1)."""
+    """The legal-action rows of observations (float32 (B, 969)) and their masks (int8 or bool
+    (B, >= 898))."""
     masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
-    width = max(int(masks.sum(axis=1, dtype=np.int64).max(initial=1)), 1)
-    b = obs.shape[0]
+    total = int(masks[:, :NUM_ACTIONS].sum(dtype=np.int64))
     rows = LegalRows(
-        np.empty((b, width), dtype=np.int64),
-        np.empty((b, width, num_features(features)), dtype=np.float32),
-        np.empty(b, dtype=np.int64),
+        np.empty(total, dtype=np.int64),
+        np.empty((total, num_features(features)), dtype=np.float32),
+        np.empty(obs.shape[0] + 1, dtype=np.int64),
     )
     R.legal_features(obs, masks, ctx, rows.bundle())
     return rows
@@ -155,7 +160,7 @@ class ActionNetAgent(Agent):
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
         mask = (np.asarray(observation["action_mask"]) != 0).astype(np.int8)[None]
         rows = legal_rows(obs, mask, self.ctx, self.features)
-        n = int(rows.counts[0])
+        n = rows.acts.size
         logits = np.zeros(n)
-        R.action_logits(self.w, self.shape, obs[0], rows.feats[0], n, logits)
-        return rows.acts[0, :n], logits
+        R.action_logits(self.w, self.shape, obs[0], rows.feats, n, logits)
+        return rows.acts, logits

@@ -47,6 +47,7 @@ RESUME_OVERRIDES = {
     "checkpoint_every",
     "ray_address",
     "num_env_runners",
+    "rollout_workers",
     "progress",
     "verbose",
 }

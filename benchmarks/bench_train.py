@@ -1,6 +1,7 @@
 """Training speed (a benchmark, not a test). Variants (the first word; without one, ``sb3``):
 
 - ``sb3``: the self-play trainer's throughput against the SB3 ceiling (below);
+- ``kernel``: the batched learner against its rollout workers, processes or Ray actors (:func:`kernel`);
 - ``imitation``: the imitation warm start's collection speed (:func:`imitation`);
 - ``rllib``: the RLlib backend's scaling on paper, in the Ray venv (:func:`rllib`).
 
@@ -14,7 +15,8 @@
    SB3 could reach with this policy (a ``kernel`` run's ceiling uses in-process envs).
 
 3. the batched learner (``backend: kernel``, ``configs/kernel.yaml``: PPO over the batched env's
-   rows, a snapshot in its pool), rollouts and updates, for ``--kernel-updates`` updates.
+   rows, a snapshot in its pool, its rollout workers as the config says: ``auto``, the cores less
+   one), rollouts and updates, for ``--kernel-updates`` updates.
 
 It prints the rates, the SB3 trainer's ratio to its ceiling (target >= 0.7), and on its LAST line
 the two training rates, the batched learner's first, then MaskablePPO's (env steps per wall
@@ -36,7 +38,7 @@ import os
 import platform
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -188,25 +190,52 @@ def bench_ceiling(config: SB3Config, steps: int) -> float:
         vec_env.close()
 
 
-def bench_kernel(config: KernelConfig, updates: int) -> dict[str, float]:
-    """Env steps per wall second and per CPU second (this process) of the batched learner over
-    ``updates`` rollouts and updates, after one warm-up update, with one snapshot in its pool."""
-    from treppen.train.kernel.backend import Learner
+def bench_kernel(config: KernelConfig, updates: int) -> dict[str, Any]:
+    """Env steps per wall second and per CPU second (this process; Ray actors' CPU not counted) of
+    the batched learner with its config's rollout workers over ``updates`` rollouts and updates,
+    after one warm-up update, with one snapshot in its pool; and the shares of the wall time the
+    learner's thread spent updating and waiting for rollouts (with ``rollout_workers: 0`` the
+    rollouts themselves), with the load average before and after."""
+    from treppen.train.kernel.backend import Learner, make_workers
+    from treppen.train.kernel.rollouts import updates as loop
 
     learner = Learner(config, config.seed)
     with tempfile.TemporaryDirectory() as tmp:
         learner.snapshot(Path(tmp))
-    learner.update(learner.rollout())
-    start, cpu = time.perf_counter(), time.process_time()
-    rollout = 0.0
-    for _ in range(updates):
-        tick = time.perf_counter()
-        buffer = learner.rollout()
-        rollout += time.perf_counter() - tick
-        learner.update(buffer)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    steps = updates * config.n_steps * config.n_envs
-    return {"steps_per_s": steps / wall, "steps_per_cpu_s": steps / cpu, "rollout_share": rollout / wall}
+    workers = make_workers(config, learner)
+    spent = {"update": 0.0, "wait": 0.0}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                spent[name] += time.perf_counter() - start
+
+        return run
+
+    learner.update, workers.wait = timed("update", learner.update), timed("wait", workers.wait)  # type: ignore[method-assign]
+    per_update = config.n_steps * config.n_envs
+    try:
+        steps = loop(learner, workers, (updates + 1) * per_update)
+        next(steps)  # the warm-up update
+        spent.update(update=0.0, wait=0.0)
+        load, start, cpu = os.getloadavg()[0], time.perf_counter(), time.process_time()
+        for _ in steps:
+            pass
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    finally:
+        workers.close()
+    timed_steps = updates * per_update
+    return {
+        "steps_per_s": timed_steps / wall,
+        "steps_per_cpu_s": timed_steps / cpu,
+        "update_share": spent["update"] / wall,
+        "wait_share": spent["wait"] / wall,
+        "load_before": round(load, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
 
 
 #: A backend's config class.
@@ -257,7 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "kernel_steps_per_s": round(kernel["steps_per_s"], 1),
         "kernel_steps_per_cpu_s": round(kernel["steps_per_cpu_s"], 1),
-        "kernel_rollout_share": round(kernel["rollout_share"], 3),
+        "kernel_rollout_workers": kernel_config.rollout_workers,
+        "kernel_update_share": round(kernel["update_share"], 3),
+        "kernel_wait_share": round(kernel["wait_share"], 3),
+        "kernel_load_average": [kernel["load_before"], kernel["load_after"]],
         "kernel_over_maskable": round(kernel["steps_per_s"] / trainer, 2),
         "target_ratio": TARGET_RATIO,
         "load_average_before": [round(x, 2) for x in load_before],
@@ -275,12 +307,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print("one PPO step's wall time: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()))
     print(
-        f"batched learner (backend kernel, {args.kernel_config.name}): {kernel['steps_per_s']:.0f} steps/s, "
-        f"{kernel['steps_per_cpu_s']:.0f} per CPU s, rollouts {kernel['rollout_share']:.0%} of its time; "
-        f"{kernel['steps_per_s'] / trainer:.1f}x MaskablePPO"
+        f"batched learner (backend kernel, {args.kernel_config.name}, rollout_workers="
+        f"{kernel_config.rollout_workers}): {kernel['steps_per_s']:.0f} steps/s, {kernel['steps_per_cpu_s']:.0f} per "
+        f"CPU s; the learner updates {kernel['update_share']:.0%} of the time and waits for rollouts "
+        f"{kernel['wait_share']:.0%}; {kernel['steps_per_s'] / trainer:.1f}x MaskablePPO "
+        f"(load average {kernel['load_before']:.1f} before, {kernel['load_after']:.1f} after)"
     )
     print(f"written to {RESULTS}")
     print(f"{kernel['steps_per_s']:.0f} {trainer:.0f}")
+    return 0
+
+
+# --- kernel: the batched learner against its rollout workers
+
+
+def kernel(argv: Sequence[str] | None = None) -> int:
+    """The batched learner's env steps per wall second against ``rollout_workers``: each setting of
+    ``--workers`` measured over ``--updates`` updates (:func:`bench_kernel`), the settings taking
+    turns for ``--rounds`` rounds in one run, each figure with its load average. With
+    ``--ray-address`` the workers are Ray actors on that cluster (in the Ray venv, e.g. a local
+    2-node cluster: ``ray start --head --port 6390 --node-ip-address 127.0.0.1 --num-cpus 1`` and
+    ``ray start --address 127.0.0.1:6390 --node-ip-address 127.0.0.1 --num-cpus 1``).
+    ``bench_train.py kernel [--workers 0 1 2 4] [--rounds 2] [--updates 4] [--ray-address ADDR]``.
+    """
+    parser = argparse.ArgumentParser(prog="bench_train kernel", description="the batched learner against its workers")
+    parser.add_argument("--config", type=Path, default=ROOT / "configs" / "kernel.yaml")
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2, 4], help="rollout_workers settings")
+    parser.add_argument("--rounds", type=int, default=2, help="turns of every setting")
+    parser.add_argument("--updates", type=int, default=4, help="timed updates per measurement")
+    parser.add_argument("--ray-address", default=None, help="the workers as Ray actors on this cluster")
+    parser.add_argument("--out", type=Path, default=RESULTS.with_name("bench_train_kernel.json"))
+    args = parser.parse_args(argv)
+    before = conditions()
+    ray = [f"ray_address={args.ray_address}"] if args.ray_address else []
+    rows: dict[int, list[dict[str, Any]]] = {n: [] for n in args.workers}
+    for _ in range(args.rounds):
+        for n in args.workers:
+            if ray and n == 0:
+                continue  # no actors: the serial learner
+            config = backend_config(load_config(args.config, [f"rollout_workers={n}", *ray]), KernelConfig)
+            torch.set_num_threads(config.torch_threads)
+            row = bench_kernel(config, args.updates)
+            rows[n].append({key: round(value, 3) for key, value in row.items()})
+            print(
+                f"rollout_workers={n}{' (Ray actors)' if ray and n else ''}: {row['steps_per_s']:,.0f} env steps/s, "
+                f"{row['steps_per_cpu_s']:,.0f} per CPU s of the learner's process; "
+                f"updating {row['update_share']:.0%}, "
+                f"waiting for rollouts {row['wait_share']:.0%}; load average {row['load_before']:.1f}, "
+                f"{row['load_after']:.1f} after",
+                flush=True,
+            )
+    write(args.out, {"config": str(args.config), "ray_address": args.ray_address, "measured": rows}, before)
     return 0
 
 
@@ -418,4 +495,6 @@ def rllib(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run_variant({"sb3": main, "imitation": imitation, "rllib": rllib}, default="sb3"))
+    raise SystemExit(
+        run_variant({"sb3": main, "kernel": kernel, "imitation": imitation, "rllib": rllib}, default="sb3")
+    )

@@ -15,7 +15,8 @@ A backend's keys are the fields of its class, :data:`CONFIGS`: :class:`SB3Config
 read is declared once, in the base they share: :class:`PPOBase` (PPO, the opponent pool,
 checkpoints, evaluations: sb3, rllib and kernel), :class:`RecipeBase` (the policy, the imitation
 warm start, keep-best: sb3 and rllib), :class:`FitKeys` (the imitation fit: sb3, rllib and expert)
-and :class:`TargetKLKey` (sb3 and kernel); :data:`READERS` lists the backends that read each key.
+and :class:`TargetKLKey` (sb3 and kernel), :class:`RayAddressKey` (rllib and kernel); :data:`READERS`
+lists the backends that read each key.
 In Python a config is one flat dataclass (``config.learning_rate``); the sections are its YAML
 (:meth:`TrainConfig.to_dict`). Types and ranges are the fields' (checked by pydantic when a
 config is loaded, :func:`treppen.train.config_files.load_config`), values that must agree
@@ -103,6 +104,21 @@ Number = Annotated[float, Strict(), BeforeValidator(_number), Field(allow_inf_na
 Rate = Annotated[Number, Field(gt=0)]
 Probability = Annotated[Number, Field(ge=0, le=1)]
 Text = Annotated[str, Strict()]
+
+
+def _steps_or_auto(value: Any) -> Any:
+    """``value`` for :data:`StepsOrAuto`: ``auto`` or a whole number, 0 or more.
+
+    :raises ValueError: for anything else.
+    """
+    value = _whole_number(value)
+    if value == "auto" or (type(value) is int and value >= 0):
+        return value
+    raise ValueError("should be a whole number, 0 or more, or 'auto'")
+
+
+StepsOrAuto = Annotated[int | Literal["auto"], BeforeValidator(_steps_or_auto)]
+"""A whole number, 0 or more, or ``auto`` (a value that fits the machine)."""
 Flag = Annotated[bool, Strict()]
 
 #: The package holding the shipped configs (the repository's ``configs/``).
@@ -426,20 +442,28 @@ class SB3Config(TargetKLKey, RecipeBase):
 
 
 @dataclass
-class RLlibConfig(RecipeBase):
+class RayAddressKey:
+    """The Ray cluster (rllib: its env runners; kernel: its rollout workers)."""
+
+    ray_address: Text | None = None
+    """``auto`` or ``host:port`` joins a running cluster (``ray start --head`` on one machine,
+    ``ray start --address`` on the others), ``local`` starts a Ray instance on 127.0.0.1; ``null``:
+    rllib starts a local instance, kernel keeps its rollout workers in threads of its own process
+    (``pip install 'treppen[ray]'`` for any other value)"""
+
+
+@dataclass
+class RLlibConfig(RayAddressKey, RecipeBase):
     """``backend: rllib``: the recipe on Ray RLlib's PPO (:mod:`treppen.train.rllib.backend`)."""
 
     backend: ClassVar[Backend] = "rllib"
 
-    ray_address: Text | None = None
-    """``null`` starts a local Ray instance on 127.0.0.1; ``auto`` or ``host:port`` joins a running
-    cluster (``ray start --head`` on one machine, ``ray start --address`` on the others)"""
     num_env_runners: Steps = 2
     """env runner processes (Ray actors, one CPU each) that play the self-play episodes"""
 
 
 @dataclass
-class KernelConfig(TargetKLKey, PPOBase):
+class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     """``backend: kernel``: PPO over the batched env's rows, random, greedy and snapshot opponents
     inside the kernels (:mod:`treppen.train.kernel.backend`)."""
 
@@ -451,6 +475,13 @@ class KernelConfig(TargetKLKey, PPOBase):
     pick_init: Number = 0.0
     """the initial logit weight of the heuristic's pick (``features: heuristic``); a positive value
     starts the policy near the greedy heuristic"""
+    rollout_workers: StepsOrAuto = "auto"
+    """rollout workers, each stepping its share of the ``n_envs`` rows while the learner updates
+    on the rollout before (a policy lag of one update, corrected by PPO's ratio to the rollout's
+    log-probabilities): processes on this machine, or with ``ray_address`` Ray actors of one CPU
+    each; ``0``: rollouts and updates one after the other in the learner's process (no lag);
+    ``auto``: the machine's cores less one, at least 1 and at most one per 32 rows (on Ray the
+    cluster's CPUs)"""
 
     def check(self) -> None:
         super().check()
@@ -458,6 +489,11 @@ class KernelConfig(TargetKLKey, PPOBase):
             self.batch_size % self.n_envs == 0,
             f"batch_size={self.batch_size} must be a multiple of n_envs={self.n_envs} (backend kernel: a minibatch "
             f"is whole steps of every row); e.g. {self.n_envs * max(1, self.batch_size // self.n_envs)}",
+        )
+        _require(
+            self.rollout_workers == "auto" or self.rollout_workers <= self.n_envs,
+            f"rollout_workers={self.rollout_workers} exceeds n_envs={self.n_envs}: each worker steps at least one "
+            f"row; use at most {self.n_envs}",
         )
 
 

@@ -69,14 +69,14 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
         obs = encode(state, state.current)[None]
         np.testing.assert_array_equal(work.net.obs, obs[0])
         rows = legal_rows(obs, state.legal_mask()[None].astype(np.int8), ctx, "heuristic")
-        np.testing.assert_array_equal(work.net.rows.acts[:n], rows.acts[0])
+        np.testing.assert_array_equal(work.net.rows.acts[:n], rows.acts)
         with torch.no_grad():
-            logits, _ = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(rows.acts >= 0))
+            logits, _ = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(rows.counts))
         np.testing.assert_allclose(work.net.logits[:n], logits[0].numpy(), atol=1e-5, rtol=0)
         probs = search_net.probabilities(observe(state))
-        np.testing.assert_allclose(probs[rows.acts[0]], torch.softmax(logits[0], 0).numpy(), atol=1e-6, rtol=0)
+        np.testing.assert_allclose(probs[rows.acts], torch.softmax(logits[0], 0).numpy(), atol=1e-6, rtol=0)
         assert probs.sum() == pytest.approx(1.0, abs=1e-9)
-        best = int(rows.acts[0, int(logits[0].argmax())])
+        best = int(rows.acts[int(logits[0].argmax())])
         assert P.net_choice(pos, state.tables[0], settings, rng, work) == best
     assert len(positions) > 30
 

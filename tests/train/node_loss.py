@@ -87,10 +87,13 @@ def run(command: list[str], **kwargs: Any) -> subprocess.Popen[str]:
 
 
 def wait_until(found: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 240) -> None:
+    """Wait for ``found()``; fail with the end of ``proc``'s stderr (or its stdout, where stderr goes
+    there) when it ends first or after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not found():
         if proc.poll() is not None or time.monotonic() > deadline:
-            error = proc.stderr.read()[-2000:] if proc.stderr else ""
+            stream = proc.stderr or proc.stdout
+            error = stream.read()[-3000:] if stream else ""
             raise RuntimeError(f"gave up waiting (exit {proc.poll()}): {error}")
         time.sleep(0.2)
 

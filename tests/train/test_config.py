@@ -109,6 +109,34 @@ def test_bad_values_name_the_key(overrides, words):
         assert word in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["rollout_workers=-1"],
+            "config key rollout_workers=-1: Value error, should be a whole number, 0 or more, or 'auto'",
+        ),
+        (
+            ["rollout_workers=many"],
+            "config key rollout_workers='many': Value error, should be a whole number, 0 or more, or 'auto'",
+        ),
+        (
+            ["rollout_workers=true"],
+            "config key rollout_workers=True: Value error, should be a whole number, 0 or more, or 'auto'",
+        ),
+        (
+            ["n_envs=4", "batch_size=8", "rollout_workers=5"],
+            "rollout_workers=5 exceeds n_envs=4: each worker steps at least one row; use at most 4",
+        ),
+    ],
+)
+def test_bad_rollout_workers_name_the_key_and_what_is_allowed(overrides, message):
+    with pytest.raises(ValueError) as err:
+        load_config(config_path("kernel"), overrides)
+    assert str(err.value).endswith(f"overrides '{' '.join(overrides)}': {message}")
+    assert load_config(config_path("kernel"), ["rollout_workers=3.0"]).rollout_workers == 3
+
+
 def test_missing_config_file(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nope\.yaml"):
         load_config(tmp_path / "nope.yaml")
@@ -126,9 +154,13 @@ def test_one_config_format_serves_both_backends():
     assert recipe.imitation_decisions and recipe.best_every and recipe.opponent_best
     with pytest.raises(ValueError, match="snapshot_deterministic=True is sb3 only"):
         load_config(None, ["backend=rllib", "snapshot_deterministic=true"])
-    with pytest.raises(ValueError, match="ray_address='auto' is rllib only"):
+    with pytest.raises(ValueError, match="ray_address='auto' is for backends rllib, kernel; backend sb3 does not"):
         load_config(None, ["ray_address=auto"])
     assert load_config(None, ["backend=rllib", "ray_address=auto", "num_env_runners=8"]).num_env_runners == 8
+    with pytest.raises(ValueError, match="num_env_runners=8 is rllib only; backend kernel does not read it"):
+        load_config(config_path("kernel"), ["ray_address=auto", "num_env_runners=8"])
+    kernel = load_config(config_path("kernel"), ["ray_address=auto", "rollout_workers=8"])
+    assert (kernel.ray_address, kernel.rollout_workers) == ("auto", 8)
 
 
 def test_the_defaults_are_the_shipped_recipe():
@@ -216,7 +248,7 @@ def test_a_run_folders_flat_config_from_before_the_sections_resumes(tmp_path, mo
     old = FIXTURES / "run_config_before_sections.yaml"
     expected = load_config(config_path("kernel"), ["name=kernel_run", "total_timesteps=768"])
     assert load_config(old, saved_run=True) == expected  # the keys kernel does not read are dropped
-    with pytest.raises(ValueError, match="config key ray_address=None is rllib only; backend kernel does not read it"):
+    with pytest.raises(ValueError, match="config key num_env_runners=2 is rllib only; backend kernel does not read it"):
         load_config(old)  # as a config file of the user's, those keys are refused
     run = tmp_path / "kernel_run"
     run.mkdir()

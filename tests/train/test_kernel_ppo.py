@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import treppen_env
+from tests.fixtures import make_kernel_run_fixture as fixture
 from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.action_features import ACTION_FEATURES, action_table
@@ -19,7 +20,7 @@ from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner, train_kernel
-from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
+from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
@@ -44,24 +45,35 @@ def batch() -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("features", ["heuristic", "cards"])
-def test_legal_rows_list_each_legal_action_with_its_features_and_pad_the_rest(batch, features: str) -> None:
+def test_legal_rows_list_each_legal_action_with_its_features_one_position_after_another(batch, features: str):
     obs, masks = batch
     ctx = feature_context(make_rules("treppenromme"))
     rows = legal_rows(obs, masks, ctx, features)
     counts = masks.sum(1)
-    assert rows.acts.shape[1] == counts.max() and (rows.counts == counts).all()
+    assert rows.offsets[0] == 0 and (rows.counts == counts).all() and rows.acts.size == rows.offsets[-1] == counts.sum()
     table = action_table("treppenromme")
     heur = heuristic_features(obs, masks)
     for b in range(len(obs)):
         legal = np.flatnonzero(masks[b])
-        n = legal.size
-        assert (rows.acts[b, :n] == legal).all() and (rows.acts[b, n:] == -1).all()
-        np.testing.assert_array_equal(rows.feats[b, :n, :ACTION_FEATURES], table[legal])
+        place = slice(rows.offsets[b], rows.offsets[b + 1])
+        assert (rows.acts[place] == legal).all()
+        np.testing.assert_array_equal(rows.feats[place, :ACTION_FEATURES], table[legal])
         if features == "heuristic":
-            np.testing.assert_array_equal(rows.feats[b, :n, ACTION_FEATURES:], heur[b, legal])
+            np.testing.assert_array_equal(rows.feats[place, ACTION_FEATURES:], heur[b, legal])
         else:
-            assert rows.feats.shape[2] == ACTION_FEATURES
-        assert (rows.feats[b, n:] == 0).all()
+            assert rows.feats.shape[1] == ACTION_FEATURES
+
+
+def test_nonzero_entries_are_numpys_row_by_row(batch) -> None:
+    obs = batch[0].copy()
+    obs[3] = 0.0  # a row without entries
+    obs[5, 7] = -0.5
+    cols, values, counts = nonzero_entries(obs)
+    rows, expected = np.nonzero(obs)
+    np.testing.assert_array_equal(cols, expected)
+    np.testing.assert_array_equal(values, obs[rows, expected])
+    np.testing.assert_array_equal(counts, np.bincount(rows, minlength=len(obs)))
+    assert counts[3] == 0 and cols.dtype == counts.dtype == np.int64 and values.dtype == np.float32
 
 
 def test_masked_log_probs_equal_a_reference_on_padded_rows() -> None:
@@ -91,17 +103,19 @@ def test_the_kernel_net_equals_torch_on_saved_weights(tmp_path, batch, hidden: i
             p.mul_(3.0)  # larger weights than at initialisation: saturating units, spread logits
     loaded = ActionNet.load(net.save(tmp_path / "net.npz"))
     rows = legal_rows(obs, masks, feature_context(make_rules("treppenromme")), features)
-    valid = rows.acts >= 0
+    inputs = torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(rows.counts)
     with torch.no_grad():
-        t_logits, t_value = net(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
-        l_logits, l_value = loaded(torch.from_numpy(obs), torch.from_numpy(rows.feats), torch.from_numpy(valid))
+        t_logits, t_value = net(*inputs)
+        l_logits, l_value = loaded(*inputs)
     assert torch.equal(t_logits, l_logits) and torch.equal(t_value, l_value)
+    assert t_logits.shape == (len(obs), rows.counts.max()) and t_value.shape == (len(obs),)
     w, shape = net.export(), net.shape()
-    logits = np.zeros(rows.acts.shape[1])
+    logits = np.zeros(t_logits.shape[1])
     for b in range(len(obs)):
         n = int(rows.counts[b])
-        R.action_logits(w, shape, obs[b], rows.feats[b], n, logits)
+        R.action_logits(w, shape, obs[b], rows.feats[rows.offsets[b] :], n, logits)
         np.testing.assert_allclose(logits[:n], t_logits[b, :n].numpy(), atol=1e-5, rtol=0)
+        assert (t_logits[b, n:] == -torch.inf).all()
 
 
 def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
@@ -116,8 +130,9 @@ def test_masked_log_probs_have_finite_gradients_with_padding() -> None:
 def pick_actions(rows: LearnerRows) -> np.ndarray:
     """The greedy heuristic's pick in every row, read from the learner's legal rows."""
     legal = rows.legal()
-    picked = legal.feats[:, :, ACTION_FEATURES + H_PICK].argmax(axis=1)
-    return legal.acts[np.arange(len(picked)), picked]
+    pick = legal.feats[:, ACTION_FEATURES + H_PICK]
+    starts, ends = legal.offsets[:-1], legal.offsets[1:]
+    return np.array([legal.acts[a + pick[a:b].argmax()] for a, b in zip(starts, ends, strict=True)])
 
 
 def play(rows: LearnerRows, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -177,36 +192,24 @@ class Killed(BaseException):
     """A kill in the middle of an update: nothing is saved on the way out."""
 
 
-def tiny_config(tmp_path, name: str):
-    return load_config(config_path("kernel"), tiny_overrides(tmp_path, name))
+def tiny_overrides(tmp_path, name: str, *extra: str) -> list[str]:
+    """The overrides of the tiny seeded run of tests/fixtures/make_kernel_run_fixture.py (768 steps of
+    16 rows), in ``tmp_path/name``."""
+    return [*fixture.OVERRIDES, f"runs_dir={tmp_path}", f"name={name}", *extra]
 
 
-def tiny_overrides(tmp_path, name: str) -> list[str]:
-    """``treppen train --config kernel`` overrides for a run of seconds: 768 steps of 16 rows."""
-    return [
-        "n_envs=16",
-        "n_steps=8",
-        "batch_size=64",
-        "n_epochs=2",
-        "total_timesteps=768",
-        "net_arch=[16]",
-        "action_dim=8",
-        "snapshot_every=256",
-        "checkpoint_every=256",
-        "eval_deals=4",
-        "elo_every=0",
-        "torch_threads=1",
-        "device=cpu",
-        "progress=false",
-        f"runs_dir={tmp_path}",
-        f"name={name}",
-    ]
+def tiny_config(tmp_path, name: str, *extra: str):
+    return load_config(config_path("kernel"), tiny_overrides(tmp_path, name, *extra))
 
 
-def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(tmp_path, monkeypatch, capsys) -> None:
+# 0: rollouts and updates in turn; 2: two rollout processes, each rollout running during the update before
+@pytest.mark.parametrize("workers", ["rollout_workers=0", "rollout_workers=2"])
+def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
+    tmp_path, monkeypatch, capsys, workers
+) -> None:
     """Killed after its checkpoint at 512 steps, which is then cut short (issue 45): the resumed run
     names it, continues from the one at 256 and ends as the uninterrupted run."""
-    whole = train_kernel(tiny_config(tmp_path, "whole"))
+    whole = train_kernel(tiny_config(tmp_path, "whole", workers))
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
         assert (whole / name).is_file(), name
     assert sorted(p.name for p in (whole / "checkpoints").iterdir()) == [f"model_{s}_steps.pt" for s in (256, 512, 768)]
@@ -224,7 +227,7 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
 
     monkeypatch.setattr(Learner, "update", killed_in_the_fifth_update)
     with pytest.raises(Killed):
-        train_kernel(tiny_config(tmp_path, "killed"))
+        train_kernel(tiny_config(tmp_path, "killed", workers))
     monkeypatch.setattr(Learner, "update", update)
     assert not (tmp_path / "killed" / "final_model.npz").exists()
     checkpoints = tmp_path / "killed" / "checkpoints"
@@ -295,7 +298,7 @@ def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypat
 def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
     import pickle
 
-    from treppen.train.kernel.backend import load_rows
+    from treppen.train.kernel.rows import load_rows
 
     rows = LearnerRows(6, 3, make_rules("treppenromme"), {"random": 0.5, "greedy": 0.5}, "heuristic", seed=4)
     rows.reset()

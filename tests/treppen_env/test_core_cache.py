@@ -166,7 +166,13 @@ def test_processes_that_start_at_once_from_an_empty_cache_agree(tmp_path: Path) 
 
 
 #: The modules of the ray extra (no kernels in them): imported only where Ray is installed.
-RAY_MODULES = {"arena.ray_cluster", "train.expert.ray_labels", "train.rllib.backend", "train.rllib.modules"}
+RAY_MODULES = {
+    "arena.ray_cluster",
+    "train.expert.ray_labels",
+    "train.kernel.ray_workers",
+    "train.rllib.backend",
+    "train.rllib.modules",
+}
 
 
 def _project_kernels() -> list[Dispatcher]:
@@ -185,7 +191,7 @@ def _project_kernels() -> list[Dispatcher]:
 
 def test_every_kernel_is_keyed_on_the_sources_it_is_compiled_from() -> None:
     kernels = _project_kernels()
-    assert len(kernels) == 127  # every @kernel in treppen_env, agents, arena, train and apps
+    assert len(kernels) == 128  # every @kernel in treppen_env, agents, arena, train and apps
     sources = set(cache.kernel_sources())
     for kernel in kernels:
         assert isinstance(kernel._cache, cache.KernelCache), kernel.py_func.__qualname__

@@ -1,27 +1,29 @@
 """``backend: kernel``: PPO over the rows of the batched env, opponents played by kernels.
 
-Reads top to bottom: config -> rows (:class:`treppen.train.kernel.rows.LearnerRows`) and net
-(:class:`treppen.train.kernel.policy.ActionNet`) -> rollouts -> GAE -> PPO update -> periodic
-snapshots, checkpoints, evaluations and Elo -> final model. Each rollout step is one forward pass
-over all rows: the learner's legal actions as padded feature rows (B, K, F), a masked softmax, one
-sample per row, one env step (the opponents' moves inside it). An update makes ``n_epochs`` passes
-over the rollout in minibatches of whole steps (``batch_size / n_envs`` steps of every row, each
-padded to its most legal actions) with the clipped PPO loss, value loss and entropy bonus
-(:func:`treppen.train.kernel.policy.masked_log_probs`).
+Reads top to bottom: config -> net (:class:`treppen.train.kernel.policy.ActionNet`) and rollout
+workers (:mod:`treppen.train.kernel.rollouts`: the rows, :class:`treppen.train.kernel.rows.LearnerRows`,
+stepped in the learner's thread, in worker processes or in Ray actors) -> rollouts with GAE ->
+PPO update -> periodic snapshots, checkpoints, evaluations and Elo -> final model. Each rollout step
+is one forward pass over a worker's rows: the learner's legal actions as feature rows, a masked
+softmax, one sample per row, one env step (the opponents' moves inside it). An update makes
+``n_epochs`` passes over the rollout in minibatches of whole steps (``batch_size / n_envs`` steps of
+every row) with the clipped PPO loss, value loss and entropy bonus
+(:func:`treppen.train.kernel.policy.masked_log_probs`); with ``rollout_workers`` above 0 the next
+rollout runs meanwhile, played by the weights before this update.
 
 Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
 
     tb/                losses, rewards per opponent kind, evaluations and Elo
     checkpoints/       model_<steps>_steps.pt: net, optimizer, generators and the rows' deals
                        (written atomically); ``--resume`` continues exactly where it was written
+                       (on Ray: the rows are dealt afresh)
     pool/              snapshot_<steps>.npz: the frozen snapshots the opponents draw from
     final_model.npz    the trained net (:meth:`ActionNet.load`; the kernels read its flat weights)
 """
 
 from __future__ import annotations
 
-import io
-import pickle
+import copy
 import time
 from pathlib import Path
 from typing import Any
@@ -30,11 +32,21 @@ import numpy as np
 import torch
 from torch import nn
 
+from treppen.agents.action_net import feature_context
 from treppen.train.callbacks import EloCallback, EvalCallback, Every
-from treppen.train.checkpoints import checkpoint_path, checkpoints, newest_readable
+from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
 from treppen.train.config import KernelConfig, resolve_name
-from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs
-from treppen.train.kernel.rows import LearnerRows
+from treppen.train.kernel.policy import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
+from treppen.train.kernel.rollouts import (
+    Pool,
+    ProcessWorkers,
+    Rollout,
+    SerialWorkers,
+    Step,
+    Workers,
+    updates,
+    worker_count,
+)
 from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.files import atomic_write
 
@@ -76,31 +88,12 @@ class Logger:
             self.writer.close()
 
 
-#: Modules that checkpoints written before train/ had a package per backend name: old -> today's.
-MOVED_MODULES = {"treppen.train.kernel_rows": "treppen.train.kernel.rows"}
-
-
-class _RowsUnpickler(pickle.Unpickler):
-    """Unpickles a checkpoint's rows, classes of moved modules from their modules today."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        return super().find_class(MOVED_MODULES.get(module, module), name)
-
-
-def load_rows(data: bytes) -> LearnerRows:
-    """A checkpoint's pickled :class:`LearnerRows`, also one written before the shared deal loop
-    (:class:`treppen.train.seated_rows.SeatedRows`; its row indices were ``_all``)."""
-    rows = _RowsUnpickler(io.BytesIO(data)).load()
-    if "all_rows" not in rows.__dict__:
-        rows.all_rows = rows.__dict__.pop("_all")
-    return rows
-
-
 class Learner:
-    """The state of a run: the rows, the net and its optimizer, the sampling generator, the pool
-    of snapshots and the step count (all of it in a checkpoint).
+    """The learner's state: the net and its optimizer, the generator of its minibatches (and, with
+    ``rollout_workers: 0``, of the rollouts' samples), the pool of snapshots and the step count;
+    a checkpoint holds it with the rows of the rollout workers (:mod:`treppen.train.kernel.rollouts`).
 
-    :param config: the run's config; ``seed``: seeds the rows, torch and the sampling.
+    :param config: the run's config; ``seed``: seeds torch and the generator.
     """
 
     def __init__(self, config: KernelConfig, seed: int):
@@ -109,11 +102,8 @@ class Learner:
         torch.manual_seed(seed)
         self.net = ActionNet(config.net_arch[-1], config.action_dim, config.features, config.pick_init).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
-        probs = config.opponent_probs()
-        self.rows = LearnerRows(config.n_envs, config.num_players, config.make_rules(), probs, config.features, seed)
-        self.rows.reset()
         self.sampler = torch.Generator().manual_seed(seed)
-        self.pool: list[tuple[int, np.ndarray]] = []
+        self.pool: Pool = []
         self.steps = 0
 
     # ------------------------------------------------------------------ checkpoints
@@ -124,7 +114,6 @@ class Learner:
             "optimizer": self.optimizer.state_dict(),
             "sampler": self.sampler.get_state(),
             "torch": torch.get_rng_state(),
-            "rows": pickle.dumps(self.rows),
             "pool": self.pool,
         }
 
@@ -134,17 +123,18 @@ class Learner:
         self.optimizer.load_state_dict(state["optimizer"])
         self.sampler.set_state(state["sampler"])
         torch.set_rng_state(state["torch"])
-        self.rows = load_rows(state["rows"])
         self.pool = list(state["pool"])
 
-    def save(self, folder: Path) -> Path:
+    def save(self, folder: Path, workers: Workers) -> Path:
+        """The checkpoint of :meth:`state` and the workers' rows (:meth:`Workers.state`), written atomically."""
+        state = self.state() | workers.state()
         path = checkpoint_path(folder, self.steps, suffix=CHECKPOINT_SUFFIX)
-        return atomic_write(path, lambda tmp: torch.save(self.state(), tmp), suffix=CHECKPOINT_SUFFIX)
+        return atomic_write(path, lambda tmp: torch.save(state, tmp), suffix=CHECKPOINT_SUFFIX)
 
     def snapshot(self, folder: Path) -> None:
-        """Freeze the net into the opponents' pool (the newest ``pool_size`` kept) and ``pool/``."""
+        """Freeze the net into the opponents' pool (the newest ``pool_size`` kept; the workers
+        seat it from their next rollout on) and ``pool/``."""
         self.pool = [*self.pool, (self.steps, self.net.export())][-self.config.pool_size :]
-        self.rows.set_snapshots([w for _, w in self.pool], self.net.shape())
         self.net.save(folder / f"snapshot_{self.steps:09d}.npz")
         kept = {f"snapshot_{s:09d}.npz" for s, _ in self.pool}
         for old in folder.glob("snapshot_*.npz"):
@@ -152,74 +142,20 @@ class Learner:
                 old.unlink()
 
     # ------------------------------------------------------------------ PPO
-    def rollout(self) -> dict[str, Any]:
-        """``n_steps`` steps of every row: one forward pass and one env step each."""
-        c, rows, net = self.config, self.rows, self.net
-        buffer: dict[str, Any] = {k: [] for k in ("obs", "feats", "valid", "index", "logp", "value", "reward", "done")}
-        for _ in range(c.n_steps):
-            legal = rows.legal()
-            obs = torch.from_numpy(rows.obs.copy())
-            feats, valid = torch.from_numpy(legal.feats), torch.from_numpy(legal.acts >= 0)
-            with torch.no_grad():
-                logits, value = net(obs.to(self.device), feats.to(self.device), valid.to(self.device))
-                logits = logits.cpu()
-                _check_finite(logits, legal.counts, self.steps)
-                logp_all = torch.log_softmax(logits, dim=1)
-                index = torch.multinomial(logp_all.exp(), 1, generator=self.sampler).squeeze(1)
-            actions = legal.acts[np.arange(len(index)), index.numpy()]
-            reward, done = rows.step(actions)
-            for key, item in (
-                ("obs", obs),
-                ("feats", feats),
-                ("valid", valid),
-                ("index", index),
-                ("logp", logp_all.gather(1, index[:, None]).squeeze(1)),
-                ("value", value.cpu()),
-                ("reward", torch.from_numpy(reward)),
-                ("done", torch.from_numpy(done)),
-            ):
-                buffer[key].append(item)
-        with torch.no_grad():
-            legal = rows.legal()
-            _, last = net(
-                torch.from_numpy(rows.obs.copy()).to(self.device),
-                torch.from_numpy(legal.feats).to(self.device),
-                torch.from_numpy(legal.acts >= 0).to(self.device),
-            )
-        buffer["advantage"], buffer["return"] = self._gae(buffer, last.cpu())
-        self.steps += c.n_steps * c.n_envs
-        return buffer
-
-    def _gae(self, buffer: dict[str, Any], last: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Advantages and returns (T, B): GAE(gamma, lambda); a done row's next state is a new deal."""
+    def update(self, rollout: Rollout) -> dict[str, float]:
+        """``n_epochs`` passes of clipped PPO over the rollout in minibatches of whole steps; the
+        ratio is to the log-probabilities of the policy that played the rollout."""
         c = self.config
-        values = torch.stack(buffer["value"])
-        rewards, dones = torch.stack(buffer["reward"]), torch.stack(buffer["done"]).float()
-        advantages = torch.zeros_like(values)
-        running = torch.zeros_like(last)
-        following = last
-        for t in reversed(range(len(values))):
-            live = 1.0 - dones[t]
-            delta = rewards[t] + c.gamma * following * live - values[t]
-            running = delta + c.gamma * c.gae_lambda * live * running
-            advantages[t] = running
-            following = values[t]
-        return advantages, advantages + values
-
-    def update(self, buffer: dict[str, Any]) -> dict[str, float]:
-        """``n_epochs`` passes of clipped PPO over the rollout in minibatches of whole steps."""
-        c = self.config
-        steps = len(buffer["obs"])
+        steps = rollout.length
         per_batch = max(1, c.batch_size // c.n_envs)
         totals: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         }
-        buffer["all_obs"] = torch.stack(buffer["obs"])  # (T, B, 969), stacked once
         for _ in range(c.n_epochs):
             order = torch.randperm(steps, generator=self.sampler).tolist()
             kls = []
             for start in range(0, steps, per_batch):
-                stats = self._minibatch(buffer, order[start : start + per_batch])
+                stats = self._minibatch(rollout.pieces(order[start : start + per_batch]))
                 kls.append(stats["approx_kl"])
                 for key, value in stats.items():
                     totals[key].append(value)
@@ -227,25 +163,19 @@ class Learner:
                 break
         return {key: float(np.mean(values)) for key, values in totals.items()}
 
-    def _minibatch(self, buffer: dict[str, Any], steps: list[int]) -> dict[str, float]:
+    def _minibatch(self, pieces: list[tuple[Step, np.ndarray, np.ndarray]]) -> dict[str, float]:
         c, dev = self.config, self.device
-        width = max(buffer["feats"][t].shape[1] for t in steps)
 
-        def pad(x: torch.Tensor, value: float | bool) -> torch.Tensor:
-            extra = width - x.shape[1]
-            if not extra:
-                return x
-            filler = torch.full((x.shape[0], extra, *x.shape[2:]), value, dtype=x.dtype)
-            return torch.cat([x, filler], dim=1)
+        def cat(arrays: list[np.ndarray]) -> torch.Tensor:
+            return torch.cat([torch.from_numpy(a) for a in arrays]).to(dev)
 
-        obs = buffer["all_obs"][steps].reshape(-1, buffer["all_obs"].shape[-1]).to(dev)
-        feats = torch.cat([pad(buffer["feats"][t], 0.0) for t in steps]).to(dev)
-        valid = torch.cat([pad(buffer["valid"][t], False) for t in steps]).to(dev)
-        index = torch.cat([buffer["index"][t] for t in steps]).to(dev)
-        old_logp = torch.cat([buffer["logp"][t] for t in steps]).to(dev)
-        returns = buffer["return"][steps].reshape(-1).to(dev)
-        adv = buffer["advantage"][steps].reshape(-1).to(dev)
-        logits, value = self.net(obs, feats, valid)
+        steps = [step for step, _, _ in pieces]
+        entries = Entries(*(cat([step.entries[i] for step in steps]) for i in range(3)))
+        counts = cat([step.counts for step in steps])
+        index, old_logp = cat([step.index for step in steps]), cat([step.logp for step in steps])
+        adv, returns = cat([a for _, a, _ in pieces]), cat([r for _, _, r in pieces])
+        logits, value = self.net.score(entries, cat([step.feats for step in steps]), counts)
+        valid = legal_mask(counts, logits.shape[1])
         logp, entropy = masked_log_probs(logits, valid, index)
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         ratio = (logp - old_logp).exp()
@@ -265,6 +195,17 @@ class Learner:
                 "approx_kl": float(((log_ratio.exp() - 1) - log_ratio).mean()),
                 "clip_fraction": float(((ratio - 1).abs() > c.clip_range).float().mean()),
             }
+
+
+def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None) -> Workers:
+    """The run's rollout workers: on Ray with ``ray_address``, else serial (``rollout_workers: 0``)
+    or processes; ``state``: a checkpoint to resume."""
+    if config.ray_address is not None:
+        from treppen.train.kernel.ray_workers import RayWorkers
+
+        return RayWorkers(config, learner.steps)
+    count = worker_count(config)
+    return ProcessWorkers(config, learner, count, state) if count else SerialWorkers(config, learner, state)
 
 
 def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
@@ -289,13 +230,15 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     torch.set_num_threads(config.torch_threads)
     learner = Learner(config, config.seed)
     readable = newest_readable(found, read_checkpoint)
+    state = None
     if readable:
         print(f"resuming from {readable[1]} ({readable[0]} steps)")
-        learner.restore(readable[2])
+        state = readable[2]
+        learner.restore(state)
     start_steps = learner.steps
     logger = Logger(run_dir / "tb")
     evals, elo = rating_callbacks(config, config.make_rules(), run_dir)
-    model = PredictModel(learner.net, learner.rows.ctx, logger)
+    model = PredictModel(learner.net, feature_context(config.make_rules()), logger)
     for callback in (evals, elo):
         callback.model = model  # type: ignore[assignment]  # played through predict(), logged through .logger
     periods = {
@@ -307,30 +250,39 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
             ("elo", config.elo_every),
         )
     }
+    workers = make_workers(config, learner, state)
     bar = _progress(config, learner.steps)
     try:
-        while learner.steps < config.total_timesteps:
-            buffer = learner.rollout()
-            stats = learner.update(buffer)
-            _record(logger, stats, learner.rows.take_results())
+        # a checkpoint due after this update keeps the start of the rollout running meanwhile
+        due = lambda steps: copy.copy(periods["checkpoint"]).due(steps)  # noqa: E731
+        for stats, results in updates(learner, workers, config.total_timesteps, capture=due):
+            _record(logger, stats, results)
             if bar is not None:
                 bar.update(learner.steps - bar.n)
             if periods["snapshot"].due(learner.steps):
                 learner.snapshot(run_dir / "pool")
             if periods["checkpoint"].due(learner.steps):
-                learner.save(run_dir / "checkpoints")
+                learner.save(run_dir / "checkpoints", workers)
             if periods["eval"].due(learner.steps):
                 evals.run(learner.steps)
             if periods["elo"].due(learner.steps):
                 elo.run(learner.steps)
             logger.dump(learner.steps)
+        learner.save(run_dir / "checkpoints", workers)  # the last one, while the workers hold their rows
     except KeyboardInterrupt:
-        saved = learner.save(run_dir / "checkpoints")
+        saved = learner.save(run_dir / "checkpoints", workers)
         print(
             f"\ninterrupted at {learner.steps} steps; saved {saved}; continue with `treppen train --resume {run_dir}`"
         )
         raise
+    except TrainingStopped as stop:  # rollout workers lost for good (on Ray)
+        saved = learner.save(run_dir / "checkpoints", workers)
+        raise TrainingStopped(
+            f"training stopped at {learner.steps} of {config.total_timesteps} steps: {stop}; saved {saved}; continue "
+            f"with `treppen train --resume {run_dir}` once the cluster has room (or with rollout_workers=N for fewer)"
+        ) from None
     finally:
+        workers.close()
         if bar is not None:
             bar.close()
     _finish(learner, run_dir, evals, elo, logger)
@@ -346,8 +298,7 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
-    """Save the last checkpoint and the final model, evaluate and rate it, and print the summary."""
-    learner.save(run_dir / "checkpoints")
+    """Save the final model, evaluate and rate it, and print the summary."""
     final = learner.net.save(run_dir / FINAL_MODEL)
     if evals.latest.get("steps") != learner.steps:
         evals.run(learner.steps)
@@ -357,19 +308,6 @@ def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallba
     logger.close()
     print(f"final model: {final}")
     print_ratings(run_dir, learner.config.eval_deals, evals, elo)
-
-
-def _check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
-    """Raise a clear error for a row without legal actions or with non-finite logits (NaN weights)."""
-    if counts.min() < 1:
-        rows = np.flatnonzero(counts < 1).tolist()[:5]
-        raise RuntimeError(f"learner rows {rows} have no legal action at {steps} steps; the rows are out of step")
-    bad = torch.isnan(logits).any(1) | ~torch.isfinite(logits).any(1)
-    if bool(bad.any()):
-        raise FloatingPointError(
-            f"the policy's logits are not finite in rows {bad.nonzero().flatten().tolist()[:5]} at {steps} steps; "
-            "lower learning_rate or max_grad_norm and resume from the last checkpoint"
-        )
 
 
 def _progress(config: KernelConfig, start: int) -> Any:

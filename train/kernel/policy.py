@@ -1,18 +1,21 @@
-"""The policy of ``backend: kernel``: legal actions as padded feature rows, the action net in torch,
-its masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.action_net`).
+"""The policy of ``backend: kernel``: legal actions as feature rows, the action net in torch, its
+masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.action_net`).
 
-A position's legal actions are ``K`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
+A position's legal actions are ``n`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
 the static action table of :func:`treppen.agents.action_features.action_table`, and with
 ``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.features`),
-padded to the most legal actions in the batch. :class:`ActionNet` scores each row against the state,
-as the kernels do (the formulas are in :mod:`treppen_env.agent_core.action_net`): a frozen copy plays
-any seat inside the kernels and equals the torch logits within 1e-5 (tests/train/test_kernel_ppo.py).
+a batch's positions one after another (flat, ``(N, F)``, with each position's count). The state is
+read through the observation's nonzero entries only (:func:`nonzero_entries`). :class:`ActionNet`
+scores each row against the state, as the kernels do (the formulas are in
+:mod:`treppen_env.agent_core.action_net`), into logits padded to the most legal actions of a
+position in the batch: a frozen copy plays any seat inside the kernels and equals the torch logits
+within 1e-5 (tests/train/test_kernel_ppo.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -24,6 +27,24 @@ from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
+
+
+class Entries(NamedTuple):
+    """The nonzero entries of a batch of observations, row by row (as ``nonzero`` lists them).
+
+    :ivar cols: int64 (E,), the entries' columns; ``values``: float32 (E,), their values.
+    :ivar counts: int64 (B,), the entries of each observation.
+    """
+
+    cols: Any
+    values: Any
+    counts: Any
+
+
+def nonzero_entries(obs: np.ndarray) -> Entries:
+    """The nonzero entries (NumPy arrays) of observations, float32 (B, 969)
+    (:func:`treppen_env.agent_core.action_net.nonzero_entries`)."""
+    return Entries(*R.nonzero_entries(obs))
 
 
 class ActionNet(nn.Module):
@@ -53,26 +74,36 @@ class ActionNet(nn.Module):
             with torch.no_grad():
                 self.linear.weight[0, ACTION_FEATURES + H_PICK] = pick_init
 
-    def forward(self, obs: torch.Tensor, feats: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (B, K), -inf on padding, and values (B,).
+    def forward(
+        self, obs: torch.Tensor, feats: torch.Tensor, counts: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (B, K), -inf after each position's legal actions, and values (B,).
 
-        :param obs: float32 (B, 969); ``feats``: float32 (B, K, F); ``valid``: bool (B, K).
+        :param obs: float32 (B, 969); ``feats``: float32 (N, F), the positions' legal rows one after
+            another (:class:`treppen.agents.action_net.LegalRows`); ``counts``: int64 (B,), their number.
         """
-        h = torch.tanh(self.body(obs))
-        rows, ks = valid.nonzero(as_tuple=True)  # the legal rows only: padding costs nothing
-        x = feats[rows, ks]
-        z = torch.relu(self.action_in(x) + self.state_in(h)[rows])
-        scores = (self.action_out(z) + self.linear(x)).squeeze(-1)
-        logits = torch.full(valid.shape, -torch.inf, dtype=scores.dtype, device=scores.device)
+        rows, cols = obs.nonzero(as_tuple=True)
+        return self.score(Entries(cols, obs[rows, cols], torch.bincount(rows, minlength=obs.shape[0])), feats, counts)
+
+    def score(self, entries: Entries, feats: torch.Tensor, counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` from the observations' nonzero :class:`Entries` (torch tensors); ``K`` is
+        the most legal actions of a position (at least 1)."""
+        h = torch.tanh(self.body(entries))
+        rows = torch.repeat_interleave(torch.arange(len(counts), device=counts.device), counts)
+        ks = torch.arange(len(rows), device=counts.device) - (torch.cumsum(counts, 0) - counts)[rows]
+        z = torch.relu(self.action_in(feats) + self.state_in(h)[rows])
+        scores = (self.action_out(z) + self.linear(feats)).squeeze(-1)
+        width = max(int(counts.max()), 1) if len(counts) else 1
+        logits = torch.full((len(counts), width), -torch.inf, dtype=scores.dtype, device=scores.device)
         return logits.index_put((rows, ks), scores), self.value_head(h).squeeze(-1)
 
-    def body(self, obs: torch.Tensor) -> torch.Tensor:
+    def body(self, entries: Entries) -> torch.Tensor:
         """The state's hidden units before ``tanh`` (B, H): the weight rows of the observations'
         nonzero entries only (about 40 of 969), summed by ``embedding_bag``, plus the bias."""
-        rows, cols = obs.nonzero(as_tuple=True)
-        counts = torch.bincount(rows, minlength=obs.shape[0])
-        offsets = torch.cumsum(counts, 0) - counts
-        summed = nn.functional.embedding_bag(cols, self.w0, offsets, mode="sum", per_sample_weights=obs[rows, cols])
+        offsets = torch.cumsum(entries.counts, 0) - entries.counts
+        summed = nn.functional.embedding_bag(
+            entries.cols, self.w0, offsets, mode="sum", per_sample_weights=entries.values
+        )
         return summed + self.b0
 
     def shape(self) -> np.ndarray:
@@ -108,7 +139,7 @@ class ActionNet(nn.Module):
         with torch.no_grad():
             for name, tensor in self._tensors().items():
                 start, shape = places[name]
-                tensor.copy_(torch.from_numpy(w[start : start + int(np.prod(shape))].reshape(shape)))
+                tensor.copy_(torch.tensor(w[start : start + int(np.prod(shape))].reshape(shape)))
 
     def save(self, path: str | Path) -> Path:
         """Write ``.npz`` (atomically): the flat weights ``w``, ``shape`` and ``features``."""
@@ -145,6 +176,12 @@ def masked_log_probs(
     return chosen, entropy
 
 
+def legal_mask(counts: torch.Tensor, width: int) -> torch.Tensor:
+    """bool (B, ``width``): True at each position's first ``counts`` (int64 (B,)) entries, where
+    :meth:`ActionNet.score` puts its logits."""
+    return torch.arange(width, device=counts.device)[None, :] < counts[:, None]
+
+
 class PredictModel:
     """A trained :class:`ActionNet` behind SB3's ``predict(obs, action_masks=..., deterministic=...)``
     and spaces, so the run's evaluation and Elo callbacks (:mod:`treppen.train.callbacks`) and
@@ -176,8 +213,7 @@ class PredictModel:
             logits, _ = self.net(
                 torch.from_numpy(obs).to(device),
                 torch.from_numpy(rows.feats).to(device),
-                torch.from_numpy(rows.acts >= 0).to(device),
+                torch.from_numpy(rows.counts).to(device),
             )
-        k = logits.argmax(1).cpu().numpy()
-        actions = rows.acts[np.arange(len(k)), k]
+        actions = rows.acts[rows.offsets[:-1] + logits.argmax(1).cpu().numpy()]
         return (actions[0] if single else actions), None

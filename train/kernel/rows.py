@@ -17,7 +17,10 @@ The whole object pickles (arrays and generators), which is how a checkpoint resu
 
 from __future__ import annotations
 
+import io
+import pickle
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +82,7 @@ class LearnerRows(SeatedRows):
         self.new_deals(self.all_rows)
 
     def legal(self) -> LegalRows:
-        """The learner's padded legal-action rows of every row."""
+        """The learner's legal-action rows of every row."""
         return legal_rows(self.env.observations, self.env.masks, self.ctx, self.features)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,3 +138,23 @@ class LearnerRows(SeatedRows):
         self._actions[:] = -1
         self._actions[waiting] = chosen
         return self._actions
+
+
+#: Modules that checkpoints written before train/ had a package per backend name: old -> today's.
+MOVED_MODULES = {"treppen.train.kernel_rows": "treppen.train.kernel.rows"}
+
+
+class _RowsUnpickler(pickle.Unpickler):
+    """Unpickles a checkpoint's rows, classes of moved modules from their modules today."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
+def load_rows(data: bytes) -> LearnerRows:
+    """A checkpoint's pickled :class:`LearnerRows`, also one written before the shared deal loop
+    (:class:`treppen.train.seated_rows.SeatedRows`; its row indices were ``_all``)."""
+    rows = _RowsUnpickler(io.BytesIO(data)).load()
+    if "all_rows" not in rows.__dict__:
+        rows.all_rows = rows.__dict__.pop("_all")
+    return rows

@@ -1,4 +1,4 @@
-"""Kernels of the action net: every row's legal actions as padded feature rows, and the net that
+"""Kernels of the action net: every row's legal actions as feature rows, and the net that
 scores them, so that the net plays inside the kernels: as an agent (:mod:`treppen.agents.action_net`)
 and as the frozen snapshots that the batched learner (``backend: kernel``) seats as opponents.
 
@@ -6,16 +6,18 @@ and as the frozen snapshots that the batched learner (``backend: kernel``) seats
 describes each by one float32 row of ``F`` columns: its static features (the rules' action table
 of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
 what the greedy heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
-read from the observation and mask only). Its output bundle ``rows`` is ``(acts, feats, counts)``:
+read from the observation and mask only). The rows of a batch lie one after another, without
+padding; its output bundle ``rows`` is ``(acts, feats, offsets)``:
 
-==========  ===========================  ======================================================
-array       dtype and shape              meaning
-==========  ===========================  ======================================================
-``acts``    int64 (B, K)                 the legal actions of row ``b`` in ``acts[b, :n]``, -1
-                                         after them (``K`` at least the most legal actions)
-``feats``   float32 (B, K, F)            their feature rows, zero rows after them
-``counts``  int64 (B,)                   ``n``: the legal actions of row ``b``
-==========  ===========================  ======================================================
+===========  ===========================  =====================================================
+array        dtype and shape              meaning
+===========  ===========================  =====================================================
+``acts``     int64 (N,)                   the legal actions of position ``b`` in
+                                          ``acts[offsets[b]:offsets[b + 1]]``, ascending
+``feats``    float32 (N, F)               their feature rows, in the same places
+``offsets``  int64 (B + 1,)               where each position's legal actions start; ``N`` (at
+                                          least the legal actions of the batch) at the end
+===========  ===========================  =====================================================
 
 **The action net** (:class:`treppen.train.kernel.policy.ActionNet` trains it in torch). With ``h``
 the state's ``H`` hidden units and ``x`` an action's feature row::
@@ -153,7 +155,7 @@ def legal_features(
     ctx: tuple[np.ndarray, np.ndarray, np.ndarray],
     rows: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
-    """Fill the bundle ``rows = (acts, feats, counts)`` (see the module docstring) for observations
+    """Fill the bundle ``rows = (acts, feats, offsets)`` (see the module docstring) for observations
     (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`.
 
     :param ctx: ``(tab, settings, table)``: the rules table and the heuristic's settings
@@ -161,15 +163,39 @@ def legal_features(
         and the static action table
         (float32 (898, S)); the heuristic's columns are written when ``feats`` has ``S + 9`` columns.
     """
-    acts, feats, counts = rows
+    acts, feats, offsets = rows
     inputs = G.empty_inputs()
     work = G.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
+    offsets[0] = 0
     for b in range(obs.shape[0]):
-        k = position_features(obs[b], masks[b, :NUM_ACTIONS], ctx, inputs, work, extra, acts[b], feats[b])
-        counts[b] = k
-        acts[b, k:] = -1
-        feats[b, k:] = 0.0
+        start = offsets[b]
+        mask = masks[b, :NUM_ACTIONS]
+        offsets[b + 1] = start + position_features(obs[b], mask, ctx, inputs, work, extra, acts[start:], feats[start:])
+
+
+@kernel
+def nonzero_entries(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nonzero entries of observations (float32 (B, n)), row by row, as ``np.nonzero`` lists
+    them: their columns (int64 (E,)), their values (float32 (E,)) and each row's number (int64 (B,)).
+    The net reads the state through them (the weight rows of these columns, ``h`` below)."""
+    rows, width = obs.shape
+    counts = np.zeros(rows, dtype=np.int64)
+    for b in range(rows):
+        for j in range(width):
+            if obs[b, j] != 0.0:
+                counts[b] += 1
+    total = counts.sum()
+    cols = np.empty(total, dtype=np.int64)
+    values = np.empty(total, dtype=np.float32)
+    k = 0
+    for b in range(rows):
+        for j in range(width):
+            if obs[b, j] != 0.0:
+                cols[k] = j
+                values[k] = obs[b, j]
+                k += 1
+    return cols, values, counts
 
 
 @kernel
@@ -254,12 +280,12 @@ def net_moves(
     ``obs[i]`` and legal rows (the bundle ``rows`` of :func:`legal_features`, indexed like ``obs``),
     its generator ``rngs[i]`` (uint64 SplitMix64 state, advanced) and into ``out[i]`` (int64)."""
     stack, shape = nets
-    acts, feats, counts = rows
-    logits = np.empty(acts.shape[1])
+    acts, feats, offsets = rows
+    logits = np.empty(NUM_ACTIONS)
     rng = np.empty(1, dtype=np.uint64)
     for i in which:
-        n = counts[i]
-        action_logits(stack[picks[i]], shape, obs[i], feats[i], n, logits)
+        start, n = offsets[i], offsets[i + 1] - offsets[i]
+        action_logits(stack[picks[i]], shape, obs[i], feats[start:], n, logits)
         rng[0] = rngs[i]
-        out[i] = acts[i, sample_action(logits[:n], rng)]
+        out[i] = acts[start + sample_action(logits[:n], rng)]
         rngs[i] = rng[0]
