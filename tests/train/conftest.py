@@ -10,8 +10,10 @@ from treppen.train.sb3.pool import SelfPlayEnv
 
 @pytest.fixture
 def tiny_train() -> list[str]:
-    """``treppen train`` overrides for a run of seconds: 512 steps, tiny nets, few evaluation deals."""
+    """``treppen train`` overrides of the sb3 recipe (``backend=sb3``: ``configs/selfplay.yaml``) for
+    a run of seconds: 512 steps, tiny nets, few evaluation deals."""
     return [
+        "backend=sb3",
         "total_timesteps=512",
         "n_envs=2",
         "vec_env=dummy",

@@ -21,11 +21,11 @@ from treppen.train.rundir import LOCK_FILE, hold_run_dir
 
 #: Seconds a command has to start and take its run folder (imports, Numba's cache, a loaded machine).
 START_S = 180
-#: A run of seconds on the main backend (its checks of a resumed run are the same as for a long one).
+#: A run of seconds on the sb3 backend (its checks of a resumed run are the same as for a long one).
 TINY = [
-    "n_envs=2", "vec_env=dummy", "n_steps=64", "batch_size=64", "n_epochs=1", "net_arch=[8]", "policy=mlp",
-    "imitation_decisions=0", "best_every=0", "opponent_best=0", "opponent_snapshot=0.4", "eval_deals=2",
-    "elo_every=0", "checkpoint_every=128", "snapshot_every=128", "progress=false",
+    "backend=sb3", "n_envs=2", "vec_env=dummy", "n_steps=64", "batch_size=64", "n_epochs=1", "net_arch=[8]",
+    "policy=mlp", "imitation_decisions=0", "best_every=0", "opponent_best=0", "opponent_snapshot=0.4",
+    "eval_deals=2", "elo_every=0", "checkpoint_every=128", "snapshot_every=128", "progress=false",
 ]  # fmt: skip
 
 
