@@ -100,7 +100,7 @@ def actor_lost(address: str) -> dict[str, Any]:
     from treppen.train.kernel.backend import Learner
     from treppen.train.kernel.ray_workers import RayWorkers
 
-    config = load_config(config_path("kernel"), [*SMALL, "n_steps=160", f"ray_address={address}"])
+    config = load_config(config_path("kernel"), [*SMALL, "n_steps=960", f"ray_address={address}"])
     learner = Learner(config, config.seed)
     workers = RayWorkers(config, 0)
     report: dict[str, Any] = {"sizes": [], "positions": []}
@@ -108,8 +108,8 @@ def actor_lost(address: str) -> dict[str, Any]:
         report["before"] = ray.get([actor.where.remote() for actor in workers.actors])
         for rollout in range(3):
             workers.start(learner.net, learner.pool, learner.steps)
-            if rollout == 1:
-                time.sleep(1.0)
+            if rollout == 1:  # 7,680 steps an actor: over a second, at any speed this machine has
+                time.sleep(0.3)
                 ready, _ = ray.wait(workers.running[:1], timeout=0)
                 report["killed_while_running"] = not ready
                 os.kill(report["before"][0][1], signal.SIGKILL)

@@ -35,8 +35,8 @@ def test_an_actor_killed_mid_rollout_is_replaced_and_no_position_reaches_the_lea
     assert sorted(node for node, _ in lost["before"]) == report["nodes"]  # one actor on each node
     assert lost["incarnations"] == [2, 1]
     assert lost["after"][0][1] != lost["before"][0][1] and lost["after"][1] == lost["before"][1]
-    assert lost["sizes"] == [2560, 2560, 2560]  # the lost actor's rows played again by the new one, in full
-    assert len(lost["positions"]) == 7680 == len(set(lost["positions"]))
+    assert lost["sizes"] == [15360, 15360, 15360]  # the lost actor's rows played again by the new one, in full
+    assert len(lost["positions"]) == 46080 == len(set(lost["positions"]))
 
 
 def test_a_run_on_the_cluster_survives_a_lost_actor_resumes_after_the_learner_is_killed_and_plays_without_ray(
