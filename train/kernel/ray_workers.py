@@ -45,9 +45,9 @@ PLACE_SECONDS = 300.0
 TRIES = 3
 
 
-@ray.remote(num_cpus=1)
 class RolloutActor:
-    """A shard of the rows in a Ray actor (``start``: :func:`treppen.train.kernel.rollouts.build_shard`'s)."""
+    """A shard of the rows in a Ray actor of one CPU (``start``: :func:`treppen.train.kernel.rollouts.build_shard`'s;
+    the actor class is :data:`REMOTE_ACTOR`)."""
 
     def __init__(self, config: KernelConfig, start: ShardStart):
         torch.set_num_threads(1)
@@ -61,6 +61,10 @@ class RolloutActor:
     def where(self) -> tuple[str, int]:
         """The id of the actor's node and its process id."""
         return ray.get_runtime_context().get_node_id(), os.getpid()
+
+
+#: :class:`RolloutActor` as a Ray actor class of one CPU.
+REMOTE_ACTOR: Any = ray.remote(num_cpus=1)(RolloutActor)
 
 
 class RayWorkers(Workers):
@@ -94,7 +98,7 @@ class RayWorkers(Workers):
 
     def _actor(self, i: int) -> Any:
         seed = derived_seed(self.config.seed, self.steps, i, self.incarnations[i])
-        actor = RolloutActor.options(scheduling_strategy="SPREAD")  # type: ignore[attr-defined]  # a Ray actor class
+        actor = REMOTE_ACTOR.options(scheduling_strategy="SPREAD")
         return actor.remote(self.config, (self.sizes[i], seed, derived_seed(seed, 1)))
 
     def _submit(self, i: int) -> Any:

@@ -173,7 +173,8 @@ def with_net(
     """:func:`scratch` with a network for :data:`NET` seats.
 
     :param kind: :data:`SMALL_NET` or :data:`ACTION_NET` (:data:`NO_NET`: none).
-    :param w, shape: its flat weights (float32) and shape (int64).
+    :param w: its flat weights (float32).
+    :param shape: its shape (int64).
     :param table: the action net's static action table (float32 (898, S); unused by the small net).
     :param observe: ``(offsets, consts)`` of the observation layout the net reads
         (:func:`treppen_env.core.observe.write_observation`).
