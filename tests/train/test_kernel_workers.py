@@ -1,7 +1,8 @@
 """The batched learner's rollout workers (train/kernel/rollouts.py): a seeded run without workers is
 the learner's of before them bit for bit, a rollout in a worker process is the serial learner's bit
 for bit, every row of every shard is stepped once per rollout step (as
-a serial run steps it), and a lagged rollout is played by the weights before the update."""
+a serial run steps it), and a lagged rollout is played by the weights before the update, its
+ratio clipped against the learner's weights at the update's start (decoupled PPO)."""
 
 from __future__ import annotations
 
@@ -149,9 +150,10 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
         played.append(net.export())
         start(self, net, pool, steps, capture)
 
-    def recorded_update(self, rollout):
+    def recorded_update(self, rollout, lagged=False):
+        assert lagged
         updated.append((rollout, self.net.export()))
-        return update(self, rollout)
+        return update(self, rollout, lagged)
 
     monkeypatch.setattr(ProcessWorkers, "start", recorded)
     monkeypatch.setattr(Learner, "update", recorded_update)
@@ -175,6 +177,24 @@ def test_a_lagged_rollout_is_played_by_the_weights_before_the_update(monkeypatch
         assert np.array_equal(learners, behaviour) == (rollout is updated[0][0])
     lagged = updated[1][0].shards[0].steps[0]
     assert np.abs(lagged.logp - behaviour_logp(updated[1][1], lagged)).max() > 1e-3
+    # decoupled PPO: the ratio is clipped against the learner's policy as the update found it (the
+    # proximal policy), whose log-probabilities the update took before its first epoch
+    for rollout, learners in updated:
+        for step in rollout.shards[0].steps:
+            assert step.proximal is not None and step.proximal.dtype == np.float32
+            np.testing.assert_allclose(step.proximal, behaviour_logp(learners, step), atol=1e-5, rtol=0)
+
+
+def test_an_unlagged_update_clips_against_the_behaviour_policy_itself() -> None:
+    """Serial rollouts: the proximal policy is the behaviour policy (the same array), so the
+    decoupled weights are exactly 1 and the update is PPO's usual one."""
+    config = small_config("rollout_workers=0")
+    learner = Learner(config, config.seed)
+    workers = make_workers(config, learner)
+    workers.start(learner.net, learner.pool, learner.steps)
+    rollout = workers.wait()
+    learner.update(rollout)
+    assert all(step.proximal is step.logp for shard in rollout.shards for step in shard.steps)
 
 
 @pytest.mark.parametrize(

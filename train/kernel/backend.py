@@ -142,12 +142,23 @@ class Learner:
                 old.unlink()
 
     # ------------------------------------------------------------------ PPO
-    def update(self, rollout: Rollout) -> dict[str, float]:
-        """``n_epochs`` passes of clipped PPO over the rollout in minibatches of whole steps; the
-        ratio is to the log-probabilities of the policy that played the rollout."""
+    def update(self, rollout: Rollout, lagged: bool = False) -> dict[str, float]:
+        """``n_epochs`` passes of clipped PPO over the rollout in minibatches of whole steps.
+
+        :param lagged: the rollout was played by the weights before the last update (rollout
+            workers beside the learner). PPO is then decoupled (Hilton et al. 2021, "Batch
+            size-invariance for policy optimization"): the ratio is clipped, and ``target_kl``
+            measured, against the net as it is now (the proximal policy, its log-probabilities
+            taken once before the first epoch), and each decision's loss is weighted by the
+            proximal policy's probability over the behaviour policy's. Unlagged, both policies are
+            the one that played the rollout: the weights are 1 and PPO is the usual one.
+        """
         c = self.config
         steps = rollout.length
         per_batch = max(1, c.batch_size // c.n_envs)
+        every = [step for shard in rollout.shards for step in shard.steps]
+        for start in range(0, len(every), per_batch):
+            self._set_proximal(every[start : start + per_batch], lagged)
         totals: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         }
@@ -163,23 +174,43 @@ class Learner:
                 break
         return {key: float(np.mean(values)) for key, values in totals.items()}
 
-    def _minibatch(self, pieces: list[tuple[Step, np.ndarray, np.ndarray]]) -> dict[str, float]:
-        c, dev = self.config, self.device
+    def _set_proximal(self, steps: list[Step], lagged: bool) -> None:
+        """Each step's ``proximal`` log-probabilities (float32 (B,)): the net's as it is now when
+        ``lagged``, else the behaviour policy's (the same array)."""
+        if not lagged:
+            for step in steps:
+                step.proximal = step.logp
+            return
+        with torch.no_grad():
+            logits, _ = self._score(steps)
+            valid = legal_mask(self._cat([step.counts for step in steps]), logits.shape[1])
+            logp = masked_log_probs(logits, valid, self._cat([step.index for step in steps]))[0].cpu().numpy()
+        for step, part in zip(steps, np.split(logp, np.cumsum([len(step.index) for step in steps])[:-1]), strict=True):
+            step.proximal = part
 
-        def cat(arrays: list[np.ndarray]) -> torch.Tensor:
-            return torch.cat([torch.from_numpy(a) for a in arrays]).to(dev)
+    def _cat(self, arrays: list[np.ndarray]) -> torch.Tensor:
+        return torch.cat([torch.from_numpy(a) for a in arrays]).to(self.device)
 
-        steps = [step for step, _, _ in pieces]
+    def _score(self, steps: list[Step]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The net's logits and values over ``steps``' positions, one after another."""
+        cat = self._cat
         entries = Entries(*(cat([step.entries[i] for step in steps]) for i in range(3)))
-        counts = cat([step.counts for step in steps])
-        index, old_logp = cat([step.index for step in steps]), cat([step.logp for step in steps])
+        return self.net.score(entries, cat([step.feats for step in steps]), cat([step.counts for step in steps]))
+
+    def _minibatch(self, pieces: list[tuple[Step, np.ndarray, np.ndarray]]) -> dict[str, float]:
+        c, cat = self.config, self._cat
+        steps = [step for step, _, _ in pieces]
+        counts, index = cat([step.counts for step in steps]), cat([step.index for step in steps])
+        behaviour, proximal = cat([step.logp for step in steps]), cat([step.proximal for step in steps])
         adv, returns = cat([a for _, a, _ in pieces]), cat([r for _, _, r in pieces])
-        logits, value = self.net.score(entries, cat([step.feats for step in steps]), counts)
+        logits, value = self._score(steps)
         valid = legal_mask(counts, logits.shape[1])
         logp, entropy = masked_log_probs(logits, valid, index)
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        ratio = (logp - old_logp).exp()
-        policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_range, 1 + c.clip_range)).mean()
+        weight = (proximal - behaviour).exp()
+        ratio = (logp - proximal).exp()
+        clipped = torch.max(-adv * ratio, -adv * ratio.clamp(1 - c.clip_range, 1 + c.clip_range))
+        policy_loss = (weight * clipped).mean()
         value_loss = ((value - returns) ** 2).mean()
         loss = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy.mean()
         self.optimizer.zero_grad()
@@ -187,7 +218,7 @@ class Learner:
         nn.utils.clip_grad_norm_(self.net.parameters(), c.max_grad_norm)
         self.optimizer.step()
         with torch.no_grad():
-            log_ratio = logp - old_logp
+            log_ratio = logp - proximal
             return {
                 "policy_loss": float(policy_loss),
                 "value_loss": float(value_loss),

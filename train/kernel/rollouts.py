@@ -17,8 +17,9 @@ Workers start a rollout with the learner's weights and hand it back when it is d
 - :class:`ProcessWorkers` (``rollout_workers: W``): W shards, each stepped in a process of its own
   (no interpreter lock shared with the learner) while the learner updates on the rollout before.
   That rollout was played by the weights before the last update: a policy lag of one update,
-  which PPO's ratio to the behaviour policy's stored log-probabilities corrects
-  (:meth:`treppen.train.kernel.backend.Learner.update`). Each shard has its own seeds, so a
+  which decoupled PPO corrects: the ratio clipped against the learner's policy at the update's
+  start, each decision weighted by that policy's probability over the behaviour policy's stored
+  one (:meth:`treppen.train.kernel.backend.Learner.update`). Each shard has its own seeds, so a
   seeded run is the same whatever the processes' timing, and a checkpoint written while a rollout
   is in flight holds that rollout's start (the shards' rows and generators, the weights playing
   it): ``--resume`` plays it again and continues exactly.
@@ -60,6 +61,8 @@ class Step:
     :ivar feats: float32 (N, F), the positions' legal rows one after another; ``counts``: int64 (B,), their number.
     :ivar index: int64 (B,), the chosen legal row of each position (its place among the position's rows).
     :ivar logp: float32 (B,), its log-probability under the policy that chose it.
+    :ivar proximal: float32 (B,), its log-probability under the policy that PPO's ratio is clipped
+        against (:meth:`treppen.train.kernel.backend.Learner.update`), set by the update.
     """
 
     entries: Entries
@@ -67,6 +70,7 @@ class Step:
     counts: np.ndarray
     index: np.ndarray
     logp: np.ndarray
+    proximal: np.ndarray | None = None
 
 
 @dataclass
@@ -481,7 +485,7 @@ def updates(
         more = learner.steps < until
         if more and workers.lagged:
             workers.start(learner.net, learner.pool, learner.steps, capture(learner.steps))
-        yield learner.update(rollout), rollout.results()
+        yield learner.update(rollout, workers.lagged), rollout.results()
         if not more:
             return
         if not workers.lagged:
