@@ -135,7 +135,8 @@ def config_path(config: str | Path) -> Path:
     if len(path.parts) > 1 and path.parts[-2] == "configs" and name in shipped:  # configs/NAME.yaml
         return shipped[name]
     raise FileNotFoundError(
-        f"config {shorten(str(config))}: no such file, and no shipped config of that name {sorted(shipped)}"
+        f"config {shorten(str(config))}: no such file, and no shipped config of that name"
+        f"{did_you_mean([name], shipped)} {sorted(shipped)}"
     )
 
 

@@ -142,6 +142,14 @@ def test_missing_config_file(tmp_path):
         load_config(tmp_path / "nope.yaml")
 
 
+def test_a_mistyped_shipped_config_name_gets_the_closest_one():
+    with pytest.raises(FileNotFoundError) as err:
+        config_path("selfply")
+    assert "config 'selfply': no such file, and no shipped config of that name (did you mean selfplay?) [" in str(
+        err.value
+    )
+
+
 def test_elo_deals_is_a_deprecated_alias_of_elo_decks():
     with pytest.warns(DeprecationWarning, match="elo_deals is deprecated; use elo_decks"):
         assert load_config(None, ["elo_deals=7"]).elo_decks == 7
