@@ -157,13 +157,8 @@ class Learner:
         steps = rollout.length
         per_batch = max(1, c.batch_size // c.n_envs)
         every = [step for shard in rollout.shards for step in shard.steps]
-        values = [
-            self._set_proximal(every[start : start + per_batch], lagged) for start in range(0, len(every), per_batch)
-        ]
-        if lagged:  # the advantages over the proximal net's values
-            flat = iter(torch.cat(values).split([len(step.index) for step in every]))
-            for shard in rollout.shards:
-                shard.advantages_again(torch.stack([next(flat) for _ in shard.steps]), c)
+        for start in range(0, len(every), per_batch):
+            self._set_proximal(every[start : start + per_batch], lagged)
         totals: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         }
@@ -179,21 +174,19 @@ class Learner:
                 break
         return {key: float(np.mean(values)) for key, values in totals.items()}
 
-    def _set_proximal(self, steps: list[Step], lagged: bool) -> torch.Tensor:
+    def _set_proximal(self, steps: list[Step], lagged: bool) -> None:
         """Each step's ``proximal`` log-probabilities (float32 (B,)): the net's as it is now when
-        ``lagged``, else the behaviour policy's (the same array); returns the net's values of the
-        steps' positions, one after another, when ``lagged`` (else an empty tensor)."""
+        ``lagged``, else the behaviour policy's (the same array)."""
         if not lagged:
             for step in steps:
                 step.proximal = step.logp
-            return torch.empty(0)
+            return
         with torch.no_grad():
-            logits, value = self._score(steps)
+            logits, _ = self._score(steps)
             valid = legal_mask(self._cat([step.counts for step in steps]), logits.shape[1])
             logp = masked_log_probs(logits, valid, self._cat([step.index for step in steps]))[0].cpu().numpy()
         for step, part in zip(steps, np.split(logp, np.cumsum([len(step.index) for step in steps])[:-1]), strict=True):
             step.proximal = part
-        return value.cpu()
 
     def _cat(self, arrays: list[np.ndarray]) -> torch.Tensor:
         return torch.cat([torch.from_numpy(a) for a in arrays]).to(self.device)

@@ -75,25 +75,13 @@ class Step:
 
 @dataclass
 class ShardRollout:
-    """A shard's rollout: its ``T`` steps, advantages and returns (float32 (T, B), GAE over the
-    behaviour policy's values), the finished deals' learner rewards per opponent kind
-    (:meth:`LearnerRows.take_results`), and what GAE is taken again from: the rewards (float32
-    (T, B)), the deals' ends (bool (T, B)) and the values after the last step (float32 (B,))."""
+    """A shard's rollout: its ``T`` steps, advantages and returns (float32 (T, B), GAE) and the
+    finished deals' learner rewards per opponent kind (:meth:`LearnerRows.take_results`)."""
 
     steps: list[Step]
     advantage: np.ndarray
     returns: np.ndarray
     results: dict[str, list[float]]
-    rewards: np.ndarray
-    dones: np.ndarray
-    last: np.ndarray
-
-    def advantages_again(self, values: torch.Tensor, config: KernelConfig) -> None:
-        """Take GAE again over ``values`` (float32 (T, B)), another net's values of the steps."""
-        advantage, returns = gae(
-            values, torch.from_numpy(self.rewards), torch.from_numpy(self.dones), torch.from_numpy(self.last), config
-        )
-        self.advantage, self.returns = advantage.numpy(), returns.numpy()
 
 
 @dataclass
@@ -198,17 +186,8 @@ class Shard:
                 torch.from_numpy(legal.feats).to(device),
                 torch.from_numpy(legal.counts).to(device),
             )
-        reward, done = torch.stack(rewards), torch.stack(dones)
-        advantage, returns = gae(torch.stack(values), reward, done, last.cpu(), self.config)
-        return ShardRollout(
-            out,
-            advantage.numpy(),
-            returns.numpy(),
-            rows.take_results(),
-            reward.numpy(),
-            done.numpy(),
-            last.cpu().numpy(),
-        )
+        advantage, returns = gae(torch.stack(values), torch.stack(rewards), torch.stack(dones), last.cpu(), self.config)
+        return ShardRollout(out, advantage.numpy(), returns.numpy(), rows.take_results())
 
     def state(self) -> bytes:
         """The rows and the sampling generator's state, pickled (what a checkpoint holds of a shard)."""
