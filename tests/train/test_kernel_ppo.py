@@ -219,11 +219,11 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
     update = Learner.update
     calls = []
 
-    def killed_in_the_fifth_update(self, buffer):
+    def killed_in_the_fifth_update(self, buffer, lagged=False):
         calls.append(1)
         if len(calls) == 5:  # after the checkpoint at 512 steps (4 updates of 128 steps)
             raise Killed
-        return update(self, buffer)
+        return update(self, buffer, lagged)
 
     monkeypatch.setattr(Learner, "update", killed_in_the_fifth_update)
     with pytest.raises(Killed):
