@@ -157,8 +157,12 @@ class Learner:
         steps = rollout.length
         per_batch = max(1, c.batch_size // c.n_envs)
         every = [step for shard in rollout.shards for step in shard.steps]
-        for start in range(0, len(every), per_batch):
-            self._set_proximal(every[start : start + per_batch], lagged)
+        if lagged:
+            for start in range(0, len(every), per_batch):
+                self._set_proximal(every[start : start + per_batch])
+        else:
+            for step in every:
+                step.proximal = step.logp
         totals: dict[str, list[float]] = {
             k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         }
@@ -174,13 +178,9 @@ class Learner:
                 break
         return {key: float(np.mean(values)) for key, values in totals.items()}
 
-    def _set_proximal(self, steps: list[Step], lagged: bool) -> None:
-        """Each step's ``proximal`` log-probabilities (float32 (B,)): the net's as it is now when
-        ``lagged``, else the behaviour policy's (the same array)."""
-        if not lagged:
-            for step in steps:
-                step.proximal = step.logp
-            return
+    def _set_proximal(self, steps: list[Step]) -> None:
+        """Each step's ``proximal`` log-probabilities (float32 (B,)): the net's as it is now, in one
+        forward pass over ``steps``."""
         with torch.no_grad():
             logits, _ = self._score(steps)
             valid = legal_mask(self._cat([step.counts for step in steps]), logits.shape[1])
