@@ -23,6 +23,7 @@ from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
 from treppen.agents.llm import LLMAgent
 from treppen.agents.net import NetAgent, is_kernel_net
+from treppen.agents.planner import PlannerAgent
 from treppen.agents.policy import PolicyAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
@@ -39,6 +40,7 @@ __all__ = [
     "ISMCTSAgent",
     "LLMAgent",
     "NetAgent",
+    "PlannerAgent",
     "PolicyAgent",
     "RandomAgent",
     "RolloutAgent",
@@ -51,6 +53,7 @@ __all__ = [
 SPECS: dict[str, type[Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyAgent,
+    "planner": PlannerAgent,
     "human": HumanAgent,
     "rollout": RolloutAgent,
     "ismcts": ISMCTSAgent,

@@ -56,6 +56,7 @@ from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, Rol
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.agent_core import beliefs as Bel
 from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import plan_value as PV
 from treppen_env.agent_core import playout as P
 from treppen_env.agent_core import search as S
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
@@ -162,7 +163,7 @@ class _Root:
         policies = P.seat_policies(
             [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
-        self.playout = P.Playout(policies=policies, settings=self.settings)
+        self.playout = P.Playout(policies=policies, settings=self.settings, values=PV.values_row())
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.settings)

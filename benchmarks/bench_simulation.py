@@ -55,6 +55,7 @@ from treppen.agents import GreedyAgent
 from treppen_env import raw_env
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core import net as N
+from treppen_env.agent_core import plan_value as PV
 from treppen_env.agent_core import playout as P
 from treppen_env.core.cache import kernel
 from treppen_env.determinize import sample_state
@@ -80,7 +81,7 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
     """Playouts per CPU second over ``rounds`` rounds (median, interval, all rounds), and moves per playout."""
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules, rng) for s in positions(rules, players, count, seed)]
-    playout = P.Playout(P.seat_policies(policy, players), G.settings_row())
+    playout = P.Playout(policies=P.seat_policies(policy, players), settings=G.settings_row(), values=PV.values_row())
     points = np.zeros((playouts, players), dtype=np.int64)
     moves = [0]
     round_seed = iter(range(1, rounds + 2))

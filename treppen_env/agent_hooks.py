@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import plan_value as PV
 from treppen_env.agent_core import playout as P
 from treppen_env.engine import GameState, seat_index
 
@@ -44,7 +45,7 @@ def random_playout(state: GameState, seed: int) -> int:
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     policies = np.full(state.num_players, P.RANDOM, dtype=np.int64)
-    playout = P.Playout(policies, G.settings_row())
+    playout = P.Playout(policies=policies, settings=G.settings_row(), values=PV.values_row())
     steps = P.play_to_end((u64, i8, i64), tab, meld_bits, playout, _generator(seed), P.scratch())
     state.kernel_wrote()
     return int(steps)

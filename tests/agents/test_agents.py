@@ -302,7 +302,8 @@ def test_load_builds_named_agents() -> None:
 
 def test_load_errors(tmp_path: Any) -> None:
     with pytest.raises(
-        ValueError, match=r"unknown agent spec 'grredy'.*\['greedy', 'human', 'ismcts', 'llm', 'random', 'rollout'\]"
+        ValueError,
+        match=r"unknown agent spec 'grredy'.*\['greedy', 'human', 'ismcts', 'llm', 'planner', 'random', 'rollout'\]",
     ):
         agents.load("grredy")
     missing = tmp_path / "nope.zip"

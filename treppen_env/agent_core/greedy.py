@@ -69,7 +69,9 @@ from typing import NamedTuple
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
-from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
+from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core.plan_value import DOWN, MATES, MEAN_HAND_POINTS, UP, live_completions
+from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS
 from treppen_env.core import layout as L
 from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
@@ -111,8 +113,12 @@ NUM_SETTINGS = 5
 DEFAULT_SETTINGS = {"stock_gain": 3.0, "take_margin": 2.0, "card_cost": 1.0, "out_credit": 5.0, "min_weight": 1.0}
 
 # ---------------------------------------------------------------------- constants
-#: Nodes the turn-plan search may visit per plan.
+#: Points the going-out bonus adds to the opponents' hands (:func:`_context`).
+OUT_EXTRA = 10.0
+#: Nodes the turn-plan search may visit per plan (the greedy heuristic).
 PLAN_BUDGET = 4000
+#: The planner's: enough for an exhaustive search of every hand short of a deep staircase take.
+PLANNER_BUDGET = 200_000
 #: The most candidates of one hand: every meld, plus a lay-off chain per open end and length.
 MAX_CANDIDATES = NUM_MELDS + 2 * MAX_TABLE_MELDS * MAX_RUN
 MAX_SLOTS = 2 * MAX_TABLE_MELDS
@@ -127,19 +133,10 @@ F_WORK, F_SORTED, F_STACK, F_DANGER, F_SCORES = range(5)  # float64: ..., danger
 NUM_F_ROWS = 5
 I_WORK, I_SORTED, I_CHOSEN, I_BEST, I_STACK, I_ORDER = range(6)  # int64: first actions, sorted, plans, sort
 NUM_I_ROWS = 6
-MEAN_HAND_POINTS = sum(HAND_POINTS) / NUM_CARDS
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _HAND_POINTS = np.array(HAND_POINTS, dtype=np.int64)
-#: Other cards of each card's rank.
-_MATES = np.array(
-    [sum(1 << make_card(s, rank_of(c)) for s in range(NUM_SUITS)) & ~(1 << c) for c in range(NUM_CARDS)],
-    dtype=np.uint64,
-)
-#: Next card up / down in the same suit (the ace follows the king and precedes the 2).
-_UP = np.array([make_card(suit_of(c), (rank_of(c) + 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
-_DOWN = np.array([make_card(suit_of(c), (rank_of(c) - 1) % NUM_RANKS) for c in range(NUM_CARDS)], dtype=np.int64)
 _MELD_BITS = MELD_BITS.copy()
 
 
@@ -238,7 +235,7 @@ def _context(
         if melds[i, M_KIND] == KIND_SET:
             if length == 3:
                 rank = melds[i, M_LOW]
-                missing = lowest((_MATES[rank] | bit(rank)) & ~meld_bits[i])
+                missing = lowest((MATES[rank] | bit(rank)) & ~meld_bits[i])
                 slots[num_slots, 0] = missing
                 slots[num_slots, 1] = TARGET_SET
                 slots[num_slots, 2] = 1
@@ -246,8 +243,8 @@ def _context(
             continue
         room = MAX_RUN - length
         suit = melds[i, M_SUIT]
-        low = _DOWN[NUM_RANKS * suit + melds[i, M_LOW]]
-        high = _UP[NUM_RANKS * suit + (melds[i, M_LOW] + length - 1) % NUM_RANKS]
+        low = DOWN[NUM_RANKS * suit + melds[i, M_LOW]]
+        high = UP[NUM_RANKS * suit + (melds[i, M_LOW] + length - 1) % NUM_RANKS]
         if room and has(cards[FITS + TARGET_LOW], low):
             slots[num_slots, 0] = low
             slots[num_slots, 1] = TARGET_LOW
@@ -258,12 +255,13 @@ def _context(
             slots[num_slots, 1] = TARGET_HIGH
             slots[num_slots, 2] = room
             num_slots += 1
-    return num_slots, opp + 10.0
+    return num_slots, opp + OUT_EXTRA
 
 
 class Decision(NamedTuple):
-    """A decision's context, built once per decision by :func:`decision` and read by the plan
-    search and the scorers (a kernel bundle)."""
+    """A decision's context, built once per decision by :func:`decision` (the greedy heuristic) or
+    :func:`planner_decision` (the planner) and read by the plan search and the scorers (a kernel
+    bundle)."""
 
     #: uint64 (5,): what the decision knows besides the hand (:func:`_context`).
     ctx: np.ndarray
@@ -271,7 +269,8 @@ class Decision(NamedTuple):
     out_bonus: float
     #: The open ends in ``work.slots``.
     num_slots: int
-    #: float64 (52,): :func:`_danger` of every card a plan may keep.
+    #: float64 (52,): the danger of every card a plan may keep
+    #: (:func:`treppen_env.agent_core.plan_value.danger`).
     danger: np.ndarray
     #: The rules table (int64, :func:`treppen_env.core.tables.rules_table`).
     tab: np.ndarray
@@ -279,22 +278,69 @@ class Decision(NamedTuple):
     settings: np.ndarray
     #: The decision's scratch arrays.
     work: Workspace
+    #: The planner's settings (float64 (:data:`treppen_env.agent_core.plan_value.NUM_VALUES`,),
+    #: :func:`treppen_env.agent_core.plan_value.values_row`); size 0: the greedy heuristic's
+    #: weights score the plans.
+    values: np.ndarray
+    #: The opponents' threat (:func:`treppen_env.agent_core.plan_value.threat`; 0 for greedy).
+    threat: float
+    #: Nodes the plan search may visit per plan.
+    budget: int
+    #: The planner's value of keeping the chance to go out Rommé (RULES §6.2), points; 0: none.
+    romme: float
 
 
 @kernel
 def decision(inputs: Inputs, tab: np.ndarray, settings: np.ndarray, work: Workspace) -> Decision:
-    """The :class:`Decision` of a position (:class:`Inputs`; RULES §4.1, §4.3, §6.2-6.3): its
-    context, open ends and the danger of each card of the hand and the staircase, in the scratch
-    arrays ``work``."""
+    """The greedy heuristic's :class:`Decision` of a position (:class:`Inputs`; RULES §4.1, §4.3,
+    §6.2-6.3): its context, open ends and the danger of each card of the hand and the staircase, in
+    the scratch arrays ``work``."""
+    return _decision(inputs, tab, settings, np.zeros(0), np.zeros(1, dtype=np.uint64), work)
+
+
+@kernel
+def planner_decision(
+    inputs: Inputs, memory: np.ndarray, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, work: Workspace
+) -> Decision:
+    """The planner's :class:`Decision` of a position: :func:`decision` with the planner's settings
+    ``values`` (float64, :func:`treppen_env.agent_core.plan_value.values_row`), the opponents'
+    threat, an exhaustive plan search (:data:`PLANNER_BUDGET`) and the dangers read with
+    ``memory`` (uint64 (3,): the cards each opponent, by relative seat 1..3, discarded or declined;
+    :mod:`treppen_env.agent_core.planner`)."""
+    return _decision(inputs, tab, settings, values, memory, work)
+
+
+@kernel
+def _decision(
+    inputs: Inputs, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, memory: np.ndarray, work: Workspace
+) -> Decision:
+    """:func:`decision` (``values`` of size 0) or :func:`planner_decision`."""
     ctx, danger = work.wu[U_CTX], work.wf[F_DANGER]
     num_slots, out_bonus = _context(inputs, tab, ctx, work.slots, work.wi[I_WORK], work.wi[I_ORDER])
+    planner = values.size > 0
+    share = values[PV.V_MEMORY] if planner else 0.0
     b = inputs.cards[HAND] | ctx[2]
     while b:
         c = lowest(b)
         b &= b - _ONE
-        danger[c] = _danger(c, ctx)
+        danger[c] = PV.danger(c, ctx, memory, share)
+    scalars = inputs.scalars
+    t = PV.threat(scalars[HAND_SIZES : HAND_SIZES + 4], scalars[NUM_PLAYERS], values) if planner else 0.0
+    romme = 0.0
+    if planner and tab[L.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+        romme = values[PV.V_ROMME] * (out_bonus - OUT_EXTRA) / 2.0  # the doubled part of the bonus
     return Decision(
-        ctx=ctx, out_bonus=out_bonus, num_slots=num_slots, danger=danger, tab=tab, settings=settings, work=work
+        ctx=ctx,
+        out_bonus=out_bonus,
+        num_slots=num_slots,
+        danger=danger,
+        tab=tab,
+        settings=settings,
+        work=work,
+        values=values,
+        threat=t,
+        budget=PLANNER_BUDGET if planner else PLAN_BUDGET,
+        romme=romme,
     )
 
 
@@ -341,7 +387,7 @@ def _chain_candidates(hand: np.uint64, d: Decision, n: int) -> int:
             n += 1
             if target == TARGET_SET or (not corner and cur % NUM_RANKS == 0):
                 break  # a set takes one card; without corner runs the ace ends a run (§3.2)
-            cur = _UP[cur] if target == TARGET_HIGH else _DOWN[cur]
+            cur = UP[cur] if target == TARGET_HIGH else DOWN[cur]
             if not has(hand, cur):
                 break
     return n
@@ -364,59 +410,14 @@ def _usable(card: int, cards: np.uint64, d: Decision) -> tuple[bool, int]:
 
 # ---------------------------------------------------------------------- weights
 @kernel
-def _live(bits: np.uint64, unseen: np.uint64, stair_bits: np.uint64) -> float:
-    """Live cards among ``bits``: unseen ones count 1, staircase ones (takable, RULES §4.1) 1/2."""
-    return count(bits & unseen & ~stair_bits) + 0.5 * count(bits & stair_bits)
-
-
-@kernel
 def _weight(c: int, cards: np.uint64, unseen: np.uint64, stair_bits: np.uint64, settings: np.ndarray) -> float:
     """Cost of keeping card ``c`` of ``cards``: hand value (RULES §1.3) + card cost - a credit
-    for each live card that would complete a partial meld with it (a pair, two in a row, a gap)."""
-    live = 0.0
-    mates = _MATES[c]
-    if mates & cards:  # a pair: the other suits of the rank complete a set
-        live += _live(mates & ~cards, unseen, stair_bits)
-    up = _UP[c]
-    down = _DOWN[c]
-    if has(cards, up) or has(cards, down):  # two in a row: the cards at both ends
-        lo = _DOWN[down] if has(cards, down) else down
-        hi = _UP[up] if has(cards, up) else up
-        live += _live(bit(lo) | bit(hi), unseen, stair_bits)
-    else:
-        if has(cards, _UP[up]):  # a gap: the middle card completes it
-            live += _live(bit(up), unseen, stair_bits)
-        if has(cards, _DOWN[down]):
-            live += _live(bit(down), unseen, stair_bits)
+    for each live card that would complete a partial meld with it (a pair, two in a row, a gap;
+    :func:`treppen_env.agent_core.plan_value.live_completions`)."""
+    live = live_completions(c, cards, unseen, stair_bits)
     capped = 3.0 if 3.0 < live else live
     weight = _HAND_POINTS[c] + settings[S_CARD_COST] - settings[S_OUT_CREDIT] * capped
     return settings[S_MIN_WEIGHT] if settings[S_MIN_WEIGHT] > weight else weight
-
-
-@kernel
-def _danger(card: int, ctx: np.ndarray) -> float:
-    """How much discarding ``card`` helps the opponents (RULES §4.1: the next one can take it):
-    it fits a table meld, or completes or extends a meld with an opponent's known cards."""
-    value = _HAND_POINTS[card]
-    if has(ctx[4], card):
-        return value + 10.0
-    danger = 0.0
-    up = _UP[card]
-    down = _DOWN[card]
-    for who in range(2):
-        known = ctx[who]
-        weight = 1.0 if who == 0 else 0.5
-        if known == _ZERO:
-            continue
-        mates = count(_MATES[card] & known)
-        run = (has(known, up) and (has(known, _UP[up]) or has(known, down))) or (
-            has(known, down) and has(known, _DOWN[down])
-        )
-        if mates >= 2 or run:
-            danger += weight * (value + 15.0)
-        elif mates or has(known, up) or has(known, down):
-            danger += weight * 4.0
-    return danger
 
 
 @kernel
@@ -450,6 +451,15 @@ def _left_weight(
     return total - best
 
 
+@kernel
+def _left_cost(rest: np.uint64, d: Decision, ban: np.uint64, unknown: bool) -> float:
+    """The cost of the cards ``rest`` a plan leaves, by the greedy heuristic's weights
+    (:func:`_left_weight`) or the planner's values (:func:`treppen_env.agent_core.plan_value.left_cost`)."""
+    if d.values.size:
+        return PV.left_cost(rest, d.ctx, ban, unknown, d.threat, d.values, d.danger, d.out_bonus)
+    return _left_weight(rest, d.ctx, ban, unknown, d.settings, d.danger)
+
+
 # ---------------------------------------------------------------------- turn plan
 @kernel
 def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: bool, listed: int) -> tuple[float, int]:
@@ -459,7 +469,10 @@ def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: 
     A depth-first search over card-disjoint candidates (sorted by booked value, highest first,
     ties in candidate order) with :data:`PLAN_BUDGET` nodes scores each node's plan as booked
     points + going-out bonus when it empties the hand (or leaves one card to discard), else
-    booked points - :func:`_left_weight`. ``banned``: the card that may not be discarded (§4.4);
+    booked points - :func:`_left_cost`. The planner (``d.romme`` > 0: it may still go out Rommé,
+    RULES §6.2) keeps its melds in hand instead of a plan that lays some but does not go out when
+    laying nothing scores better with ``d.romme`` times the share of the hand the best plans
+    could lay. ``banned``: the card that may not be discarded (§4.4);
     ``include``: a card every plan must lay (must-use, or a deep take's card); -1 for none;
     ``before_draw``: the unknown stock card joins the hand; ``listed``: the number of ``hand``'s
     candidates already in the work rows (by :func:`_usable`), or -1 to list them. The sorted
@@ -480,7 +493,10 @@ def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: 
     ban = _ZERO if banned < 0 else bit(banned)
     best = -np.inf
     best_len = 0
-    budget = PLAN_BUDGET
+    best_out = False
+    held = -np.inf  # the plan that lays nothing (keeps the Rommé, RULES §6.2)
+    most_laid = 0
+    budget = d.budget
     st_next, st_used, st_booked = wi[I_STACK], wu[U_STACK], wf[F_STACK]
     depth = 0
     st_next[0], st_used[0], st_booked[0] = 0, _ZERO, 0.0
@@ -494,13 +510,18 @@ def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: 
             if not (need and not used & need):
                 rest = hand & ~used
                 if not (rest and rest == ban):  # a dead end (§4.5)
-                    if rest == _ZERO or (not before_draw and count(rest) == 1):
+                    out = rest == _ZERO or (not before_draw and count(rest) == 1)
+                    if out:
                         score = booked + d.out_bonus
                     else:
-                        score = booked - _left_weight(rest, d.ctx, ban, before_draw, d.settings, d.danger)
+                        score = booked - _left_cost(rest, d, ban, before_draw)
+                    if depth == 0:
+                        held = score
+                    most_laid = max(most_laid, count(used))
                     if score > best:
                         best = score
                         best_len = depth
+                        best_out = out
                         for k in range(depth):
                             best_chosen[k] = chosen[k]
         j = st_next[depth]
@@ -515,6 +536,10 @@ def _plan(hand: np.uint64, d: Decision, banned: int, include: int, before_draw: 
             st_next[depth + 1] = j + 1
             depth += 1
             entered = True
+    if d.romme > 0.0 and best_len > 0 and not best_out and include < 0:
+        kept = held + d.romme * most_laid / count(hand)
+        if kept > best:
+            return kept, 0
     return best, best_len
 
 
@@ -554,20 +579,36 @@ def workspace() -> Workspace:
 def greedy_move(inputs: Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: Workspace) -> int:
     """:func:`greedy_action` with the scratch arrays ``work`` of :func:`workspace` given (the same
     action)."""
-    cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
-    first_legal = 0
-    while first_legal < NUM_ACTIONS and not mask[first_legal]:
-        first_legal += 1
-    if first_legal == NUM_ACTIONS:
+    if not _any_legal(mask):
         return -1
+    return move(inputs, mask, decision(inputs, tab, settings, work))
+
+
+@kernel
+def _any_legal(mask: np.ndarray) -> bool:
+    """Whether the action mask has a legal action."""
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            return True
+    return False
+
+
+@kernel
+def move(inputs: Inputs, mask: np.ndarray, d: Decision) -> int:
+    """The move of the :class:`Decision` ``d`` (the greedy heuristic's or the planner's) for the
+    position ``inputs`` with the action mask ``mask`` (at least one legal action): the best draw
+    (:func:`draw_scores`) in the draw phase, else the next step of the best plan or the best discard
+    (RULES §4.1-4.5)."""
+    first_legal = 0
+    while not mask[first_legal]:
+        first_legal += 1
     last_legal = NUM_ACTIONS - 1
     while not mask[last_legal]:
         last_legal -= 1
-    d = decision(inputs, tab, settings, work)
     if last_legal < MELD_BASE:
-        depth = draw_scores(cards[HAND], stairs, scalars, mask, d)
-        return _best_draw(mask, work.wf[F_SCORES], depth)
-    return _meld(cards[HAND], scalars, mask, first_legal, d)
+        depth = draw_scores(inputs.cards[HAND], inputs.stairs, inputs.scalars, mask, d)
+        return _best_draw(mask, d.work.wf[F_SCORES], depth)
+    return _meld(inputs.cards[HAND], inputs.scalars, mask, first_legal, d)
 
 
 @kernel
@@ -633,6 +674,15 @@ def draw_scores(hand: np.uint64, stairs: np.ndarray, scalars: np.ndarray, mask: 
 
 
 @kernel
+def _discard_key(c: int, hand: np.uint64, unseen: np.uint64, d: Decision) -> float:
+    """What discarding ``c`` saves (RULES §4.4): the greedy heuristic's weight - danger, or the
+    planner's :func:`treppen_env.agent_core.plan_value.discard_value`."""
+    if d.values.size:
+        return PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
+    return _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
+
+
+@kernel
 def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: int, d: Decision) -> int:
     """RULES §4.3-4.5: the next step of the best plan, else the safest discard."""
     s_bits, s_first, best_chosen = d.work.wu[U_SORTED], d.work.wi[I_SORTED], d.work.wi[I_BEST]
@@ -653,7 +703,7 @@ def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: i
     unseen = ~(d.ctx[3] | hand) & _FULL
     for c in range(NUM_CARDS):
         if mask[DISCARD_BASE + c]:
-            key = _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
+            key = _discard_key(c, hand, unseen, d)
             if best_card < 0 or key >= best_key:
                 best_card, best_key = c, key
     if best_card >= 0:

@@ -39,6 +39,8 @@ import numpy as np
 from treppen_env.agent_core import action_net as A
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core import net as N
+from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import planner as PL
 from treppen_env.core import kernels as K
 from treppen_env.core.bits import bit, count, has
 from treppen_env.core.cache import kernel
@@ -62,8 +64,8 @@ from treppen_env.core.layout import (
 from treppen_env.core.observe import write_observation
 
 #: Policies of a seat in a playout.
-GREEDY, RANDOM, NET = 0, 1, 2
-POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET}
+GREEDY, RANDOM, NET, PLANNER = 0, 1, 2, 3
+POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET, "planner": PLANNER}
 #: Kinds of the network of :data:`NET` seats (:attr:`NetScratch.kind`): none, the small
 #: policy/value net (:mod:`treppen_env.agent_core.net`), the action net (:mod:`treppen_env.agent_core.action_net`).
 NO_NET, SMALL_NET, ACTION_NET = 0, 1, 2
@@ -82,8 +84,10 @@ class Playout(NamedTuple):
     #: int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`.
     policies: np.ndarray
     #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`;
-    #: their rules are the rules table the kernels are given).
+    #: their rules are the rules table the kernels are given), the planner seats' draw settings.
     settings: np.ndarray
+    #: float64: the planner seats' settings (:func:`treppen_env.agent_core.plan_value.values_row`).
+    values: np.ndarray
 
 
 class NetScratch(NamedTuple):
@@ -128,6 +132,10 @@ class Scratch(NamedTuple):
     workspace: G.Workspace
     #: The network of :data:`NET` seats (none without :func:`with_net`).
     net: NetScratch
+    #: uint64 (4,): what each seat was seen to discard or decline since the playout started
+    #: (:func:`treppen_env.agent_core.planner.remember`), and (3,) the planner seat's view of it.
+    memory: np.ndarray
+    relative: np.ndarray
 
 
 _ZERO = np.uint64(0)
@@ -200,7 +208,14 @@ def with_net(
         value_weight=value[1],
     )
     mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
-    return Scratch(mask=mask, inputs=G.empty_inputs(), workspace=G.workspace(), net=net)
+    return Scratch(
+        mask=mask,
+        inputs=G.empty_inputs(),
+        workspace=G.workspace(),
+        net=net,
+        memory=np.zeros(4, dtype=np.uint64),
+        relative=np.zeros(PL.MEMORY_SEATS, dtype=np.uint64),
+    )
 
 
 @kernel
@@ -258,6 +273,19 @@ def greedy_choice(
 
 
 @kernel
+def planner_choice(
+    u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, playout: Playout, work: Scratch
+) -> int:
+    """The planner's move for the seat to move, from what that seat may see
+    (:func:`treppen_env.agent_core.greedy.state_inputs`) and its memory of the playout so far, with
+    the legal mask and arrays of ``work``."""
+    G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
+    memory = PL.relative_memory(work.memory, i64, work.relative)
+    mask = work.mask[:NUM_ACTIONS]
+    return PL.planner_move(work.inputs, memory, mask, tab, playout.settings, playout.values, work.workspace)
+
+
+@kernel
 def advance(
     u64: np.ndarray,
     i8: np.ndarray,
@@ -279,8 +307,10 @@ def advance(
 def start(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, meld_bits: np.ndarray, work: Scratch
 ) -> None:
-    """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy)."""
+    """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy) and
+    forget the seats' memory."""
     K.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[:NUM_ACTIONS])
+    work.memory[:] = 0
 
 
 @kernel
@@ -356,16 +386,19 @@ def policy_move(
     pos: Position, tab: np.ndarray, meld_bits: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch
 ) -> None:
     """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
-    :data:`RANDOM` or :data:`NET`, the network of ``work``); the legal mask in ``work`` must be the
-    state's."""
+    :data:`RANDOM`, :data:`NET`, the network of ``work``, or :data:`PLANNER`), kept in the seats'
+    memory; the legal mask in ``work`` must be the state's."""
     u64, i8, i64 = pos
     policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
         action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
     elif policy == NET:
         action = net_choice(pos, tab, playout.settings, rng, work)
+    elif policy == PLANNER:
+        action = planner_choice(u64, i8, i64, tab, playout, work)
     else:
         action = random_legal(work.mask.view(np.uint64), rng)
+    PL.remember(work.memory, i8, i64, action)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
@@ -521,6 +554,10 @@ def play_out(
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
-    playout = Playout(policies=seat_policies(policy, n), settings=G.settings_row() if settings is None else settings)
+    playout = Playout(
+        policies=seat_policies(policy, n),
+        settings=G.settings_row() if settings is None else settings,
+        values=PV.values_row(),
+    )
     playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

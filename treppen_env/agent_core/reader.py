@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from treppen_env.agent_core.greedy import (
-    _UP,
     _ZERO,
     BANNED,
     FITS,
@@ -39,6 +38,7 @@ from treppen_env.agent_core.greedy import (
     greedy_action,
     must_use_evidence,
 )
+from treppen_env.agent_core.plan_value import UP
 from treppen_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, cards_to_bits, rank_of, suit_of
 from treppen_env.core.bits import bit
 from treppen_env.core.cache import kernel
@@ -159,7 +159,7 @@ def _obs_melds(obs: np.ndarray, melds: np.ndarray, meld_bits: np.ndarray) -> int
         cur = c
         count = 1
         while obs[_O_TABLE + cur * _TABLE_COLS + 3] == 0.0 and count < MAX_RUN:
-            cur = _UP[cur]
+            cur = UP[cur]
             bits |= bit(cur)
             count += 1
         melds[m, M_OWNER] = _owner(obs, c)

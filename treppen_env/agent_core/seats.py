@@ -121,7 +121,14 @@ def step_rows(
     for i in rows:
         u64, i8, i64 = U[i], I8[i], I64[i]
         # the kernel seats decide on the row's own mask
-        row_work = P.Scratch(mask=masks[i], inputs=work.inputs, workspace=work.workspace, net=work.net)
+        row_work = P.Scratch(
+            mask=masks[i],
+            inputs=work.inputs,
+            workspace=work.workspace,
+            net=work.net,
+            memory=work.memory,
+            relative=work.relative,
+        )
         mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
         pending[i] = 0
         a = seats.actions[i]
