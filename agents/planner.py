@@ -34,8 +34,7 @@ _DRAW_PHASE = 0
 
 
 class PlannerAgent(GreedyAgent):
-    """A rummy heuristic that plans whole turns (see the module docstring); settings as
-    :class:`~treppen.agents.GreedyAgent`'s for the draw (``stock_gain``, ``take_margin``), plus the
+    """A rummy heuristic that plans whole turns (see the module docstring). Its settings are the
     planner's values (:data:`treppen_env.agent_core.plan_value.DEFAULT_VALUES`, tuned on duplicate
     decks of seed 1, docs/guide/agents.md "The planner").
 
@@ -59,6 +58,8 @@ class PlannerAgent(GreedyAgent):
     :param danger: the weight of a discard's danger.
     :param romme: the share of the Rommé's extra bonus (RULES §6.2) that keeping the melds in hand
         is worth, times the share of the hand they cover.
+    :param lookahead: the weight, in a discard's value, of the mean score of the next turn's best
+        plan over the cards the stock may bring (0: off).
     :raises ValueError: for ``epsilon`` outside [0, 1], ``decay`` outside [0, 1], or a negative
         value of any other planner setting.
     """
@@ -70,8 +71,8 @@ class PlannerAgent(GreedyAgent):
         seed: int | None = None,
         rules: str | Rules | None = None,
         epsilon: float = 0.0,
-        stock_gain: float = 0.96,
-        take_margin: float = 1.64,
+        stock_gain: float = plan_value.DEFAULT_VALUES["stock_gain"],
+        take_margin: float = plan_value.DEFAULT_VALUES["take_margin"],
         hold: float = plan_value.DEFAULT_VALUES["hold"],
         threat: float = plan_value.DEFAULT_VALUES["threat"],
         decay: float = plan_value.DEFAULT_VALUES["decay"],
@@ -83,9 +84,12 @@ class PlannerAgent(GreedyAgent):
         min_weight: float = plan_value.DEFAULT_VALUES["min_weight"],
         danger: float = plan_value.DEFAULT_VALUES["danger"],
         romme: float = plan_value.DEFAULT_VALUES["romme"],
+        lookahead: float = plan_value.DEFAULT_VALUES["lookahead"],
     ):
-        super().__init__(seed, rules, epsilon, stock_gain=stock_gain, take_margin=take_margin)
+        super().__init__(seed, rules, epsilon)
         given = {
+            "stock_gain": stock_gain,
+            "take_margin": take_margin,
             "hold": hold,
             "threat": threat,
             "decay": decay,
@@ -97,6 +101,7 @@ class PlannerAgent(GreedyAgent):
             "min_weight": min_weight,
             "danger": danger,
             "romme": romme,
+            "lookahead": lookahead,
         }
         for name, value in given.items():
             if not value >= 0 or (name == "decay" and value > 1):
@@ -142,7 +147,7 @@ class PlannerAgent(GreedyAgent):
         if core.must_use_evidence(inputs.scalars, mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = planner.planner_action(inputs, self._memory, mask, rows[index], self._current_settings(), self.values)
+        action = planner.planner_action(inputs, self._memory, mask, rows[index], self.values)
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)

@@ -15,7 +15,8 @@ Variants (the first word; ``--help`` after it lists its options):
   at given playout budgets (whole ``agent.act`` calls, CPU time of this thread, after one untimed
   decision that loads the kernels), playouts per CPU second and the playouts that fit 0.25 s and
   1 s of CPU per decision.
-- ``greedy``: CPU time of one :meth:`treppen.agents.GreedyAgent.act` from an observation: the
+- ``greedy``: CPU time of one :meth:`treppen.agents.GreedyAgent.act` (``--agent planner``: of
+  :meth:`treppen.agents.PlannerAgent.act`) from an observation: the
   mean of ``--repeats`` calls per position after an untimed one; median over the positions with
   its distribution-free 95% interval, p90 and mean with bootstrap 95% intervals (2,000 resamples
   of the positions), in microseconds. With ``--baseline REV`` the ``GreedyAgent`` of
@@ -195,7 +196,7 @@ def greedy_times(args: argparse.Namespace, baseline: type | None) -> tuple[np.nd
     and of ``baseline`` (alternating which goes first), or ``None`` without one."""
     out, base = [], []
     for p in args.players:
-        agent = GreedyAgent(rules=args.rules)
+        agent = agents.load(args.agent, rules=args.rules)
         other = None if baseline is None else baseline(rules=args.rules)
         for i, state in enumerate(positions(args.rules, p, args.positions, args.seed)):
             obs = observe(state)
@@ -220,7 +221,8 @@ def summary(times: np.ndarray, seed: int = 0, resamples: int = 2000) -> dict[str
 
 
 def greedy_main(argv: Sequence[str] | None = None) -> int:
-    parser = parser_for("greedy", "CPU time of one GreedyAgent.act from an observation")
+    parser = parser_for("greedy", "CPU time of one GreedyAgent.act (or PlannerAgent.act) from an observation")
+    parser.add_argument("--agent", default="greedy", choices=["greedy", "planner"], help="the heuristic timed")
     parser.add_argument("--positions", type=int, default=100, help="mid-deal positions per table size")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per position")
     parser.add_argument("--label", default="", help="free text stored with the results")
@@ -228,7 +230,7 @@ def greedy_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = conditions()
     times, base = greedy_times(args, None if args.baseline is None else baseline_agent_class(args.baseline))
-    doc: dict = {"label": args.label, "rules": args.rules, "players": args.players, "positions": int(times.size),
+    doc: dict = {"label": args.label, "agent": args.agent, "rules": args.rules, "players": args.players, "positions": int(times.size),
                  "repeats": args.repeats, "act_cpu": summary(times),
                  "per_position_us": [round(float(t) * 1e6, 3) for t in times]}  # fmt: skip
     for name, s in doc["act_cpu"].items():

@@ -80,7 +80,7 @@ def _planner_best(state: GameState, values: np.ndarray) -> float:
     inputs = heuristic_inputs(state, state.current)
     tab, _ = state.tables
     work = G.workspace()
-    d = G.planner_decision(inputs, np.zeros(3, dtype=np.uint64), tab, G.settings_row(), values, work)
+    d = G.planner_decision(inputs, np.zeros(3, dtype=np.uint64), tab, values, work)
     score, _ = G._plan(inputs.cards[G.HAND], d, -1, -1, False, -1)
     return score
 
@@ -201,7 +201,7 @@ def test_plays_the_same_moves_as_an_agent_and_in_a_playout(seed: int) -> None:
     players = [PlannerAgent(rules=rules), PlannerAgent(rules=rules)]
     tab, meld_bits = state.tables
     agent = players[0]
-    playout = P.Playout(policies=P.seat_policies("planner", 2), settings=agent._current_settings(), values=agent.values)
+    playout = P.Playout(policies=P.seat_policies("planner", 2), settings=G.settings_row(), values=agent.values)
     work = P.scratch()
     u64, i8, i64 = state.arrays()
     P.start(u64, i8, i64, tab, meld_bits, work)

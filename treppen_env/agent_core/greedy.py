@@ -300,14 +300,14 @@ def decision(inputs: Inputs, tab: np.ndarray, settings: np.ndarray, work: Worksp
 
 @kernel
 def planner_decision(
-    inputs: Inputs, memory: np.ndarray, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, work: Workspace
+    inputs: Inputs, memory: np.ndarray, tab: np.ndarray, values: np.ndarray, work: Workspace
 ) -> Decision:
     """The planner's :class:`Decision` of a position: :func:`decision` with the planner's settings
     ``values`` (float64, :func:`treppen_env.agent_core.plan_value.values_row`), the opponents'
     threat, an exhaustive plan search (:data:`PLANNER_BUDGET`) and the dangers read with
     ``memory`` (uint64 (3,): the cards each opponent, by relative seat 1..3, discarded or declined;
     :mod:`treppen_env.agent_core.planner`)."""
-    return _decision(inputs, tab, settings, values, memory, work)
+    return _decision(inputs, tab, np.zeros(NUM_SETTINGS), values, memory, work)
 
 
 @kernel
@@ -647,7 +647,7 @@ def draw_scores(hand: np.uint64, stairs: np.ndarray, scalars: np.ndarray, mask: 
     uses[0] = _ZERO
     if mask[0]:
         score, _ = _plan(hand, d, -1, -1, True, -1)
-        scores[0] = score + d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
+        scores[0] = score + _stock_bonus(d)
     must_use_taken = d.tab[L.T_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
     for take in range(1, depth + 1):
@@ -678,8 +678,35 @@ def _discard_key(c: int, hand: np.uint64, unseen: np.uint64, d: Decision) -> flo
     """What discarding ``c`` saves (RULES §4.4): the greedy heuristic's weight - danger, or the
     planner's :func:`treppen_env.agent_core.plan_value.discard_value`."""
     if d.values.size:
-        return PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
+        key = PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
+        if d.values[PV.V_LOOKAHEAD] > 0.0:
+            key += d.values[PV.V_LOOKAHEAD] * _next_turn(hand & ~bit(c), unseen & ~d.ctx[2], d)
+        return key
     return _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
+
+
+@kernel
+def _next_turn(kept: np.uint64, stock: np.uint64, d: Decision) -> float:
+    """The planner's look one turn ahead (RULES §4.1, §4.3): the mean over the cards ``stock`` that
+    the next stock draw may bring of the best plan's score of ``kept`` with that card (the plan
+    search's work rows are overwritten)."""
+    total = 0.0
+    b = stock
+    while b:
+        u = lowest(b)
+        b &= b - _ONE
+        score, _ = _plan(kept | bit(u), d, -1, -1, False, -1)
+        total += score
+    return total / max(1, count(stock))
+
+
+@kernel
+def _stock_bonus(d: Decision) -> float:
+    """What the stock's unknown card adds to a draw's score (RULES §4.1): ``stock_gain`` +
+    ``take_margin``, the greedy heuristic's settings or the planner's values."""
+    if d.values.size:
+        return d.values[PV.V_STOCK_GAIN] + d.values[PV.V_TAKE_MARGIN]
+    return d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
 
 
 @kernel

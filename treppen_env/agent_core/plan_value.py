@@ -38,11 +38,24 @@ from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make
 from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
 
-(V_HOLD, V_THREAT, V_DECAY, V_CARD_COST, V_CREDIT, V_URGENCY, V_NEAR_OUT, V_MEMORY, V_MIN_WEIGHT, V_DANGER, V_ROMME) = (
-    range(11)
-)
+(
+    V_HOLD,
+    V_THREAT,
+    V_DECAY,
+    V_CARD_COST,
+    V_CREDIT,
+    V_URGENCY,
+    V_NEAR_OUT,
+    V_MEMORY,
+    V_MIN_WEIGHT,
+    V_DANGER,
+    V_ROMME,
+    V_LOOKAHEAD,
+    V_STOCK_GAIN,
+    V_TAKE_MARGIN,
+) = range(14)
 #: Slots of the planner's settings row.
-NUM_VALUES = 11
+NUM_VALUES = 14
 #: The planner's settings and their defaults, in the order of the row.
 DEFAULT_VALUES = {
     "hold": 1.0,
@@ -56,6 +69,9 @@ DEFAULT_VALUES = {
     "min_weight": 1.0,
     "danger": 1.0,
     "romme": 0.0,
+    "lookahead": 0.0,
+    "stock_gain": 0.96,
+    "take_margin": 1.64,
 }
 #: Most live completions a kept card is credited for.
 MAX_LIVE = 3.0

@@ -34,15 +34,12 @@ MEMORY_SEATS = 3
 
 
 @kernel
-def planner_action(
-    inputs: G.Inputs, memory: np.ndarray, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, values: np.ndarray
-) -> int:
+def planner_action(inputs: G.Inputs, memory: np.ndarray, mask: np.ndarray, tab: np.ndarray, values: np.ndarray) -> int:
     """The planner's action (RULES §4) for the position ``inputs`` (the greedy heuristic's layout)
-    with the opponents' ``memory`` (uint64 (3,)), the action mask (int8 (898,)), the rules table,
-    the draw settings ``settings`` (the greedy heuristic's row: ``stock_gain`` and ``take_margin``
-    score the stock) and the planner's ``values``
-    (:func:`treppen_env.agent_core.plan_value.values_row`); -1 when the mask has no legal action."""
-    return planner_move(inputs, memory, mask, tab, settings, values, G.workspace())
+    with the opponents' ``memory`` (uint64 (3,)), the action mask (int8 (898,)), the rules table
+    and the planner's settings ``values`` (:func:`treppen_env.agent_core.plan_value.values_row`);
+    -1 when the mask has no legal action."""
+    return planner_move(inputs, memory, mask, tab, values, G.workspace())
 
 
 @kernel
@@ -51,7 +48,6 @@ def planner_move(
     memory: np.ndarray,
     mask: np.ndarray,
     tab: np.ndarray,
-    settings: np.ndarray,
     values: np.ndarray,
     work: G.Workspace,
 ) -> int:
@@ -59,7 +55,7 @@ def planner_move(
     :func:`treppen_env.agent_core.greedy.workspace` given (the same action)."""
     if not G._any_legal(mask):
         return -1
-    return G.move(inputs, mask, G.planner_decision(inputs, memory, tab, settings, values, work))
+    return G.move(inputs, mask, G.planner_decision(inputs, memory, tab, values, work))
 
 
 @kernel

@@ -84,7 +84,7 @@ class Playout(NamedTuple):
     #: int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`.
     policies: np.ndarray
     #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`;
-    #: their rules are the rules table the kernels are given), the planner seats' draw settings.
+    #: their rules are the rules table the kernels are given).
     settings: np.ndarray
     #: float64: the planner seats' settings (:func:`treppen_env.agent_core.plan_value.values_row`).
     values: np.ndarray
@@ -282,7 +282,7 @@ def planner_choice(
     G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
     memory = PL.relative_memory(work.memory, i64, work.relative)
     mask = work.mask[:NUM_ACTIONS]
-    return PL.planner_move(work.inputs, memory, mask, tab, playout.settings, playout.values, work.workspace)
+    return PL.planner_move(work.inputs, memory, mask, tab, playout.values, work.workspace)
 
 
 @kernel
