@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -38,6 +39,8 @@ BOTS = ("ismcts", "random")
 EVALUATORS = ("random", "kernel")
 #: The largest ``simulations`` per decision.
 MAX_SIMULATIONS = 10**6
+#: The fewest simulations per decision: OpenSpiel's IS-MCTS expands the root in the first one.
+MIN_SIMULATIONS = 2
 #: Simulations per decision when neither ``simulations`` nor ``seconds`` is given.
 DEFAULT_SIMULATIONS = 100
 
@@ -106,9 +109,10 @@ class OpenSpielAgent(Agent):
     """An OpenSpiel bot as a treppen agent: the spec ``openspiel,bot=ismcts,...``.
 
     :param bot: one of :data:`BOTS`: ``ismcts`` (OpenSpiel's Python ``ISMCTSBot``) or ``random``.
-    :param simulations: IS-MCTS simulations per decision (default :data:`DEFAULT_SIMULATIONS`).
+    :param simulations: IS-MCTS simulations per decision, at least :data:`MIN_SIMULATIONS` (default
+        :data:`DEFAULT_SIMULATIONS`).
     :param seconds: instead, CPU seconds of this thread per decision, as ``search``'s ``seconds``
-        (at least one simulation).
+        (at least :data:`MIN_SIMULATIONS` simulations).
     :param uct_c: the UCT exploration constant.
     :param rollouts: random rollouts per leaf evaluation.
     :param evaluator: one of :data:`EVALUATORS`: ``random`` (OpenSpiel's rollouts, in Python) or
@@ -140,8 +144,8 @@ class OpenSpielAgent(Agent):
             raise ValueError(f"openspiel: evaluator={evaluator!r}; choose one of {list(EVALUATORS)}")
         if simulations is not None and seconds is not None:
             raise ValueError("openspiel: give simulations or seconds per decision, not both")
-        for name, value in (("simulations", simulations), ("rollouts", rollouts)):
-            if value is not None and whole_number(value, f"openspiel: {name}", least=1) > MAX_SIMULATIONS:
+        for name, value, least in (("simulations", simulations, MIN_SIMULATIONS), ("rollouts", rollouts, 1)):
+            if value is not None and whole_number(value, f"openspiel: {name}", least) > MAX_SIMULATIONS:
                 raise ValueError(f"openspiel: {name}={value} is more than {MAX_SIMULATIONS} per decision")
         if seconds is not None and (
             isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and 0 < seconds <= MAX_SECONDS)
@@ -196,6 +200,8 @@ class OpenSpielAgent(Agent):
         factory = KernelRolloutEvaluator if self.evaluator == "kernel" else mcts.RandomRolloutEvaluator
         evaluator = factory(n_rollouts=self.rollouts, random_state=random_state)
         searcher = ismcts.ISMCTSBot(game, evaluator, self.uct_c, self.simulations, random_state=random_state)
+        # the deals of the unseen cards from the agent's seed (the bot's default sampler is unseeded)
+        searcher.set_resampler(lambda state, player: state.resample_from_infostate(player, random_state.uniform))
         self._counts["decisions"] += 1
         legal = state.legal_actions()
         if len(legal) == 1:
@@ -206,11 +212,11 @@ class OpenSpielAgent(Agent):
         ends = search.cpu_clock() + self.seconds
         searcher.reset()
         root = searcher.create_new_node(state)
-        while True:  # at least one simulation
+        for done in itertools.count(1):  # the first simulation expands the root, the second visits it
             searcher.run_simulation(searcher.sample_root_state(state))
-            self._counts["simulations"] += 1
-            if search.cpu_clock() >= ends:
+            if done >= MIN_SIMULATIONS and search.cpu_clock() >= ends:
                 break
+        self._counts["simulations"] += done
         actions, probabilities = zip(*searcher.get_final_policy(state, root), strict=True)
         return int(random_state.choice(actions, p=probabilities))
 
