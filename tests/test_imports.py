@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The packages from the bottom layer up: a package may import only those before it (and itself).
 #: The repository's agents/, arena/, train/ and apps/ are imported as treppen.agents, ... (package-dir
 #: in pyproject.toml maps the installed names onto the root folders).
-LAYERS = ("treppen_env", "treppen.agents", "treppen.arena", "treppen.train", "treppen.apps")
+LAYERS = ("treppen_env", "treppen.agents", "treppen.openspiel", "treppen.arena", "treppen.train", "treppen.apps")
 
 
 def package_folder(package: str) -> Path:

@@ -34,7 +34,7 @@ def test_every_package_says_what_it_holds() -> None:
     ``treppen.train`` without a description)."""
     packages = [
         p.parent
-        for root in ("treppen_env", "agents", "arena", "train", "apps")
+        for root in ("treppen_env", "agents", "openspiel", "arena", "train", "apps")
         for p in (ROOT / root).rglob("__init__.py")
     ]
     empty = [

@@ -45,7 +45,7 @@ def test_the_wheel_holds_every_module_of_the_folders_it_maps(wheel_names: list[s
     # pyproject.toml lists the packages one by one (package-dir maps the root folders): a subpackage
     # left off that list would be missing from the wheel
     folders = {"treppen_env": "treppen_env", "treppen": "treppen"}
-    folders |= {name: f"treppen/{name}" for name in ("agents", "arena", "train", "apps", "configs")}
+    folders |= {name: f"treppen/{name}" for name in ("agents", "openspiel", "arena", "train", "apps", "configs")}
     sources = {
         f"{installed}/{path.relative_to(ROOT / folder).as_posix()}"
         for folder, installed in folders.items()

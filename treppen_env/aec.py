@@ -38,6 +38,7 @@ rewards are unchanged: out-of-space actions (``True``, ``-1``) raise ``ValueErro
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -234,12 +235,7 @@ class raw_env(AECEnv, EzPickle):
         """
         points = state.deal_points
         assert points is not None  # the deal is over
-        n = self.num_players
-        if self.reward_mode == "points":
-            rewards = [p / 100.0 for p in points]
-        else:
-            total = sum(points)
-            rewards = [(p - (total - p) / (n - 1)) / 100.0 for p in points]
+        rewards = deal_rewards(points, self.reward_mode)
         self.rewards = {a: rewards[i] for i, a in enumerate(self.agents)}
         info: dict[str, Any] = {
             "deal_points": {a: points[i] for i, a in enumerate(self.agents)},
@@ -287,6 +283,19 @@ class raw_env(AECEnv, EzPickle):
 
     def __str__(self) -> str:
         return self.metadata["name"]
+
+
+def deal_rewards(points: Sequence[int], reward: str = "zero_sum") -> list[float]:
+    """Each seat's reward for a deal that ended with ``points`` (one per seat, RULES §6.2-6.4).
+
+    :param reward: ``"zero_sum"``: ``(points_i - mean of the others' points) / 100``, which sum to
+        zero at any number of seats; ``"points"``: ``points_i / 100``.
+    :return: one float per seat.
+    """
+    if reward == "points":
+        return [p / 100.0 for p in points]
+    total, others = sum(points), len(points) - 1
+    return [(p - (total - p) / others) / 100.0 for p in points]
 
 
 def _check_action(agent: str, action: object) -> int:
