@@ -58,8 +58,6 @@ class PlannerAgent(GreedyAgent):
     :param danger: the weight of a discard's danger.
     :param romme: the share of the Rommé's extra bonus (RULES §6.2) that keeping the melds in hand
         is worth, times the share of the hand they cover.
-    :param lookahead: the weight, in a discard's value, of the mean score of the next turn's best
-        plan over the cards the stock may bring (0: off).
     :raises ValueError: for ``epsilon`` outside [0, 1], ``decay`` outside [0, 1], or a negative
         value of any other planner setting.
     """
@@ -84,7 +82,6 @@ class PlannerAgent(GreedyAgent):
         min_weight: float = plan_value.DEFAULT_VALUES["min_weight"],
         danger: float = plan_value.DEFAULT_VALUES["danger"],
         romme: float = plan_value.DEFAULT_VALUES["romme"],
-        lookahead: float = plan_value.DEFAULT_VALUES["lookahead"],
     ):
         super().__init__(seed, rules, epsilon)
         given = {
@@ -101,7 +98,6 @@ class PlannerAgent(GreedyAgent):
             "min_weight": min_weight,
             "danger": danger,
             "romme": romme,
-            "lookahead": lookahead,
         }
         for name, value in given.items():
             if not value >= 0 or (name == "decay" and value > 1):

@@ -678,26 +678,8 @@ def _discard_key(c: int, hand: np.uint64, unseen: np.uint64, d: Decision) -> flo
     """What discarding ``c`` saves (RULES §4.4): the greedy heuristic's weight - danger, or the
     planner's :func:`treppen_env.agent_core.plan_value.discard_value`."""
     if d.values.size:
-        key = PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
-        if d.values[PV.V_LOOKAHEAD] > 0.0:
-            key += d.values[PV.V_LOOKAHEAD] * _next_turn(hand & ~bit(c), unseen & ~d.ctx[2], d)
-        return key
+        return PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
     return _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
-
-
-@kernel
-def _next_turn(kept: np.uint64, stock: np.uint64, d: Decision) -> float:
-    """The planner's look one turn ahead (RULES §4.1, §4.3): the mean over the cards ``stock`` that
-    the next stock draw may bring of the best plan's score of ``kept`` with that card (the plan
-    search's work rows are overwritten)."""
-    total = 0.0
-    b = stock
-    while b:
-        u = lowest(b)
-        b &= b - _ONE
-        score, _ = _plan(kept | bit(u), d, -1, -1, False, -1)
-        total += score
-    return total / max(1, count(stock))
 
 
 @kernel

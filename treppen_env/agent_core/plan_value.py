@@ -50,27 +50,25 @@ from treppen_env.core.cache import kernel
     V_MIN_WEIGHT,
     V_DANGER,
     V_ROMME,
-    V_LOOKAHEAD,
     V_STOCK_GAIN,
     V_TAKE_MARGIN,
-) = range(14)
+) = range(13)
 #: Slots of the planner's settings row.
-NUM_VALUES = 14
+NUM_VALUES = 13
 #: The planner's settings and their defaults, in the order of the row.
 DEFAULT_VALUES = {
-    "hold": 1.0,
-    "threat": 1.0,
-    "decay": 0.35,
-    "card_cost": 1.0,
-    "credit": 5.0,
+    "hold": 0.38,
+    "threat": 0.16,
+    "decay": 0.245,
+    "card_cost": 0.8,
+    "credit": 6.5,
     "urgency": 0.5,
-    "near_out": 0.5,
-    "memory": 0.5,
-    "min_weight": 1.0,
-    "danger": 1.0,
-    "romme": 0.0,
-    "lookahead": 0.0,
-    "stock_gain": 0.96,
+    "near_out": 0.25,
+    "memory": 0.0,
+    "min_weight": 1.5,
+    "danger": 1.5,
+    "romme": 0.5,
+    "stock_gain": 1.44,
     "take_margin": 1.64,
 }
 #: Most live completions a kept card is credited for.
