@@ -421,15 +421,12 @@ def _weight(c: int, cards: np.uint64, unseen: np.uint64, stair_bits: np.uint64, 
 
 
 @kernel
-def _left_weight(
-    rest: np.uint64, ctx: np.ndarray, ban: np.uint64, unknown: bool, settings: np.ndarray, danger: np.ndarray
-) -> float:
-    """Weight of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4).
-
-    Discarding a card saves its weight but costs its danger; ``ban`` (a bitset) may not be
-    discarded; ``unknown`` adds the stock card still to be drawn, weighing an average card.
-    """
-    unseen = ~(ctx[3] | rest) & _FULL
+def _left_cost(rest: np.uint64, d: Decision, ban: np.uint64, unknown: bool) -> float:
+    """Cost of the cards ``rest`` left after a plan, after the turn's best discard (RULES §4.4):
+    the sum of their :func:`_keep_weight` less what the best discard saves (:func:`_discard_saving`);
+    ``ban`` (a bitset) may not be discarded; ``unknown`` adds the stock card still to be drawn,
+    weighing an average card (:func:`_average_weight`)."""
+    unseen = ~(d.ctx[3] | rest) & _FULL
     total = 0.0
     best = 0.0
     have = False
@@ -437,14 +434,14 @@ def _left_weight(
     while b:
         c = lowest(b)
         b &= b - _ONE
-        w = _weight(c, rest, unseen, ctx[2], settings)
+        w = _keep_weight(c, rest, unseen, d)
         total += w
         if not has(ban, c):
-            saved = w - danger[c]
+            saved = _discard_saving(c, w, rest, unseen, d, unknown)
             if not have or saved > best:
                 best, have = saved, True
     if unknown:
-        average = MEAN_HAND_POINTS + settings[S_CARD_COST]
+        average = _average_weight(d)
         total += average
         if not have or average > best:
             best = average
@@ -452,12 +449,31 @@ def _left_weight(
 
 
 @kernel
-def _left_cost(rest: np.uint64, d: Decision, ban: np.uint64, unknown: bool) -> float:
-    """The cost of the cards ``rest`` a plan leaves, by the greedy heuristic's weights
-    (:func:`_left_weight`) or the planner's values (:func:`treppen_env.agent_core.plan_value.left_cost`)."""
+def _keep_weight(c: int, cards: np.uint64, unseen: np.uint64, d: Decision) -> float:
+    """Cost of keeping card ``c`` of ``cards``: the greedy heuristic's :func:`_weight` or the
+    planner's :func:`treppen_env.agent_core.plan_value.weight`."""
     if d.values.size:
-        return PV.left_cost(rest, d.ctx, ban, unknown, d.threat, d.values, d.danger, d.out_bonus)
-    return _left_weight(rest, d.ctx, ban, unknown, d.settings, d.danger)
+        return PV.weight(c, cards, unseen, d.ctx[2], d.threat, d.values)
+    return _weight(c, cards, unseen, d.ctx[2], d.settings)
+
+
+@kernel
+def _discard_saving(c: int, w: float, hand: np.uint64, unseen: np.uint64, d: Decision, unknown: bool) -> float:
+    """What discarding ``c`` (kept, it weighs ``w``) from ``hand`` saves (RULES §4.4): the greedy
+    heuristic's weight - danger, or the planner's
+    :func:`treppen_env.agent_core.plan_value.discard_value`."""
+    if d.values.size:
+        return PV.discard_value(c, w, hand, unseen, d.ctx, d.values, d.danger[c], d.out_bonus, unknown)
+    return w - d.danger[c]
+
+
+@kernel
+def _average_weight(d: Decision) -> float:
+    """The weight of an unknown stock card: an average card's (RULES §1.3), by the greedy heuristic's
+    weights or the planner's (:func:`treppen_env.agent_core.plan_value.average_weight`)."""
+    if d.values.size:
+        return PV.average_weight(d.threat, d.values)
+    return MEAN_HAND_POINTS + d.settings[S_CARD_COST]
 
 
 # ---------------------------------------------------------------------- turn plan
@@ -674,15 +690,6 @@ def draw_scores(hand: np.uint64, stairs: np.ndarray, scalars: np.ndarray, mask: 
 
 
 @kernel
-def _discard_key(c: int, hand: np.uint64, unseen: np.uint64, d: Decision) -> float:
-    """What discarding ``c`` saves (RULES §4.4): the greedy heuristic's weight - danger, or the
-    planner's :func:`treppen_env.agent_core.plan_value.discard_value`."""
-    if d.values.size:
-        return PV.discard_value(c, hand, unseen, d.ctx, d.threat, d.values, d.danger, d.out_bonus, False)
-    return _weight(c, hand, unseen, d.ctx[2], d.settings) - d.danger[c]
-
-
-@kernel
 def _stock_bonus(d: Decision) -> float:
     """What the stock's unknown card adds to a draw's score (RULES §4.1): ``stock_gain`` +
     ``take_margin``, the greedy heuristic's settings or the planner's values."""
@@ -712,7 +719,7 @@ def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: i
     unseen = ~(d.ctx[3] | hand) & _FULL
     for c in range(NUM_CARDS):
         if mask[DISCARD_BASE + c]:
-            key = _discard_key(c, hand, unseen, d)
+            key = _discard_saving(c, _keep_weight(c, hand, unseen, d), hand, unseen, d, False)
             if best_card < 0 or key >= best_key:
                 best_card, best_key = c, key
     if best_card >= 0:

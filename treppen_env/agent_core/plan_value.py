@@ -173,63 +173,29 @@ def danger(card: int, ctx: np.ndarray, memory: np.ndarray, memory_share: float) 
 
 
 @kernel
-def left_cost(
-    rest: np.uint64,
-    ctx: np.ndarray,
-    ban: np.uint64,
-    unknown: bool,
-    t: float,
-    values: np.ndarray,
-    danger_of: np.ndarray,
-    out_bonus: float,
-) -> float:
-    """Expected cost in points of the cards ``rest`` a plan leaves, after the turn's best discard
-    (RULES §4.4): the sum of their :func:`weight` less the best discard's (weight - danger +
-    a ``near_out`` share of ``out_bonus`` when the one card it leaves fits a table meld).
-    ``ban`` (a bitset) may not be discarded; ``unknown`` adds the stock card still to be drawn,
-    weighing an average card (the draw phase scores a plan before the draw)."""
-    unseen = ~(ctx[3] | rest) & _FULL
-    total = 0.0
-    best = 0.0
-    have = False
-    b = rest
-    while b:
-        c = lowest(b)
-        b &= b - _ONE
-        total += weight(c, rest, unseen, ctx[2], t, values)
-    b = rest
-    while b:
-        c = lowest(b)
-        b &= b - _ONE
-        if not has(ban, c):
-            saved = discard_value(c, rest, unseen, ctx, t, values, danger_of, out_bonus, unknown)
-            if not have or saved > best:
-                best, have = saved, True
-    if unknown:
-        average = MEAN_HAND_POINTS * (values[V_HOLD] + values[V_THREAT] * t) + values[V_CARD_COST]
-        total += average
-        if not have or average > best:
-            best = average
-    return total - best
+def average_weight(t: float, values: np.ndarray) -> float:
+    """The :func:`weight` of an unknown card (the stock's, before the draw): an average card's hand
+    value (RULES §1.3) times ``hold + threat * t``, plus ``card_cost``."""
+    return MEAN_HAND_POINTS * (values[V_HOLD] + values[V_THREAT] * t) + values[V_CARD_COST]
 
 
 @kernel
 def discard_value(
     c: int,
+    w: float,
     hand: np.uint64,
     unseen: np.uint64,
     ctx: np.ndarray,
-    t: float,
     values: np.ndarray,
-    danger_of: np.ndarray,
+    danger_c: float,
     out_bonus: float,
     unknown: bool,
 ) -> float:
-    """What discarding ``c`` from ``hand`` saves, in points: its :func:`weight` less its danger
-    (``danger_of[c]`` times ``danger``), plus ``near_out`` times ``out_bonus`` times the chance of
+    """What discarding ``c`` from ``hand`` saves, in points: its :func:`weight` ``w`` less its
+    danger ``danger_c`` times ``danger``, plus ``near_out`` times ``out_bonus`` times the chance of
     going out next turn with the cards it leaves (:func:`out_chance`; not before the draw:
     ``unknown``)."""
-    saved = weight(c, hand, unseen, ctx[2], t, values) - values[V_DANGER] * danger_of[c]
+    saved = w - values[V_DANGER] * danger_c
     if not unknown:
         saved += values[V_NEAR_OUT] * out_bonus * out_chance(hand & ~bit(c), unseen, ctx)
     return saved
