@@ -20,8 +20,10 @@ lists the backends that read each key.
 In Python a config is one flat dataclass (``config.learning_rate``); the sections are its YAML
 (:meth:`TrainConfig.to_dict`). Types and ranges are the fields' (checked by pydantic when a
 config is loaded, :func:`treppen.train.config_files.load_config`), values that must agree
-:meth:`TrainConfig.check`'s. A key's default is the default recipe's value,
-``configs/selfplay.yaml`` (what ``treppen train`` runs), where that file sets it.
+:meth:`TrainConfig.check`'s. A config file's key that it leaves out takes the value of its
+backend's shipped config (:data:`BACKEND_CONFIGS`; :func:`treppen.train.config_files.backend_defaults`),
+so ``backend: kernel`` alone is ``configs/kernel.yaml``; a field's default, which a dataclass built
+in Python takes, is the sb3 recipe's value, ``configs/selfplay.yaml``, where that file sets it.
 """
 
 from __future__ import annotations

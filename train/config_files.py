@@ -22,6 +22,8 @@ resumed.
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib.resources
 import typing
 import warnings
@@ -161,8 +163,9 @@ def load_config(
 ) -> TrainConfig:
     """Read a YAML config, apply ``key=value`` overrides and check the result.
 
-    :param path: YAML file of shared keys and a backend section; ``None`` for the defaults (the
-        recipe of ``configs/selfplay.yaml``).
+    :param path: YAML file of shared keys and a backend section, each key it leaves out at its
+        backend's default (:func:`backend_defaults`: the backend's shipped config); ``None`` for
+        the defaults of ``backend: sb3`` (the recipe of ``configs/selfplay.yaml``).
     :param overrides: strings ``key=value``; values are parsed as plain YAML (so ``1e-4``,
         ``[128, 128]``, ``null``, ``true`` work); ``section.key=value`` names the section, and dotted
         keys reach into ``rules_options``.
@@ -304,6 +307,7 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
         readers = READERS[key]
         who = f"{readers[0]} only" if len(readers) == 1 else f"for backends {', '.join(readers)}"
         raise ValueError(f"config key {key}={shorten(flat[key])} is {who}; backend {backend} does not read it")
+    flat = {**backend_defaults(backend), **flat}
     if backend not in _CHECKERS:
         _CHECKERS[backend] = TypeAdapter(cls)
     checker = _CHECKERS[backend]
@@ -313,6 +317,19 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
         raise ValueError(_type_error(err, cls)) from None
     config.check()
     return config
+
+
+@functools.cache
+def _shipped_defaults(backend: str) -> dict[str, Any]:
+    return _flatten(read_config_file(config_path(BACKEND_CONFIGS[backend])), backend)
+
+
+def backend_defaults(backend: str) -> dict[str, Any]:
+    """The defaults of ``backend``'s keys: the values of its shipped config
+    (:data:`treppen.train.config.BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``; a fresh copy), so that
+    a config of one line, ``backend: kernel``, runs on the kernel's own settings. A key that the
+    shipped config leaves out keeps its field's default."""
+    return copy.deepcopy(_shipped_defaults(backend))
 
 
 def _type_error(err: ValidationError, cls: type[TrainConfig]) -> str:
