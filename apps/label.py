@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from treppen.apps.options import add_ray_address, positive, seed, whole
+from treppen.apps.options import add_ray_address, out_folder, positive, seed, whole
 from treppen_env.rules import PRESETS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen label``."""
-    parser.add_argument("--out", required=True, help="the job's folder (job.json, shard_*.npz); rerunning resumes")
+    parser.add_argument(
+        "--out", type=out_folder, required=True, help="the job's folder (job.json, shard_*.npz); rerunning resumes"
+    )
     parser.add_argument("--deals", type=whole(1), required=True, help="deals to play and label")
     parser.add_argument(
         "--search", default="rollout,playouts=500", metavar="SPEC", help="the labelling search (rollout or ismcts)"

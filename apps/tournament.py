@@ -26,7 +26,7 @@ from pathlib import Path
 
 from treppen.agents import zoo
 from treppen.agents.base import Agent
-from treppen.apps.options import add_ray_address, seed, share, whole
+from treppen.apps.options import add_ray_address, out_folder, seed, share, whole
 from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
@@ -69,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_ray_address(parser, "play the deals", "--workers")
     parser.add_argument(
         "--out",
+        type=out_folder,
         default=None,
         help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
     )
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
-    out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
+    out = args.out if args.out is not None else default_out(names, args.players, args.seed)
     if args.record is not None and Path(args.record).exists() and not Path(args.record).is_dir():
         raise ValueError(f"--record {args.record!r} is a file; name a folder (its record file is <out name>.jsonl)")
     todo = len(schedule(names, args.players, decks, args.seed, rules, args.tables_per_deck)) - _played(out)

@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
                 f"Keys that may: {sorted(RESUME_OVERRIDES)}"
             )
         config = load_config(args.resume / "config.yaml", args.overrides, saved_run=True)
-        config.runs_dir, config.name = str(args.resume.parent), args.resume.name
+        run_dir = args.resume if args.resume.name not in ("", "..") else args.resume.resolve()  # ".": its own name
+        config.runs_dir, config.name = str(run_dir.parent), run_dir.name
     else:
         path = config_path(args.config) if args.config is not None else default_config(args.overrides)
         print(f"config: {path}", flush=True)

@@ -35,6 +35,7 @@ from treppen.arena.results import (
 from treppen.arena.schedule import DealSpec, Key, check_settings, schedule
 from treppen.arena.watchdog import watch_parent
 from treppen_env import records as game_records
+from treppen_env.messages import shorten
 from treppen_env.rules import Rules, make_rules
 
 RUN_MODEL_STEMS = ("final_model", "model")
@@ -67,11 +68,16 @@ def resolve_specs(items: Sequence[str]) -> dict[str, str]:
 
     :param items: agent specs as given on the command line
     :return: spec by unique name, in the given order
+    :raises ValueError: for ``NAME=SPEC`` with an empty name (``=greedy``).
     """
     out: dict[str, str] = {}
     for item in items:
         head, eq, rest = item.partition("=")
         named = bool(eq) and "," not in head  # "ismcts,seconds=1" is a spec with a setting, not NAME=SPEC
+        if named and not head.strip():
+            raise ValueError(
+                f"agent {shorten(item)}: no name before '='; give LABEL=SPEC (e.g. best={rest or 'greedy'})"
+            )
         name, spec = (head, rest) if named else (agent_name(item), item)
         unique, k = name, 1
         while unique in out:

@@ -122,6 +122,8 @@ def _steps_or_auto(value: Any) -> Any:
 StepsOrAuto = Annotated[int | Literal["auto"], BeforeValidator(_steps_or_auto)]
 """A whole number, 0 or more, or ``auto`` (a value that fits the machine)."""
 Flag = Annotated[bool, Strict()]
+#: The most ``total_timesteps`` a config takes (10**12: about 30 years at a million steps a second).
+MAX_TIMESTEPS = 10**12
 
 #: The package holding the shipped configs (the repository's ``configs/``).
 CONFIG_PACKAGE = "treppen.configs"
@@ -261,8 +263,8 @@ class PPOBase(TrainConfig):
     OPPONENTS: ClassVar[tuple[str, ...]] = ("random", "greedy", "snapshot")
 
     # --- budget and parallelism
-    total_timesteps: Count = field(default_factory=recipe("total_timesteps"))
-    """the learner's decisions to train for (SB3's ``total_timesteps``)"""
+    total_timesteps: Annotated[Count, Field(le=MAX_TIMESTEPS)] = field(default_factory=recipe("total_timesteps"))
+    """the learner's decisions to train for (SB3's ``total_timesteps``), at most :data:`MAX_TIMESTEPS`"""
     n_envs: Count = field(default_factory=recipe("n_envs"))
     """deals played side by side, the policy acting on all of them in one batch (sb3: envs; rllib:
     envs per env runner; kernel: rows of the batched env)"""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -55,7 +56,19 @@ def files(tmp_path: Path) -> dict[str, Path]:
     (paths["broken_tournament"] / "tournament.json").write_text('{"version": 2, "agents"')
     paths["folder"] = tmp_path / "a_folder"
     paths["folder"].mkdir()
+    paths.update(unreadable_nets(tmp_path))
     return paths
+
+
+def unreadable_nets(folder: Path) -> dict[str, Path]:
+    """Files named where a net is wanted (``net=``, ``prior=``) that are none: empty, an ``.npz`` of
+    other arrays, a torch checkpoint, random bytes."""
+    nets = {name: folder / name for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")}
+    nets["empty.npz"].write_bytes(b"")
+    np.savez(nets["other.npz"], a=np.zeros(3))
+    torch.save({"steps": 1, "net": {"w": torch.zeros(2)}}, nets["checkpoint.pt"])
+    nets["random.npz"].write_bytes(np.random.default_rng(0).bytes(2000))
+    return nets
 
 
 def _bomb(key: str) -> str:
@@ -141,6 +154,46 @@ CASES = [
     ("replay-folder", ["replay", "{folder}"], ["a_folder"]),
     ("replay-missing", ["replay", "{folder}/nope.jsonl"], ["nope.jsonl"]),
     ("analyse-not-a-record", ["analyse", "{text.txt}", "--step", "1"], ["text.txt"]),
+    (  # every check before any work: a search that is not one, a guide it does not take, a net that does not read
+        "train-expert-search-not-a-search",
+        ["train", "--config", "expert_iteration", "expert_search=greedy"],
+        ["config key expert_search='greedy': not a search", "rollout or ismcts"],
+    ),
+    (
+        "train-expert-guide",
+        ["train", "--config", "expert_iteration", "expert_guide=own_playout=nope"],
+        ["config key expert_guide='own_playout=nope'", "own_playout='nope'; choose one of"],
+    ),
+    *(
+        (
+            f"train-expert-search-net-{name}",
+            ["train", "--config", "expert_iteration", f"expert_search=rollout,playouts=4,net={{{name}}}"],
+            ["config key expert_search: net=", name, "cannot read it"],
+        )
+        for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")
+    ),
+    (
+        "train-teacher-net-unreadable",
+        ["train", "--config", "selfplay", "imitation_teacher=rollout,net={other.npz}"],
+        ["config key imitation_teacher: net=", "other.npz", "cannot read it"],
+    ),
+    *(
+        (f"tournament-{setting}-{name}", ["tournament", "--agents", f"{spec}{{{name}}}", "greedy"], words)
+        for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")
+        for setting, spec, words in (
+            ("net", "rollout,playouts=4,net=", ["net=", name, "cannot read it"]),
+            ("prior", "ismcts,prior=", ["prior=", name, "cannot read it"]),
+        )
+    ),
+    (
+        "train-rollout-workers-beyond-the-cores",
+        ["train", "--config", "kernel", "n_envs=100000", "batch_size=100000", "rollout_workers=100000"],
+        ["config key rollout_workers=100000: this machine has", "(4 per core)"],
+    ),
+    ("train-total-timesteps-1e23", ["train", "total_timesteps=1e23"], ["total_timesteps='1e23'", "1000000000000"]),
+    ("tournament-empty-label", ["tournament", "--agents", "greedy", "=greedy"], ["'=greedy'", "no name before '='"]),
+    ("tournament-out-empty", ["tournament", "--agents", "greedy", "random", "--out", ""], ["--out", "empty path"]),
+    ("label-out-empty", ["label", "--out", "", "--deals", "1"], ["--out", "empty path"]),
     ("zoo-build-unknown", ["zoo", "build", "nope"], ["nope", "ppo-2p"]),
     ("bench-seconds", ["bench", "--seconds", "0"], ["seconds"]),
 ]

@@ -11,7 +11,16 @@ import pytest
 import yaml
 
 from treppen.apps import train as train_command
-from treppen.train.config import BACKEND_CONFIGS, CONFIGS, READERS, SHARED, KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config import (
+    BACKEND_CONFIGS,
+    CONFIGS,
+    READERS,
+    SHARED,
+    KernelConfig,
+    RLlibConfig,
+    SB3Config,
+    TrainConfig,
+)
 from treppen.train.config_files import config_from_dict, config_path, default_config, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -309,3 +318,18 @@ def test_a_key_the_file_leaves_out_takes_the_backends_shipped_value(tmp_path):
     assert (config.n_envs, config.batch_size, config.elo_decks) == (64, 512, 4)
     assert config.opponent_probs() == shipped.opponent_probs() == {"random": 0.1, "greedy": 0.5, "snapshot": 0.4}
     assert (config.total_timesteps, config.pick_init) == (shipped.total_timesteps, 1.0)
+
+
+@pytest.mark.parametrize("given", [".", "./", "sub/.."])
+def test_resume_by_a_path_without_the_folders_name_keeps_its_name(given, tmp_path, monkeypatch):
+    """``--resume .`` inside the run folder (or a path ending in ``..``) resumes that folder by its own
+    name, which its saved config.yaml then holds: it never becomes ``name: ''``."""
+    run = tmp_path / "runs" / "kernel_run"
+    (run / "sub").mkdir(parents=True)
+    save_config(load_config(config_path("kernel"), ["name=kernel_run", f"runs_dir={run.parent}"]), run / "config.yaml")
+    monkeypatch.chdir(run)
+    started = []
+    monkeypatch.setattr(train_command, "train", lambda config, **kw: started.append(config))
+    assert train_command.run(argparse.Namespace(resume=Path(given), config=None, overrides=[])) == 0
+    (config,) = started
+    assert (config.name, Path(config.runs_dir)) == ("kernel_run", run.parent)
