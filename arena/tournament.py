@@ -35,6 +35,7 @@ from treppen.arena.results import (
 from treppen.arena.schedule import DealSpec, Key, check_settings, schedule
 from treppen.arena.watchdog import watch_parent
 from treppen_env import records as game_records
+from treppen_env.files import end_whole_line
 from treppen_env.messages import shorten
 from treppen_env.rules import Rules, make_rules
 
@@ -169,6 +170,8 @@ def run_tournament(
     if progress and done:  # a rerun of the same command: say what is there
         state = "complete" if len(done) == len(specs) else f"resuming, {len(done)} of {len(specs)} deals played"
         print(f"tournament in {out}: {state}" + ("; rating the results again" if not todo else ""))
+    if out is not None:
+        end_whole_line(Path(out) / RESULTS_FILE)
     fh = None if out is None else open(Path(out) / RESULTS_FILE, "a", encoding="utf-8")
     bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not (progress and todo))
     try:
