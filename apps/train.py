@@ -20,7 +20,14 @@ from pathlib import Path
 
 from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import BACKENDS, DEFAULT_CONFIG
-from treppen.train.config_files import config_path, default_config, load_config, override_key, shipped_configs
+from treppen.train.config_files import (
+    config_path,
+    default_config,
+    load_config,
+    load_run_config,
+    override_key,
+    shipped_configs,
+)
 from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
@@ -89,15 +96,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--resume uses the run's saved config.yaml; drop --config (overrides still apply)")
         if not args.resume.exists():
             raise FileNotFoundError(f"--resume {str(args.resume)!r}: the path does not exist")
-        if not (args.resume / "config.yaml").is_file():
-            raise FileNotFoundError(f"--resume {str(args.resume)!r} is not a run folder (no config.yaml)")
         fixed = sorted({override_key(o) for o in args.overrides} - RESUME_OVERRIDES)
         if fixed:
             raise ValueError(
                 f"--resume continues the saved model and game; {fixed} cannot change. "
                 f"Keys that may: {sorted(RESUME_OVERRIDES)}"
             )
-        config = load_config(args.resume / "config.yaml", args.overrides, saved_run=True)
+        config = load_run_config(args.resume, args.overrides)
         run_dir = args.resume if args.resume.name not in ("", "..") else args.resume.resolve()  # ".": its own name
         config.runs_dir, config.name = str(run_dir.parent), run_dir.name
     else:

@@ -190,6 +190,29 @@ def load_config(
         raise ValueError(f"config file {str(path)!r}{given}: {err}") from None
 
 
+def load_run_config(run_dir: Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The saved config of the run folder ``run_dir`` (its ``config.yaml``, :func:`save_config`), with
+    ``overrides``, as ``--resume`` reads it: checked to be a run's before anything else is read or written.
+
+    :raises FileNotFoundError: when the folder holds no ``config.yaml``.
+    :raises ValueError: naming the file, for one that is empty, does not read (not plain YAML, not a
+        mapping) or is not a run's (a run's holds its ``name``), and as
+        :func:`load_config` for its keys and values.
+    """
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"--resume {str(run_dir)!r} is not a run folder (no config.yaml)")
+    data = read_config_file(path)
+    if not data:
+        raise ValueError(f"config file {str(path)!r} is empty, so it is no run's saved config; nothing was changed")
+    if not isinstance(data.get("name"), str) or not data["name"]:
+        raise ValueError(
+            f"config file {str(path)!r} is not a run's saved config: it names no run (a run's has its name=); "
+            "nothing was changed"
+        )
+    return load_config(path, overrides, saved_run=True)
+
+
 def parse_override(item: str) -> tuple[str, str, Any]:
     """``key=value``, ``section.key=value`` or ``rules_options.key=value`` as (parent, key, value):
     the parent is ``""``, a backend's section or a mapping key.

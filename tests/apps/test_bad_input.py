@@ -278,3 +278,36 @@ def test_agents_load_raises_value_errors_naming_the_spec(spec, words):
     with pytest.raises(ValueError) as err:
         agents.load(spec)
     assert words in str(err.value) and len(str(err.value)) < 1500
+
+
+#: A run folder's config.yaml that is no run's: (case, its bytes, words of the error line).
+NOT_A_RUNS_CONFIG = [
+    ("empty", b"", ["config.yaml' is empty, so it is no run's saved config; nothing was changed"]),
+    ("comment-only", b"# nothing here\n", ["config.yaml' is empty"]),
+    ("no-name", b"backend: kernel\nseed: 0\n", ["config.yaml' is not a run's saved config: it names no run"]),
+    ("empty-name", b"backend: kernel\nname: ''\n", ["config.yaml' is not a run's saved config: it names no run"]),
+    ("a-list", b"- backend\n- kernel\n", ["config.yaml' must hold a mapping"]),
+    ("random-bytes", np.random.default_rng(1).bytes(300), ["config.yaml'"]),
+]
+
+
+@pytest.mark.parametrize(("content", "words"), [pytest.param(c, w, id=i) for i, c, w in NOT_A_RUNS_CONFIG])
+def test_resuming_a_folder_whose_config_is_no_runs_changes_no_file(content, words, tmp_path, capsys):
+    """``--resume`` reads the run's config first and refuses one that is empty, unreadable or not a
+    run's (it was resumed as the sb3 recipe, rewriting a kernel run's config.yaml): exit 2, one line,
+    every file as it was, no lock file."""
+    run = tmp_path / "runs" / "kernel_run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "model_256_steps.pt").write_bytes(b"a checkpoint")
+    (run / "metadata.json").write_text('{"seed": 0}\n')
+    (run / "evals.jsonl").write_text('{"steps": 256}\n')
+    (run / "config.yaml").write_bytes(content)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert cli.main(["train", "--resume", str(run)]) == 2
+    out, err = capsys.readouterr()
+    line = err.removeprefix("treppen train: error: ")
+    assert line != err and line.endswith("\n") and "\n" not in line[:-1] and "Traceback" not in out + err, err
+    assert f"config file '{run / 'config.yaml'}" in line
+    for word in words:
+        assert word in line, (word, line)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

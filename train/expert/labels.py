@@ -64,6 +64,7 @@ import numpy as np
 from treppen import agents
 from treppen.agents.search import SearchAgent
 from treppen.arena.match import play_match
+from treppen.train.checkpoints import problem
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import search as S
 from treppen_env.files import atomic_write, atomic_write_text
@@ -284,6 +285,20 @@ def done_shards(folder: Path) -> set[int]:
     return {int(m.group(1)) for p in folder.glob("shard_*.npz") if (m := SHARD_NAME.fullmatch(p.name))}
 
 
+def damaged_shards(folder: Path, shards: set[int]) -> dict[int, str]:
+    """The ``shards`` of ``folder`` that do not read whole (cut short, empty, an array missing or
+    failing its CRC check), each with its problem (:func:`treppen.train.checkpoints.problem`)."""
+    damaged = {}
+    for k in sorted(shards):
+        try:
+            with np.load(folder / SHARD.format(k)) as data:
+                for name in ARRAYS:
+                    data[name]
+        except Exception as err:  # the file's damage, whatever numpy or zipfile makes of it
+            damaged[k] = problem(err)
+    return damaged
+
+
 def read_labels(folder: str | Path) -> dict[str, np.ndarray]:
     """Every shard of a job's folder, in shard order, as one set of arrays (``first`` offsets over
     all the moves; see the module docstring).
@@ -306,18 +321,32 @@ def read_labels(folder: str | Path) -> dict[str, np.ndarray]:
 def open_job(folder: str | Path, job: LabelJob) -> Path:
     """The job's folder, with ``job.json`` written (a new job) or checked (a rerun).
 
-    :raises ValueError: when the folder holds another job (naming the settings that differ).
+    :raises ValueError: when the folder holds another job (naming the settings that differ), a
+        ``job.json`` that is not a job's, or shards without a ``job.json`` (naming the folder).
     """
     folder = Path(folder)
     path = folder / JOB_FILE
     if path.is_file():
-        saved = json.loads(path.read_text())
+        try:
+            saved = json.loads(path.read_bytes())
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            saved = None
+        if not isinstance(saved, dict):
+            raise ValueError(
+                f"{str(path)!r} is not a label job's settings (not a JSON object), so the shards in {str(folder)!r} "
+                "belong to no job known; give another --out"
+            )
         differ = sorted(k for k, v in job.to_dict().items() if saved.get(k) != v)
         if differ:
             raise ValueError(
                 f"{str(folder)!r} holds another label job (it differs in {', '.join(differ)}); "
                 "give the same settings to resume it, or another --out"
             )
+    elif done_shards(folder):
+        raise ValueError(
+            f"{str(folder)!r} holds label shards but no {JOB_FILE}, so they belong to no job known (they may be "
+            "another job's: another seed, search or deals); give another --out, or put the job's job.json back"
+        )
     else:
         atomic_write_text(path, json.dumps(job.to_dict(), indent=2) + "\n")
     return folder
@@ -380,13 +409,21 @@ def run_job(
     :param ray_address: label the shards as Ray tasks: ``"local"``, ``"auto"`` or ``host:port``
         (:func:`treppen.arena.ray_cluster.init_ray`); None: this process's threads.
     :param progress: show a progress bar (shards, labels, labels per second).
-    :raises ValueError: for another job in the folder, a bad spec or ``threads``.
+    A shard of the folder that does not read whole is labelled again, named in a line on stdout
+    (:func:`damaged_shards`).
+
+    :raises ValueError: for another job in the folder (or shards of no known job), a bad spec or ``threads``.
     """
     if not (isinstance(threads, int) and threads >= 1):
         raise ValueError(f"threads={threads!r} must be a whole number of at least 1")
     job.check_agents()
     folder = open_job(folder, job)
     done = done_shards(folder)
+    damaged = damaged_shards(folder, done)
+    if damaged:
+        named = "; ".join(f"{folder / SHARD.format(k)} ({why})" for k, why in damaged.items())
+        print(f"labelling {len(damaged)} damaged shard{'s' * (len(damaged) > 1)} again: {named}", flush=True)
+        done -= set(damaged)
     todo = [k for k in range(job.shards) if k not in done]
     if ray_address is None:
         labeller = on_threads(threads)

@@ -251,20 +251,19 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     started = time.perf_counter()
     run_dir = resolve_name(config).run_dir
     found = checkpoints(run_dir / "checkpoints", suffix=CHECKPOINT_SUFFIX) if resume else []
-    if found and found[-1][0] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
+    readable = newest_readable(found, read_checkpoint)  # read before anything is written
+    state = None if readable is None else readable[2]
+    if state is not None and state["steps"] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
         print(
-            f"the run {run_dir} is complete: {found[-1][0]} of total_timesteps={config.total_timesteps}; "
+            f"the run {run_dir} is complete: {state['steps']} of total_timesteps={config.total_timesteps}; "
             "nothing changed."
         )
         return run_dir
     run_dir = open_run_dir(config, resume, command_line)
     torch.set_num_threads(config.torch_threads)
     learner = Learner(config, config.seed)
-    readable = newest_readable(found, read_checkpoint)
-    state = None
-    if readable:
-        print(f"resuming from {readable[1]} ({readable[0]} steps)")
-        state = readable[2]
+    if readable is not None and state is not None:
+        print(f"resuming from {readable[1]} ({state['steps']} steps)")
         learner.restore(state)
     start_steps = learner.steps
     logger = Logger(run_dir / "tb")
@@ -323,8 +322,14 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """A checkpoint's state (:meth:`Learner.state`), its tensors on the CPU (a run trained on a GPU
-    resumes on any device)."""
-    state: dict[str, Any] = torch.load(path, weights_only=False, map_location="cpu")
+    resumes on any device).
+
+    :raises ValueError: for a file that loads but is no checkpoint of this backend (its steps, net and
+        optimizer missing).
+    """
+    state = torch.load(path, weights_only=False, map_location="cpu")
+    if not isinstance(state, dict) or not {"steps", "net", "optimizer", "sampler", "pool"} <= set(state):
+        raise ValueError("not a checkpoint of backend kernel (no steps, net, optimizer, sampler and pool in it)")
     return state
 
 

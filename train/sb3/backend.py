@@ -37,7 +37,6 @@ from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.checkpoints import (
     checkpoint_path,
     checkpoint_steps,
-    latest_checkpoint,
     readable_checkpoint,
     save_model,
 )
@@ -68,10 +67,12 @@ def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] |
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     started = time.perf_counter()
-    if resume and report_complete(resolve_name(config).run_dir, config.total_timesteps):
-        return resolve_name(config).run_dir  # a finished run that is resumed stays as it is
+    run_dir = resolve_name(config).run_dir
+    found = readable_checkpoint(run_dir / "checkpoints") if resume else None  # read before anything is written
+    start_steps, checkpoint = found or (0, None)
+    if resume and report_complete(run_dir, config.total_timesteps, start_steps):
+        return run_dir  # a finished run that is resumed stays as it is
     run_dir = open_run_dir(config, resume, command_line)
-    start_steps, checkpoint = (readable_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
     seed = config.seed + start_steps  # a resumed run reseeds with its step count: no replayed deals
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
@@ -192,10 +193,9 @@ def finish(model: MaskablePPO, config: SB3Config, run: RunCallbacks, run_dir: Pa
     print_summary(run_dir, final, run.evals, run.elo, run.keep_best, config)
 
 
-def report_complete(run_dir: Path, total_timesteps: int) -> bool:
-    """Whether the run in ``run_dir`` already has ``total_timesteps`` steps and its final model;
-    if so, say so (a resume then changes nothing)."""
-    steps, _ = latest_checkpoint(run_dir / "checkpoints") or (0, None)
+def report_complete(run_dir: Path, total_timesteps: int, steps: int) -> bool:
+    """Whether the run in ``run_dir``, whose newest checkpoint that reads has ``steps`` steps, already
+    has ``total_timesteps`` steps and its final model; if so, say so (a resume then changes nothing)."""
     final = run_dir / "final_model.zip"
     if steps < total_timesteps or not final.is_file():
         return False
