@@ -61,8 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen label``: label the shards the folder lacks, then print what was done."""
+    from treppen.arena.ray_address import check_ray_address
     from treppen.train.expert.labels import LabelJob, run_job
 
+    check_ray_address(args.ray_address, "--ray-address")  # a cluster that does not answer: refused before any work
     job = LabelJob(
         deals=args.deals,
         search=args.search,

@@ -30,6 +30,7 @@ from treppen.apps.options import add_ray_address, out_folder, seed, share, whole
 from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
+from treppen.arena.ray_address import check_ray_address
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
 from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.schedule import check_settings, schedule
@@ -157,6 +158,7 @@ def decks_argument(decks: int | None, deals: int | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
+    check_ray_address(args.ray_address, "--ray-address")  # a cluster that does not answer: refused before any work
     decks = decks_argument(args.decks, args.deals)
     specs = {name: zoo.table_spec(spec, args.players, args.rules) for name, spec in resolve_specs(args.agents).items()}
     names = list(specs)

@@ -12,9 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from treppen.arena.ray_address import check_ray_address
 from treppen.train.config import (
     ExpertConfig,
     KernelConfig,
+    RayAddressKey,
     RecipeBase,
     RLlibConfig,
     SB3Config,
@@ -29,7 +31,8 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     """Train by self-play as ``config`` says; returns the run folder.
 
     The settings are checked before the run folder is made (:func:`check_agent_specs`,
-    :func:`check_device`, :func:`check_workers`); the run holds its folder while it trains
+    :func:`check_device`, :func:`check_workers`, a cluster that does not answer:
+    :func:`treppen.arena.ray_address.check_ray_address`); the run holds its folder while it trains
     (:func:`treppen.train.rundir.hold_run_dir`).
 
     :param config: a checked config of its backend's class (see :func:`treppen.train.config_files.load_config`).
@@ -38,11 +41,14 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     :raises ValueError: when starting a new run in a folder that already holds one, for a folder that
         another process trains in, and before the run folder is made: for an agent spec of the
         config that does not load, a device this machine does not have, more rollout workers than
-        this machine can run, or a backend whose extra is not installed.
+        this machine can run, a ``ray_address`` where no cluster answers, or a backend whose extra
+        is not installed.
     """
     check_agent_specs(config)
     check_device(config)
     check_workers(config)
+    if isinstance(config, RayAddressKey):
+        check_ray_address(config.ray_address, "config key ray_address")
     run = backend(config)
     with hold_run_dir(resolve_name(config).run_dir):
         return run(config, resume, command_line)

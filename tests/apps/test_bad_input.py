@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -311,3 +312,38 @@ def test_resuming_a_folder_whose_config_is_no_runs_changes_no_file(content, word
     for word in words:
         assert word in line, (word, line)
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port of 127.0.0.1 where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "key"),
+    [
+        (["train", "--config", "kernel", "ray_address={address}"], "config key ray_address={address}"),
+        (["train", "--config", "rllib_selfplay", "ray_address={address}"], "config key ray_address={address}"),
+        (["tournament", "--agents", "greedy", "random", "--ray-address", "{address}"], "--ray-address={address}"),
+        (
+            ["label", "--out", "labels", "--deals", "1", "--ray-address", "ray://{address}"],
+            "--ray-address=ray://{address}",
+        ),
+    ],
+    ids=["train-kernel", "train-rllib", "tournament", "label"],
+)
+def test_an_unreachable_cluster_is_refused_before_any_folder(argv, key, closed_port, tmp_path, monkeypatch, capsys):
+    """Where no cluster answers, one line names the address (without Ray: a TCP connection to its
+    head), instead of a folder made and a minute of retries."""
+    monkeypatch.chdir(tmp_path)
+    address = f"127.0.0.1:{closed_port}"
+    assert cli.main([part.replace("{address}", address) for part in argv]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"treppen {argv[0]}: error: {key.replace('{address}', address)}: no Ray cluster answers at {address} "
+        "(Connection refused); start its head (ray start --head) or give the address it printed\n"
+    )
+    assert list(tmp_path.iterdir()) == []
