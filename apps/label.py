@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen label``: label the shards the folder lacks, then print what was done."""
+    from treppen.arena.interrupts import exit_status, interrupts_raise
     from treppen.arena.ray_address import check_ray_address
     from treppen.train.expert.labels import LabelJob, run_job
 
@@ -78,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
         temperature=args.temperature,
     )
     try:
-        report = run_job(job, args.out, args.threads, args.ray_address, progress=True)
-    except KeyboardInterrupt:
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the shards written are kept
+            report = run_job(job, args.out, args.threads, args.ray_address, progress=True)
+    except KeyboardInterrupt as err:
         print(f"interrupted; the shards written are in {args.out}. Rerun to resume.", file=sys.stderr)
-        return 130
+        return exit_status(err)
     print(
         f"labels: {report.labels} in {report.shards} shards, {report.seconds:.1f} s, {report.rate:.1f} labels/s; "
         f"{report.total_labels} labels in {args.out}"

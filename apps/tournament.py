@@ -28,6 +28,7 @@ from treppen.agents import zoo
 from treppen.agents.base import Agent
 from treppen.apps.options import add_ray_address, out_folder, seed, share, whole
 from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
+from treppen.arena.interrupts import exit_status, interrupts_raise
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
 from treppen.arena.ray_address import check_ray_address
@@ -179,23 +180,24 @@ def run(args: argparse.Namespace) -> int:
         print(estimate)
     watch = FallbackWatch(args.max_fallback)
     try:
-        records = run_tournament(
-            specs,
-            args.players,
-            decks,
-            args.seed,
-            args.workers,
-            out,
-            rules,
-            args.tables_per_deck,
-            progress=True,
-            on_record=watch,
-            record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
-            ray_address=args.ray_address,
-        )
-    except KeyboardInterrupt:
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the finished deals are kept
+            records = run_tournament(
+                specs,
+                args.players,
+                decks,
+                args.seed,
+                args.workers,
+                out,
+                rules,
+                args.tables_per_deck,
+                progress=True,
+                on_record=watch,
+                record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
+                ray_address=args.ray_address,
+            )
+    except KeyboardInterrupt as err:
         print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
-        return 130
+        return exit_status(err)
     greedy = [name for name, spec in specs.items() if spec == SCALE_ANCHOR]  # e.g. the level easy
     anchor = reference_anchor(names) if SCALE_ANCHOR in names or not greedy else greedy[0]
     ratings = fit_ratings(records, anchor=anchor, n_boot=args.boot, seed=args.seed)

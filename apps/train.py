@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from treppen.arena.interrupts import exit_status, interrupts_raise
 from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import BACKENDS, DEFAULT_CONFIG
 from treppen.train.config_files import (
@@ -113,9 +114,10 @@ def run(args: argparse.Namespace) -> int:
     command += ["--config", str(args.config)] if args.config is not None else []
     command += ["--resume", str(args.resume)] if args.resume is not None else []
     try:
-        train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
-    except KeyboardInterrupt:
-        return 130
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the backend saves what it can and names --resume
+            train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
+    except KeyboardInterrupt as err:
+        return exit_status(err)
     except TrainingStopped as stop:
         print(f"treppen train: {stop}", file=sys.stderr)
         return 3

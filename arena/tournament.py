@@ -25,6 +25,7 @@ from typing import Any
 
 from treppen.agents import SPECS
 from treppen.agents.base import Agent
+from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.match import build_agents, play_deal
 from treppen.arena.results import (
     FORMAT_VERSION,
@@ -94,6 +95,7 @@ _WORKER_AGENTS: dict[str, Agent] = {}
 def _init_worker(sources: Mapping[str, str | Agent], rules: Rules) -> None:
     """Worker initializer: end with the parent, load the agents once per process, one torch thread each."""
     watch_parent()
+    ignore_interrupts()
     _WORKER_AGENTS.update(build_agents(sources, rules))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)

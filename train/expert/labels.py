@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -240,8 +241,9 @@ class _Table:
         self.player = self.searcher if job.player == SEARCH_PLAYS else agents.load(job.player, rules=rules)
         self.opponents = {spec: agents.load(spec, rules=rules) for spec in set(job.opponents)}
 
-    def label_deal(self, deal: int, shard: _Shard) -> None:
-        """Play deal ``deal`` and add its labelled seat's labels to ``shard``."""
+    def label_deal(self, deal: int, shard: _Shard, stop: threading.Event | None = None) -> None:
+        """Play deal ``deal`` and add its labelled seat's labels to ``shard``; once ``stop`` is set,
+        raise :class:`Cancelled` at the next decision."""
         job, searcher, player = self.job, self.searcher, self.player
         seeds = deal_seeds(job, deal)
         labelled = deal % job.num_players
@@ -253,6 +255,8 @@ class _Table:
 
         def record(_env: Any, seat: int, observation: dict[str, Any], action: int) -> None:
             nonlocal step
+            if stop is not None and stop.is_set():
+                raise Cancelled(f"deal {deal}")
             if seat == labelled and np.count_nonzero(observation["action_mask"]) > 1:
                 if player is searcher:
                     assert searcher.last_search is not None
@@ -265,12 +269,19 @@ class _Table:
         play_match(self.env, seats, seed=seeds[0], agent_seeds=seeds[1:-1], on_step=record)
 
 
-def label_shard(job: LabelJob, k: int) -> dict[str, np.ndarray]:
-    """Play and label the deals of shard ``k`` (see the module docstring): its arrays."""
+class Cancelled(Exception):
+    """A shard's labelling stopped before its end (the job was interrupted)."""
+
+
+def label_shard(job: LabelJob, k: int, stop: threading.Event | None = None) -> dict[str, np.ndarray]:
+    """Play and label the deals of shard ``k`` (see the module docstring): its arrays.
+
+    :param stop: once set, stop at the next decision (raising :class:`Cancelled`).
+    """
     table = _Table(job)
     shard = _Shard(job, table.searcher.settings.objective)
     for deal in job.shard_range(k):
-        table.label_deal(deal, shard)
+        table.label_deal(deal, shard, stop)
     return shard.arrays()
 
 
@@ -357,22 +368,28 @@ Labeller = Callable[[LabelJob, Sequence[int]], Iterator[tuple[int, dict[str, np.
 
 
 def on_threads(threads: int) -> Labeller:
-    """Label shards on ``threads`` threads of this process, at most two shards in flight per thread."""
+    """Label shards on ``threads`` threads of this process, at most two shards in flight per thread;
+    when the caller stops (Ctrl-C), the shards in flight stop at their next decision."""
 
     def run(job: LabelJob, todo: Sequence[int]) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         if threads == 1:
             for k in todo:
                 yield k, label_shard(job, k)
             return
-        with ThreadPoolExecutor(threads) as pool:
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(threads)
+        try:
             waiting = iter(todo)
-            pending = {pool.submit(label_shard, job, k): k for k in _take(waiting, 2 * threads)}
+            pending = {pool.submit(label_shard, job, k, stop): k for k in _take(waiting, 2 * threads)}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     k = pending.pop(future)
                     yield k, future.result()
-                    pending.update({pool.submit(label_shard, job, j): j for j in _take(waiting, 1)})
+                    pending.update({pool.submit(label_shard, job, j, stop): j for j in _take(waiting, 1)})
+        finally:  # done, or interrupted (Ctrl-C): the shards in flight stop at their next decision
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     return run
 
@@ -435,12 +452,14 @@ def run_job(
 
     bar = tqdm(total=job.shards, initial=len(done), unit="shard", desc="labels", disable=not (progress and todo))
     started, labels = time.perf_counter(), 0
-    for k, arrays in labeller(job, todo):
-        write_shard(folder, k, arrays)
-        labels += len(arrays["action"])
-        bar.update(1)
-        bar.set_postfix(labels=labels, per_s=f"{labels / (time.perf_counter() - started):.1f}")
-    bar.close()
+    try:
+        for k, arrays in labeller(job, todo):
+            write_shard(folder, k, arrays)
+            labels += len(arrays["action"])
+            bar.update(1)
+            bar.set_postfix(labels=labels, per_s=f"{labels / (time.perf_counter() - started):.1f}")
+    finally:
+        bar.close()
     total = sum(_label_count(folder / SHARD.format(k)) for k in done) + labels
     return JobReport(len(todo), labels, total, time.perf_counter() - started)
 

@@ -32,6 +32,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from treppen.agents.policy import legacy_classes
+from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
 from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.checkpoints import (
@@ -298,6 +299,7 @@ def _make_env(config: SB3Config, rules: Rules, rank: int, seed: int) -> Monitor:
     """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``); a worker
     process ends with its parent."""
     watch_parent()
+    ignore_interrupts()
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
     env = SelfPlayEnv(
         config.num_players,
