@@ -58,7 +58,11 @@ def stop(process: subprocess.Popen[str], signum: int, group: bool = True) -> tup
         os.killpg(process.pid, signum)
     else:
         process.send_signal(signum)
-    out, err = process.communicate(timeout=ENDS_WITHIN)
+    try:
+        out, err = process.communicate(timeout=ENDS_WITHIN)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # leave no process behind
+        raise
     return process.returncode, out, err
 
 
@@ -83,6 +87,18 @@ def test_a_stopped_training_run_writes_a_checkpoint_and_names_the_resume(tmp_pat
     assert last == f"interrupted at {steps} steps; saved {saved}; continue with `treppen train --resume runs/long`"
     assert torch.load(tmp_path / saved, weights_only=False)["steps"] == steps
     assert not any(run.rglob(".*.tmp*"))  # no half-written file
+
+
+def test_a_stopped_expert_iteration_keeps_its_stages_and_names_the_resume(tmp_path):
+    argv = ["train", "backend=expert", "expert_deals=400", "expert_search=rollout,playouts=8", "runs_dir=runs"]
+    process = start([*argv, "name=expert"], tmp_path)
+    wait_for((tmp_path / "runs" / "expert" / "gen_0").is_dir, process)
+    code, out, err = stop(process, signal.SIGINT)
+    assert code == 130 and "Traceback" not in out + err, err
+    assert (
+        out.splitlines()[-1]
+        == "interrupted; the stages written are kept; continue with `treppen train --resume runs/expert`"
+    )
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
