@@ -344,7 +344,7 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
 
 @functools.cache
 def _shipped_defaults(backend: str) -> dict[str, Any]:
-    return _flatten(read_config_file(config_path(BACKEND_CONFIGS[backend])), backend)
+    return _flatten(read_config_file(shipped_configs()[BACKEND_CONFIGS[backend]]), backend)
 
 
 def backend_defaults(backend: str) -> dict[str, Any]:
