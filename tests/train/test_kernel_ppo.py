@@ -237,9 +237,10 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
     resumed = tmp_path / "killed"
     assert cli.main(["train", "--resume", str(resumed), "device=cpu"]) == 0  # the device may change on resume
     printed = capsys.readouterr().out.splitlines()
-    assert printed[1:3] == [
+    assert printed[:3] == [  # the checkpoints read before the run folder is touched
         f"passed over 1 damaged checkpoint, newest first: {newest} (RuntimeError: PytorchStreamReader failed "
         "reading zip archive: failed finding central directory)",
+        f"run folder: {resumed}   (tensorboard --logdir {resumed / 'tb'})",
         f"resuming from {checkpoints / 'model_256_steps.pt'} (256 steps)",
     ]
     a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
