@@ -116,7 +116,7 @@ def test_a_stopped_label_job_keeps_its_whole_shards(tmp_path, signum, status):
 
 @pytest.mark.parametrize(("signum", "status", "workers"), [(signal.SIGINT, 130, "2"), (signal.SIGTERM, 143, "1")])
 def test_a_stopped_tournament_keeps_its_finished_deals(tmp_path, signum, status, workers):
-    argv = ["tournament", "--agents", "greedy", "random", "--decks", "100000", "--workers", workers]
+    argv = ["tournament", "--agents", "greedy", "random", "--decks", "3000", "--workers", workers]
     process = start(argv, tmp_path)
     results = tmp_path / "runs" / "tournaments" / "greedy_vs_random_p2_s0" / "results.jsonl"
     wait_for(lambda: results.is_file() and results.stat().st_size > 0, process)
