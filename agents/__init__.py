@@ -103,7 +103,10 @@ def load(
         raise ValueError(f"the agent spec is empty; {_valid_specs()}")
     for key in AGENT_SETTINGS:  # settings that name another agent are built from their spec first
         if isinstance(settings.get(key), str):
-            settings[key] = load(settings[key])
+            try:
+                settings[key] = load(settings[key])
+            except ValueError as err:
+                raise ValueError(f"{key}={shorten(settings[key], PATH_LIMIT)}: {err}") from None
     if base in zoo.LEVELS:  # a difficulty level: its agent at a 2-player table of the rules' preset
         preset = rules if isinstance(rules, str) else "treppenromme" if rules is None else rules.name
         return load(zoo.level_spec(base, 2, preset), seed, rules, **{**kwargs, **settings})
@@ -260,7 +263,7 @@ def _model_factory(path: Path) -> Any:
         _check_zoo_weights(path)
         try:
             kernel_net = is_kernel_net(path)
-        except UNREADABLE as err:
+        except (*UNREADABLE, ValueError) as err:  # ValueError: numpy's for bytes that are no array file
             raise _unreadable(path, err) from None
         if kernel_net:
             return functools.partial(NetAgent, path)

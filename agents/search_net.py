@@ -18,6 +18,8 @@ most probable, or those holding ``prior_mass`` of the probability; greedy's choi
 from __future__ import annotations
 
 import os
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,13 @@ from treppen.agents.action_net import ActionNetAgent, is_action_net
 from treppen.agents.search_settings import SearchSettings
 from treppen_env.agent_core import net as Net
 from treppen_env.agent_core import playout as P
+from treppen_env.messages import PATH_LIMIT, shorten
 from treppen_env.observation import KERNEL_CONSTS, KERNEL_OFFSETS
 from treppen_env.rules import Rules
+
+#: What reading a file that is no net raises (numpy, zipfile, pickle; ``ValueError``: numpy's for
+#: bytes that are no array file, or weights that do not fit their shape).
+UNREADABLE = (EOFError, KeyError, ValueError, OSError, zipfile.BadZipFile, pickle.UnpicklingError)
 
 
 class SearchNet:
@@ -36,7 +43,9 @@ class SearchNet:
 
     :param path: the small net's ``.npz`` or an action net's ``.npz``.
     :param rules: the game's rules (the action net's features, RULES §5).
-    :raises FileNotFoundError: when there is no such file; ``ValueError`` when it is no such net.
+    :raises FileNotFoundError: when there is no such file.
+    :raises ValueError: naming the file, when it does not read as either net (empty, cut short,
+        another file's arrays, a torch checkpoint, random bytes).
     """
 
     def __init__(self, path: str | os.PathLike[str], rules: Rules):
@@ -45,10 +54,16 @@ class SearchNet:
             raise FileNotFoundError(
                 f"no network at {str(path)!r} (an action net's final_model.npz or a KernelNet.save file)"
             )
-        #: The action net as an agent (its probabilities), or None for the small net.
-        self.policy = ActionNetAgent(self.path, rules=rules) if is_action_net(self.path) else None
+        try:
+            #: The action net as an agent (its probabilities), or None for the small net.
+            self.policy = ActionNetAgent(self.path, rules=rules) if is_action_net(self.path) else None
+            weights = Net.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
+        except UNREADABLE as err:
+            raise ValueError(
+                f"net={shorten(str(path), PATH_LIMIT)}: cannot read it ({type(err).__name__}: {shorten(str(err))}); "
+                "give an action net's final_model.npz (backend: kernel) or a KernelNet.save file (backend: expert)"
+            ) from None
         self.kind = P.SMALL_NET if self.policy is None else P.ACTION_NET
-        weights = Net.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
         #: The flat float32 weights and int64 shape the kernels read.
         self.w: np.ndarray = weights[0]
         self.shape: np.ndarray = weights[1]

@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from treppen.apps.options import add_ray_address, positive, seed, whole
+from treppen.apps.options import add_ray_address, out_folder, positive, seed, whole
 from treppen_env.rules import PRESETS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``treppen label``."""
-    parser.add_argument("--out", required=True, help="the job's folder (job.json, shard_*.npz); rerunning resumes")
+    parser.add_argument(
+        "--out", type=out_folder, required=True, help="the job's folder (job.json, shard_*.npz); rerunning resumes"
+    )
     parser.add_argument("--deals", type=whole(1), required=True, help="deals to play and label")
     parser.add_argument(
         "--search", default="rollout,playouts=500", metavar="SPEC", help="the labelling search (rollout or ismcts)"
@@ -59,8 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen label``: label the shards the folder lacks, then print what was done."""
+    from treppen.arena.interrupts import exit_status, interrupts_raise
+    from treppen.arena.ray_address import check_ray_address
     from treppen.train.expert.labels import LabelJob, run_job
 
+    check_ray_address(args.ray_address, "--ray-address")  # a cluster that does not answer: refused before any work
     job = LabelJob(
         deals=args.deals,
         search=args.search,
@@ -74,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
         temperature=args.temperature,
     )
     try:
-        report = run_job(job, args.out, args.threads, args.ray_address, progress=True)
-    except KeyboardInterrupt:
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the shards written are kept
+            report = run_job(job, args.out, args.threads, args.ray_address, progress=True)
+    except KeyboardInterrupt as err:
         print(f"interrupted; the shards written are in {args.out}. Rerun to resume.", file=sys.stderr)
-        return 130
+        return exit_status(err)
     print(
         f"labels: {report.labels} in {report.shards} shards, {report.seconds:.1f} s, {report.rate:.1f} labels/s; "
         f"{report.total_labels} labels in {args.out}"

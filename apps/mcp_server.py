@@ -38,7 +38,9 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Strict
 
 from treppen.agents.human import render_view, seat_name
 from treppen.agents.rules_text import rules_summary
@@ -65,6 +67,8 @@ NEW_GAME = (
     "episode: deal (one deal) or game (deals until a total reaches 500); seed: 0..4294967295 replays the same "
     "deal. Answers the game_id, the table and your legal moves."
 )
+#: A whole number as JSON writes it: not ``true``, not ``"5"``, not ``2.0``.
+StrictInt = Annotated[int, Strict()]
 INSTRUCTIONS = (
     "Play Treppenrommé (staircase rummy) or 500 Rum against the server's agents. Read the rules resource "
     "treppen://rules/treppenromme, start with new_game, then call make_move with one of the legal moves that "
@@ -272,19 +276,17 @@ def create_server(
     :raises ValueError: for an unknown spec or ``human`` among the opponents, a ``record_dir`` that
         is a file or cannot be written in, or a seed below 0 (see :class:`treppen.apps.web.App`).
     """
-    from mcp.server.mcpserver import MCPServer
-
     tables = Tables(App(opponents or default_opponents(), record_dir, max_sessions, seed))
-    server = MCPServer("treppen", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _server_class()("treppen", instructions=INSTRUCTIONS, log_level="WARNING")
     offered = ", ".join(tables.app.specs)
 
     @server.tool(description=f"{NEW_GAME} Opponents offered: {offered}.")
     def new_game(
         opponents: list[str] | None = None,
-        players: int | None = None,
+        players: StrictInt | None = None,
         rules: str = "treppenromme",
         episode: str = "deal",
-        seed: int | None = None,
+        seed: StrictInt | None = None,
     ) -> str:
         with _tool_errors():
             return tables.new_game(opponents, players, rules, episode, seed)
@@ -328,6 +330,36 @@ def create_server(
             _constant(rules_summary(make_rules(preset)))
         )
     return server
+
+
+def _server_class() -> type[Any]:
+    """``mcp``'s ``MCPServer`` whose refusal of a call's arguments (a wrong type, a missing one) is one
+    line naming the argument and the type it wants (:func:`argument_error`), as every other error."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class Server(MCPServer):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as err:
+                if not isinstance(err.__cause__, ValidationError):
+                    raise
+                raise ToolError(f"Error executing tool {name}: {argument_error(err.__cause__)}") from None
+
+    return Server
+
+
+def argument_error(err: Any) -> str:
+    """The first problem of a tool call's arguments (a pydantic ``ValidationError``) as one line:
+    ``argument seed=True: Input should be a valid integer``, or ``argument game_id is missing``."""
+    first = err.errors(include_url=False)[0]
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+    if first["type"] == "missing":
+        return f"argument {where} is missing"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return cut(f"argument {where}={shorten(first['input'])}: {first['msg']}{more}")
 
 
 def _constant(text: str) -> Callable[[], str]:

@@ -126,6 +126,16 @@ def writable_folder(path: str | Path) -> Path:
     return folder
 
 
+def out_folder(text: str) -> Path:
+    """An argparse type: an output folder (``--out``), named: an empty path would be the current folder.
+
+    :raises argparse.ArgumentTypeError: for an empty (or blank) path.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path would be the current folder; name a folder, e.g. runs/job")
+    return Path(text)
+
+
 def record_folder(text: str) -> Path:
     """An argparse type: a folder for record files (:func:`writable_folder`)."""
     try:

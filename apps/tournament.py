@@ -26,10 +26,12 @@ from pathlib import Path
 
 from treppen.agents import zoo
 from treppen.agents.base import Agent
-from treppen.apps.options import add_ray_address, seed, share, whole
+from treppen.apps.options import add_ray_address, out_folder, seed, share, whole
 from treppen.arena.agent_stats import FALLBACK_LIMIT, FallbackWatch, over_limit, print_stats, total_stats
+from treppen.arena.interrupts import exit_status, interrupts_raise
 from treppen.arena.match import build_agents
 from treppen.arena.ratings import fit_ratings, reference_anchor
+from treppen.arena.ray_address import check_ray_address
 from treppen.arena.results import RESULTS_FILE, print_table, write_outputs
 from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.schedule import check_settings, schedule
@@ -69,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_ray_address(parser, "play the deals", "--workers")
     parser.add_argument(
         "--out",
+        type=out_folder,
         default=None,
         help="output folder; rerunning resumes (default runs/tournaments/<agents>_p<players>_s<seed>)",
     )
@@ -156,6 +159,7 @@ def decks_argument(decks: int | None, deals: int | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``treppen tournament``: play (or resume), rate, write the files, print the table."""
+    check_ray_address(args.ray_address, "--ray-address")  # a cluster that does not answer: refused before any work
     decks = decks_argument(args.decks, args.deals)
     specs = {name: zoo.table_spec(spec, args.players, args.rules) for name, spec in resolve_specs(args.agents).items()}
     names = list(specs)
@@ -164,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     check_settings(names, args.players, decks, args.seed, args.workers)
     if args.boot < 0:
         raise ValueError(f"boot={args.boot}; need >= 0 (0 skips the confidence intervals)")
-    out = Path(args.out) if args.out else default_out(names, args.players, args.seed)
+    out = args.out if args.out is not None else default_out(names, args.players, args.seed)
     if args.record is not None and Path(args.record).exists() and not Path(args.record).is_dir():
         raise ValueError(f"--record {args.record!r} is a file; name a folder (its record file is <out name>.jsonl)")
     todo = len(schedule(names, args.players, decks, args.seed, rules, args.tables_per_deck)) - _played(out)
@@ -176,23 +180,24 @@ def run(args: argparse.Namespace) -> int:
         print(estimate)
     watch = FallbackWatch(args.max_fallback)
     try:
-        records = run_tournament(
-            specs,
-            args.players,
-            decks,
-            args.seed,
-            args.workers,
-            out,
-            rules,
-            args.tables_per_deck,
-            progress=True,
-            on_record=watch,
-            record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
-            ray_address=args.ray_address,
-        )
-    except KeyboardInterrupt:
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the finished deals are kept
+            records = run_tournament(
+                specs,
+                args.players,
+                decks,
+                args.seed,
+                args.workers,
+                out,
+                rules,
+                args.tables_per_deck,
+                progress=True,
+                on_record=watch,
+                record_to=None if args.record is None else Path(args.record) / f"{out.name}.jsonl",
+                ray_address=args.ray_address,
+            )
+    except KeyboardInterrupt as err:
         print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
-        return 130
+        return exit_status(err)
     greedy = [name for name, spec in specs.items() if spec == SCALE_ANCHOR]  # e.g. the level easy
     anchor = reference_anchor(names) if SCALE_ANCHOR in names or not greedy else greedy[0]
     ratings = fit_ratings(records, anchor=anchor, n_boot=args.boot, seed=args.seed)

@@ -18,9 +18,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from treppen.arena.interrupts import exit_status, interrupts_raise
 from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import BACKENDS, DEFAULT_CONFIG
-from treppen.train.config_files import config_path, default_config, load_config, override_key, shipped_configs
+from treppen.train.config_files import (
+    config_path,
+    default_config,
+    load_config,
+    load_run_config,
+    override_key,
+    shipped_configs,
+)
 from treppen.train.launch import train
 
 #: Config keys that ``--resume`` may override (the rest are fixed by the saved model and game).
@@ -89,16 +97,15 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--resume uses the run's saved config.yaml; drop --config (overrides still apply)")
         if not args.resume.exists():
             raise FileNotFoundError(f"--resume {str(args.resume)!r}: the path does not exist")
-        if not (args.resume / "config.yaml").is_file():
-            raise FileNotFoundError(f"--resume {str(args.resume)!r} is not a run folder (no config.yaml)")
         fixed = sorted({override_key(o) for o in args.overrides} - RESUME_OVERRIDES)
         if fixed:
             raise ValueError(
                 f"--resume continues the saved model and game; {fixed} cannot change. "
                 f"Keys that may: {sorted(RESUME_OVERRIDES)}"
             )
-        config = load_config(args.resume / "config.yaml", args.overrides, saved_run=True)
-        config.runs_dir, config.name = str(args.resume.parent), args.resume.name
+        config = load_run_config(args.resume, args.overrides)
+        run_dir = args.resume if args.resume.name not in ("", "..") else args.resume.resolve()  # ".": its own name
+        config.runs_dir, config.name = str(run_dir.parent), run_dir.name
     else:
         path = config_path(args.config) if args.config is not None else default_config(args.overrides)
         print(f"config: {path}", flush=True)
@@ -107,9 +114,10 @@ def run(args: argparse.Namespace) -> int:
     command += ["--config", str(args.config)] if args.config is not None else []
     command += ["--resume", str(args.resume)] if args.resume is not None else []
     try:
-        train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
-    except KeyboardInterrupt:
-        return 130
+        with interrupts_raise():  # SIGTERM as Ctrl-C: the backend saves what it can and names --resume
+            train(config, resume=args.resume is not None, command_line=[*command, *args.overrides])
+    except KeyboardInterrupt as err:
+        return exit_status(err)
     except TrainingStopped as stop:
         print(f"treppen train: {stop}", file=sys.stderr)
         return 3

@@ -25,6 +25,7 @@ from typing import Any
 
 from treppen.agents import SPECS
 from treppen.agents.base import Agent
+from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.match import build_agents, play_deal
 from treppen.arena.results import (
     FORMAT_VERSION,
@@ -35,6 +36,8 @@ from treppen.arena.results import (
 from treppen.arena.schedule import DealSpec, Key, check_settings, schedule
 from treppen.arena.watchdog import watch_parent
 from treppen_env import records as game_records
+from treppen_env.files import end_whole_line
+from treppen_env.messages import shorten
 from treppen_env.rules import Rules, make_rules
 
 RUN_MODEL_STEMS = ("final_model", "model")
@@ -67,11 +70,16 @@ def resolve_specs(items: Sequence[str]) -> dict[str, str]:
 
     :param items: agent specs as given on the command line
     :return: spec by unique name, in the given order
+    :raises ValueError: for ``NAME=SPEC`` with an empty name (``=greedy``).
     """
     out: dict[str, str] = {}
     for item in items:
         head, eq, rest = item.partition("=")
         named = bool(eq) and "," not in head  # "ismcts,seconds=1" is a spec with a setting, not NAME=SPEC
+        if named and not head.strip():
+            raise ValueError(
+                f"agent {shorten(item)}: no name before '='; give LABEL=SPEC (e.g. best={rest or 'greedy'})"
+            )
         name, spec = (head, rest) if named else (agent_name(item), item)
         unique, k = name, 1
         while unique in out:
@@ -87,6 +95,7 @@ _WORKER_AGENTS: dict[str, Agent] = {}
 def _init_worker(sources: Mapping[str, str | Agent], rules: Rules) -> None:
     """Worker initializer: end with the parent, load the agents once per process, one torch thread each."""
     watch_parent()
+    ignore_interrupts()
     _WORKER_AGENTS.update(build_agents(sources, rules))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
@@ -163,6 +172,8 @@ def run_tournament(
     if progress and done:  # a rerun of the same command: say what is there
         state = "complete" if len(done) == len(specs) else f"resuming, {len(done)} of {len(specs)} deals played"
         print(f"tournament in {out}: {state}" + ("; rating the results again" if not todo else ""))
+    if out is not None:
+        end_whole_line(Path(out) / RESULTS_FILE)
     fh = None if out is None else open(Path(out) / RESULTS_FILE, "a", encoding="utf-8")
     bar = tqdm(total=len(specs), initial=len(done), unit="deal", desc="tournament", disable=not (progress and todo))
     try:

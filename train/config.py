@@ -20,8 +20,10 @@ lists the backends that read each key.
 In Python a config is one flat dataclass (``config.learning_rate``); the sections are its YAML
 (:meth:`TrainConfig.to_dict`). Types and ranges are the fields' (checked by pydantic when a
 config is loaded, :func:`treppen.train.config_files.load_config`), values that must agree
-:meth:`TrainConfig.check`'s. A key's default is the default recipe's value,
-``configs/selfplay.yaml`` (what ``treppen train`` runs), where that file sets it.
+:meth:`TrainConfig.check`'s. A config file's key that it leaves out takes the value of its
+backend's shipped config (:data:`BACKEND_CONFIGS`; :func:`treppen.train.config_files.backend_defaults`),
+so ``backend: kernel`` alone is ``configs/kernel.yaml``; a field's default, which a dataclass built
+in Python takes, is the sb3 recipe's value, ``configs/selfplay.yaml``, where that file sets it.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ def _steps_or_auto(value: Any) -> Any:
 StepsOrAuto = Annotated[int | Literal["auto"], BeforeValidator(_steps_or_auto)]
 """A whole number, 0 or more, or ``auto`` (a value that fits the machine)."""
 Flag = Annotated[bool, Strict()]
+#: The most ``total_timesteps`` a config takes (10**12: about 30 years at a million steps a second).
+MAX_TIMESTEPS = 10**12
 
 #: The package holding the shipped configs (the repository's ``configs/``).
 CONFIG_PACKAGE = "treppen.configs"
@@ -259,8 +263,8 @@ class PPOBase(TrainConfig):
     OPPONENTS: ClassVar[tuple[str, ...]] = ("random", "greedy", "snapshot")
 
     # --- budget and parallelism
-    total_timesteps: Count = field(default_factory=recipe("total_timesteps"))
-    """the learner's decisions to train for (SB3's ``total_timesteps``)"""
+    total_timesteps: Annotated[Count, Field(le=MAX_TIMESTEPS)] = field(default_factory=recipe("total_timesteps"))
+    """the learner's decisions to train for (SB3's ``total_timesteps``), at most :data:`MAX_TIMESTEPS`"""
     n_envs: Count = field(default_factory=recipe("n_envs"))
     """deals played side by side, the policy acting on all of them in one batch (sb3: envs; rllib:
     envs per env runner; kernel: rows of the batched env)"""

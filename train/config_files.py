@@ -22,6 +22,8 @@ resumed.
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib.resources
 import typing
 import warnings
@@ -161,8 +163,9 @@ def load_config(
 ) -> TrainConfig:
     """Read a YAML config, apply ``key=value`` overrides and check the result.
 
-    :param path: YAML file of shared keys and a backend section; ``None`` for the defaults (the
-        recipe of ``configs/selfplay.yaml``).
+    :param path: YAML file of shared keys and a backend section, each key it leaves out at its
+        backend's default (:func:`backend_defaults`: the backend's shipped config); ``None`` for
+        the defaults of ``backend: sb3`` (the recipe of ``configs/selfplay.yaml``).
     :param overrides: strings ``key=value``; values are parsed as plain YAML (so ``1e-4``,
         ``[128, 128]``, ``null``, ``true`` work); ``section.key=value`` names the section, and dotted
         keys reach into ``rules_options``.
@@ -185,6 +188,29 @@ def load_config(
             raise
         given = f" with the overrides {shorten(' '.join(overrides), 160)}" if overrides else ""
         raise ValueError(f"config file {str(path)!r}{given}: {err}") from None
+
+
+def load_run_config(run_dir: Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The saved config of the run folder ``run_dir`` (its ``config.yaml``, :func:`save_config`), with
+    ``overrides``, as ``--resume`` reads it: checked to be a run's before anything else is read or written.
+
+    :raises FileNotFoundError: when the folder holds no ``config.yaml``.
+    :raises ValueError: naming the file, for one that is empty, does not read (not plain YAML, not a
+        mapping) or is not a run's (a run's holds its ``name``), and as
+        :func:`load_config` for its keys and values.
+    """
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"--resume {str(run_dir)!r} is not a run folder (no config.yaml)")
+    data = read_config_file(path)
+    if not data:
+        raise ValueError(f"config file {str(path)!r} is empty, so it is no run's saved config; nothing was changed")
+    if not isinstance(data.get("name"), str) or not data["name"]:
+        raise ValueError(
+            f"config file {str(path)!r} is not a run's saved config: it names no run (a run's has its name=); "
+            "nothing was changed"
+        )
+    return load_config(path, overrides, saved_run=True)
 
 
 def parse_override(item: str) -> tuple[str, str, Any]:
@@ -304,6 +330,7 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
         readers = READERS[key]
         who = f"{readers[0]} only" if len(readers) == 1 else f"for backends {', '.join(readers)}"
         raise ValueError(f"config key {key}={shorten(flat[key])} is {who}; backend {backend} does not read it")
+    flat = {**backend_defaults(backend), **flat}
     if backend not in _CHECKERS:
         _CHECKERS[backend] = TypeAdapter(cls)
     checker = _CHECKERS[backend]
@@ -313,6 +340,19 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
         raise ValueError(_type_error(err, cls)) from None
     config.check()
     return config
+
+
+@functools.cache
+def _shipped_defaults(backend: str) -> dict[str, Any]:
+    return _flatten(read_config_file(shipped_configs()[BACKEND_CONFIGS[backend]]), backend)
+
+
+def backend_defaults(backend: str) -> dict[str, Any]:
+    """The defaults of ``backend``'s keys: the values of its shipped config
+    (:data:`treppen.train.config.BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``; a fresh copy), so that
+    a config of one line, ``backend: kernel``, runs on the kernel's own settings. A key that the
+    shipped config leaves out keeps its field's default."""
+    return copy.deepcopy(_shipped_defaults(backend))
 
 
 def _type_error(err: ValidationError, cls: type[TrainConfig]) -> str:

@@ -46,8 +46,46 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
+def end_whole_line(path: str | Path) -> None:
+    """Make the JSON-lines file ``path`` end with a whole line, before anything is appended to it
+    (every ``.jsonl`` writer calls this): a last line without its newline is dropped when it is not
+    JSON (a write cut short by a kill or a full disk), else its newline is added. Nothing happens to
+    a missing or empty file, or one that ends with a newline."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with open(path, "r+b") as f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return
+        start = end
+        while start > 0:  # back to the newline before the last line, a block at a time
+            size = min(_BLOCK, start)
+            f.seek(start - size)
+            found = f.read(size).rfind(b"\n")
+            if found >= 0:
+                start = start - size + found + 1
+                break
+            start -= size
+        f.seek(start)
+        try:
+            json.loads(f.read())
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError: a torn line
+            f.truncate(start)
+        else:
+            f.seek(end)
+            f.write(b"\n")
+
+
+_BLOCK = 1 << 16
+
+
 def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one JSON line to ``path`` and flush it to disk."""
+    """Append one JSON line to ``path`` (after :func:`end_whole_line`) and flush it to disk."""
+    end_whole_line(path)
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
         f.flush()

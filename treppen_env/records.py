@@ -43,7 +43,7 @@ import numpy as np
 from treppen_env.actions import NUM_ACTIONS, action_to_str
 from treppen_env.cards import NUM_CARDS, card_to_str, parse_card, parse_deck
 from treppen_env.engine import OUTCOMES, GameState, Phase
-from treppen_env.files import atomic_write
+from treppen_env.files import atomic_write, end_whole_line
 from treppen_env.rules import MAX_PLAYERS, MIN_PLAYERS, make_rules
 from treppen_env.version import ENV_VERSION
 
@@ -235,7 +235,8 @@ def write(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]) ->
 
 def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
     """Append one record to a plain ``.jsonl`` file and flush it to disk (for long runs: a crash
-    loses at most the line being written, which :func:`read` reports).
+    loses at most the line being written, which the next append drops,
+    :func:`treppen_env.files.end_whole_line`).
 
     :raises ValueError: for a gzipped path (write those whole with :func:`write`).
     """
@@ -243,12 +244,8 @@ def append(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
     if path.suffix == ".gz":
         raise ValueError(f"cannot append to gzipped {str(path)!r}; use records.write for .gz files")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as f:
-        end = f.seek(0, os.SEEK_END)
-        if end:
-            f.seek(end - 1)
-            if f.read(1) != b"\n":
-                f.write(b"\n")  # a last line written whole but for its newline (writes go to the end)
+    end_whole_line(path)  # a torn last line is dropped, a whole one without its newline ended
+    with open(path, "ab") as f:
         f.write((json.dumps(dict(record), separators=(",", ":")) + "\n").encode("utf-8"))
         f.flush()
         os.fsync(f.fileno())

@@ -7,10 +7,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -55,7 +57,19 @@ def files(tmp_path: Path) -> dict[str, Path]:
     (paths["broken_tournament"] / "tournament.json").write_text('{"version": 2, "agents"')
     paths["folder"] = tmp_path / "a_folder"
     paths["folder"].mkdir()
+    paths.update(unreadable_nets(tmp_path))
     return paths
+
+
+def unreadable_nets(folder: Path) -> dict[str, Path]:
+    """Files named where a net is wanted (``net=``, ``prior=``) that are none: empty, an ``.npz`` of
+    other arrays, a torch checkpoint, random bytes."""
+    nets = {name: folder / name for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")}
+    nets["empty.npz"].write_bytes(b"")
+    np.savez(nets["other.npz"], a=np.zeros(3))
+    torch.save({"steps": 1, "net": {"w": torch.zeros(2)}}, nets["checkpoint.pt"])
+    nets["random.npz"].write_bytes(np.random.default_rng(0).bytes(2000))
+    return nets
 
 
 def _bomb(key: str) -> str:
@@ -141,6 +155,46 @@ CASES = [
     ("replay-folder", ["replay", "{folder}"], ["a_folder"]),
     ("replay-missing", ["replay", "{folder}/nope.jsonl"], ["nope.jsonl"]),
     ("analyse-not-a-record", ["analyse", "{text.txt}", "--step", "1"], ["text.txt"]),
+    (  # every check before any work: a search that is not one, a guide it does not take, a net that does not read
+        "train-expert-search-not-a-search",
+        ["train", "--config", "expert_iteration", "expert_search=greedy"],
+        ["config key expert_search='greedy': not a search", "rollout or ismcts"],
+    ),
+    (
+        "train-expert-guide",
+        ["train", "--config", "expert_iteration", "expert_guide=own_playout=nope"],
+        ["config key expert_guide='own_playout=nope'", "own_playout='nope'; choose one of"],
+    ),
+    *(
+        (
+            f"train-expert-search-net-{name}",
+            ["train", "--config", "expert_iteration", f"expert_search=rollout,playouts=4,net={{{name}}}"],
+            ["config key expert_search: net=", name, "cannot read it"],
+        )
+        for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")
+    ),
+    (
+        "train-teacher-net-unreadable",
+        ["train", "--config", "selfplay", "imitation_teacher=rollout,net={other.npz}"],
+        ["config key imitation_teacher: net=", "other.npz", "cannot read it"],
+    ),
+    *(
+        (f"tournament-{setting}-{name}", ["tournament", "--agents", f"{spec}{{{name}}}", "greedy"], words)
+        for name in ("empty.npz", "other.npz", "checkpoint.pt", "random.npz")
+        for setting, spec, words in (
+            ("net", "rollout,playouts=4,net=", ["net=", name, "cannot read it"]),
+            ("prior", "ismcts,prior=", ["prior=", name, "cannot read it"]),
+        )
+    ),
+    (
+        "train-rollout-workers-beyond-the-cores",
+        ["train", "--config", "kernel", "n_envs=100000", "batch_size=100000", "rollout_workers=100000"],
+        ["config key rollout_workers=100000: this machine has", "(4 per core)"],
+    ),
+    ("train-total-timesteps-1e23", ["train", "total_timesteps=1e23"], ["total_timesteps='1e23'", "1000000000000"]),
+    ("tournament-empty-label", ["tournament", "--agents", "greedy", "=greedy"], ["'=greedy'", "no name before '='"]),
+    ("tournament-out-empty", ["tournament", "--agents", "greedy", "random", "--out", ""], ["--out", "empty path"]),
+    ("label-out-empty", ["label", "--out", "", "--deals", "1"], ["--out", "empty path"]),
     ("zoo-build-unknown", ["zoo", "build", "nope"], ["nope", "ppo-2p"]),
     ("bench-seconds", ["bench", "--seconds", "0"], ["seconds"]),
 ]
@@ -225,3 +279,71 @@ def test_agents_load_raises_value_errors_naming_the_spec(spec, words):
     with pytest.raises(ValueError) as err:
         agents.load(spec)
     assert words in str(err.value) and len(str(err.value)) < 1500
+
+
+#: A run folder's config.yaml that is no run's: (case, its bytes, words of the error line).
+NOT_A_RUNS_CONFIG = [
+    ("empty", b"", ["config.yaml' is empty, so it is no run's saved config; nothing was changed"]),
+    ("comment-only", b"# nothing here\n", ["config.yaml' is empty"]),
+    ("no-name", b"backend: kernel\nseed: 0\n", ["config.yaml' is not a run's saved config: it names no run"]),
+    ("empty-name", b"backend: kernel\nname: ''\n", ["config.yaml' is not a run's saved config: it names no run"]),
+    ("a-list", b"- backend\n- kernel\n", ["config.yaml' must hold a mapping"]),
+    ("random-bytes", np.random.default_rng(1).bytes(300), ["config.yaml'"]),
+]
+
+
+@pytest.mark.parametrize(("content", "words"), [pytest.param(c, w, id=i) for i, c, w in NOT_A_RUNS_CONFIG])
+def test_resuming_a_folder_whose_config_is_no_runs_changes_no_file(content, words, tmp_path, capsys):
+    """``--resume`` reads the run's config first and refuses one that is empty, unreadable or not a
+    run's (it was resumed as the sb3 recipe, rewriting a kernel run's config.yaml): exit 2, one line,
+    every file as it was, no lock file."""
+    run = tmp_path / "runs" / "kernel_run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "model_256_steps.pt").write_bytes(b"a checkpoint")
+    (run / "metadata.json").write_text('{"seed": 0}\n')
+    (run / "evals.jsonl").write_text('{"steps": 256}\n')
+    (run / "config.yaml").write_bytes(content)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert cli.main(["train", "--resume", str(run)]) == 2
+    out, err = capsys.readouterr()
+    line = err.removeprefix("treppen train: error: ")
+    assert line != err and line.endswith("\n") and "\n" not in line[:-1] and "Traceback" not in out + err, err
+    assert f"config file '{run / 'config.yaml'}" in line
+    for word in words:
+        assert word in line, (word, line)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port of 127.0.0.1 where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "key"),
+    [
+        (["train", "--config", "kernel", "ray_address={address}"], "config key ray_address={address}"),
+        (["train", "--config", "rllib_selfplay", "ray_address={address}"], "config key ray_address={address}"),
+        (["tournament", "--agents", "greedy", "random", "--ray-address", "{address}"], "--ray-address={address}"),
+        (
+            ["label", "--out", "labels", "--deals", "1", "--ray-address", "ray://{address}"],
+            "--ray-address=ray://{address}",
+        ),
+    ],
+    ids=["train-kernel", "train-rllib", "tournament", "label"],
+)
+def test_an_unreachable_cluster_is_refused_before_any_folder(argv, key, closed_port, tmp_path, monkeypatch, capsys):
+    """Where no cluster answers, one line names the address (without Ray: a TCP connection to its
+    head), instead of a folder made and a minute of retries."""
+    monkeypatch.chdir(tmp_path)
+    address = f"127.0.0.1:{closed_port}"
+    assert cli.main([part.replace("{address}", address) for part in argv]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"treppen {argv[0]}: error: {key.replace('{address}', address)}: no Ray cluster answers at {address} "
+        "(Connection refused); start its head (ray start --head) or give the address it printed\n"
+    )
+    assert list(tmp_path.iterdir()) == []

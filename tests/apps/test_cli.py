@@ -52,8 +52,9 @@ def test_train_help_says_resume_extends_a_finished_run(capsys):
     assert "or a finished one further with a larger total_timesteps=N" in _help(["train"], capsys)
 
 
-#: Values every checked option refuses: a value (a count, seed, port, seconds or choice), a folder.
-BAD_VALUES = {"value": ("-1", "nan", "9" * 10_000), "folder": (__file__, "x" * 10_000)}
+#: Values every checked option refuses: a value (a count, seed, port, seconds or choice), a folder, an
+#: output folder (an empty path).
+BAD_VALUES = {"value": ("-1", "nan", "9" * 10_000), "folder": (__file__, "x" * 10_000), "out": ("", "  ")}
 
 
 def _checked_options(parser: argparse.ArgumentParser, command: list[str]) -> list[tuple[list[str], str, str]]:
@@ -65,7 +66,7 @@ def _checked_options(parser: argparse.ArgumentParser, command: list[str]) -> lis
             for name, sub in action.choices.items():
                 found += _checked_options(sub, [*command, name])
         elif action.option_strings and (action.type not in (None, str, Path) or action.choices):
-            kind = "folder" if action.type is options.record_folder else "value"
+            kind = {options.record_folder: "folder", options.out_folder: "out"}.get(action.type, "value")
             found.append((command, action.option_strings[-1], kind))
     return found
 

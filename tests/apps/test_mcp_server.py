@@ -190,3 +190,31 @@ def test_bad_arguments_are_clear_errors(tool, arguments, error):
 
     with pytest.raises(ToolError, match=re.escape(error)):
         run_bounded(main, 60)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "error"),
+    [
+        ("new_game", {"seed": True}, "argument seed=True: Input should be a valid integer"),
+        ("new_game", {"seed": "5"}, "argument seed='5': Input should be a valid integer"),
+        ("new_game", {"seed": 5.0}, "argument seed=5.0: Input should be a valid integer"),
+        ("new_game", {"players": 2.0}, "argument players=2.0: Input should be a valid integer"),
+        ("new_game", {"players": False}, "argument players=False: Input should be a valid integer"),
+        ("new_game", {"seed": "abc"}, "argument seed='abc': Input should be a valid integer"),
+        ("new_game", {"opponents": "random"}, "argument opponents='random': Input should be a valid list"),
+        ("new_game", {"opponents": [1]}, "argument opponents[0]=1: Input should be a valid string"),
+        ("new_game", {"rules": 3, "seed": "x"}, "argument rules=3: Input should be a valid string (and 1 more)"),
+        ("make_move", {"game_id": 3, "move": "draw"}, "argument game_id=3: Input should be a valid string"),
+        ("make_move", {"move": "draw"}, "argument game_id is missing"),
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_one_line_naming_it_and_its_type(tool, arguments, error):
+    """Integers are integers (a bool, a text of digits or a float is none), and the refusal is one line."""
+    server = create_server(["greedy", "random"], seed=1)
+
+    async def main():
+        return await server.call_tool(tool, arguments)
+
+    with pytest.raises(ToolError) as err:
+        run_bounded(main, 60)
+    assert str(err.value) == f"Error executing tool {tool}: {error}"

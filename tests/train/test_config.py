@@ -11,7 +11,16 @@ import pytest
 import yaml
 
 from treppen.apps import train as train_command
-from treppen.train.config import CONFIGS, READERS, SHARED, KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.config import (
+    BACKEND_CONFIGS,
+    CONFIGS,
+    READERS,
+    SHARED,
+    KernelConfig,
+    RLlibConfig,
+    SB3Config,
+    TrainConfig,
+)
 from treppen.train.config_files import config_from_dict, config_path, default_config, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -287,3 +296,40 @@ def test_without_a_config_the_named_backend_runs_its_shipped_one():
     assert [default_config([f"backend={b}"]).stem for b in CONFIGS] == list(SHIPPED.values())
     with pytest.raises(ValueError, match=r"backend='gin': choose one of \['sb3', 'rllib', 'kernel', 'expert'\]"):
         default_config(["backend=gin"])
+
+
+@pytest.mark.parametrize("backend", list(CONFIGS))
+def test_a_config_of_one_line_runs_on_its_backends_shipped_config(backend, tmp_path):
+    """``backend: X`` alone takes every key from X's shipped config (configs/kernel.yaml for kernel,
+    whose opponent mix sums to 1, where the sb3 recipe's kinds without best and agent sum to 0.8)."""
+    path = tmp_path / "one_line.yaml"
+    path.write_text(f"backend: {backend}\n")
+    config = load_config(path)
+    assert type(config) is CONFIGS[backend]
+    assert config == load_config(config_path(BACKEND_CONFIGS[backend]))
+
+
+def test_a_key_the_file_leaves_out_takes_the_backends_shipped_value(tmp_path):
+    path = tmp_path / "kernel.yaml"
+    path.write_text("backend: kernel\nkernel:\n  n_envs: 64\n  batch_size: 512\n  elo_deals: 4\n")
+    with pytest.warns(DeprecationWarning, match="elo_deals"):
+        config = load_config(path)
+    shipped = load_config(config_path("kernel"))
+    assert (config.n_envs, config.batch_size, config.elo_decks) == (64, 512, 4)
+    assert config.opponent_probs() == shipped.opponent_probs() == {"random": 0.1, "greedy": 0.5, "snapshot": 0.4}
+    assert (config.total_timesteps, config.pick_init) == (shipped.total_timesteps, 1.0)
+
+
+@pytest.mark.parametrize("given", [".", "./", "sub/.."])
+def test_resume_by_a_path_without_the_folders_name_keeps_its_name(given, tmp_path, monkeypatch):
+    """``--resume .`` inside the run folder (or a path ending in ``..``) resumes that folder by its own
+    name, which its saved config.yaml then holds: it never becomes ``name: ''``."""
+    run = tmp_path / "runs" / "kernel_run"
+    (run / "sub").mkdir(parents=True)
+    save_config(load_config(config_path("kernel"), ["name=kernel_run", f"runs_dir={run.parent}"]), run / "config.yaml")
+    monkeypatch.chdir(run)
+    started = []
+    monkeypatch.setattr(train_command, "train", lambda config, **kw: started.append(config))
+    assert train_command.run(argparse.Namespace(resume=Path(given), config=None, overrides=[])) == 0
+    (config,) = started
+    assert (config.name, Path(config.runs_dir)) == ("kernel_run", run.parent)

@@ -237,9 +237,10 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
     resumed = tmp_path / "killed"
     assert cli.main(["train", "--resume", str(resumed), "device=cpu"]) == 0  # the device may change on resume
     printed = capsys.readouterr().out.splitlines()
-    assert printed[1:3] == [
+    assert printed[:3] == [  # the checkpoints read before the run folder is touched
         f"passed over 1 damaged checkpoint, newest first: {newest} (RuntimeError: PytorchStreamReader failed "
         "reading zip archive: failed finding central directory)",
+        f"run folder: {resumed}   (tensorboard --logdir {resumed / 'tb'})",
         f"resuming from {checkpoints / 'model_256_steps.pt'} (256 steps)",
     ]
     a, b = (np.load(run / "final_model.npz") for run in (whole, resumed))
@@ -308,3 +309,24 @@ def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
     assert b"treppen.train.kernel_rows" in data
     restored = load_rows(data)
     np.testing.assert_array_equal(play(restored, 60)[0], play(rows, 60)[0])
+
+
+def test_checkpoints_are_chosen_by_reading_them_not_by_their_names(tmp_path, capsys) -> None:
+    """A finished run resumed further, with garbage and another file torch reads named as newer
+    checkpoints: both are named and passed over, and the run goes on from its real newest one."""
+    run = train_kernel(tiny_config(tmp_path, "run", "total_timesteps=256", "rollout_workers=0"))
+    checkpoints = run / "checkpoints"
+    garbage, foreign = checkpoints / "model_999999_steps.pt", checkpoints / "model_5000_steps.pt"
+    garbage.write_bytes(b"not a checkpoint\n")
+    torch.save({"steps": 5000}, foreign)
+    capsys.readouterr()
+    assert cli.main(["train", "--resume", str(run), "total_timesteps=512"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == [
+        f"passed over 2 damaged checkpoints, newest first: {garbage} (UnpicklingError: invalid load key, 'n'.); "
+        f"{foreign} (ValueError: not a checkpoint of backend kernel (no steps, net, optimizer, sampler and pool in "
+        "it))",
+        f"run folder: {run}   (tensorboard --logdir {run / 'tb'})",
+    ]
+    assert printed[2] == f"resuming from {checkpoints / 'model_256_steps.pt'} (256 steps)"
+    assert torch.load(checkpoints / "model_512_steps.pt", weights_only=False)["steps"] == 512

@@ -168,3 +168,48 @@ def test_the_command_line_labels_and_resumes(tmp_path: Path, capsys: pytest.Capt
     assert "labels: 0 in 0 shards" in capsys.readouterr().out
     assert cli.main([*args[:-2], "--seed", "3"]) == 2
     assert "differs in seed" in capsys.readouterr().err
+
+
+def copy_job(whole_job: Path, folder: Path, job_json: bytes | None) -> Path:
+    """``folder`` holding ``whole_job``'s shards and ``job_json`` as its job.json (None: none)."""
+    folder.mkdir()
+    for shard in whole_job.glob("shard_*.npz"):
+        (folder / shard.name).write_bytes(shard.read_bytes())
+    if job_json is not None:
+        (folder / "job.json").write_bytes(job_json)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("job_json", "words"),
+    [
+        (None, "holds label shards but no job.json, so they belong to no job known"),
+        (b"[1, 2]", "job.json' is not a label job's settings (not a JSON object)"),
+        (b'{"deals": 4, "se', "job.json' is not a label job's settings (not a JSON object)"),
+        (b"\xff\xfe", "job.json' is not a label job's settings (not a JSON object)"),
+    ],
+)
+def test_shards_of_no_known_job_are_refused_naming_the_folder(whole_job: Path, tmp_path: Path, job_json, words):
+    """Shards without a readable job.json may be another job's (another seed): never adopted."""
+    folder = copy_job(whole_job, tmp_path / "foreign", job_json)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(ValueError) as err:
+        run_job(LabelJob(deals=4, search="rollout,playouts=8", shard_deals=2, seed=4), folder)
+    assert str(folder) in str(err.value) and words in str(err.value)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("damage", ["empty", "cut", "flipped"])
+def test_a_damaged_shard_is_labelled_again_and_named(whole_job: Path, tmp_path: Path, capsys, damage) -> None:
+    folder = copy_job(whole_job, tmp_path / "damaged", (whole_job / "job.json").read_bytes())
+    shard = folder / "shard_00001.npz"
+    data = shard.read_bytes()
+    shard.write_bytes(
+        {"empty": b"", "cut": data[: len(data) // 2], "flipped": data[:100] + b"\0" * 50 + data[150:]}[damage]
+    )
+    capsys.readouterr()
+    report = run_job(JOB, folder)
+    out = capsys.readouterr().out
+    assert out.startswith(f"labelling 1 damaged shard again: {shard} (") and out.count("\n") == 1, out
+    assert report.shards == 1 and report.total_labels == len(read_labels(whole_job)["action"])
+    assert_same_shards(whole_job, folder)

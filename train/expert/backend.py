@@ -111,6 +111,18 @@ def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[
     damaged = damaged_stages(run_dir) if resume else set()
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.torch_threads)
+    try:
+        _generations(config, run_dir, rated, damaged)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every stage written is whole and kept
+        print(f"\ninterrupted; the stages written are kept; continue with `treppen train --resume {run_dir}`")
+        raise
+    print_end(config, run_dir)
+    return run_dir
+
+
+def _generations(config: ExpertConfig, run_dir: Path, rated: set[int], damaged: set[Path]) -> None:
+    """Each generation's stages that are not written (see the module docstring)."""
+    rows_path = run_dir / ROWS
     previous: Path | None = None
     for g in range(config.expert_generations):
         folder = run_dir / f"gen_{g}"
@@ -140,8 +152,6 @@ def train_expert(config: ExpertConfig, resume: bool = False, command_line: list[
             append_jsonl(rows_path, row)
             print(f"generation {g}: {json.dumps(row)}", flush=True)
         previous = folder / NET
-    print_end(config, run_dir)
-    return run_dir
 
 
 def damaged_stages(run_dir: Path) -> set[Path]:

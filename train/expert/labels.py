@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -64,6 +65,7 @@ import numpy as np
 from treppen import agents
 from treppen.agents.search import SearchAgent
 from treppen.arena.match import play_match
+from treppen.train.checkpoints import problem
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import search as S
 from treppen_env.files import atomic_write, atomic_write_text
@@ -239,8 +241,9 @@ class _Table:
         self.player = self.searcher if job.player == SEARCH_PLAYS else agents.load(job.player, rules=rules)
         self.opponents = {spec: agents.load(spec, rules=rules) for spec in set(job.opponents)}
 
-    def label_deal(self, deal: int, shard: _Shard) -> None:
-        """Play deal ``deal`` and add its labelled seat's labels to ``shard``."""
+    def label_deal(self, deal: int, shard: _Shard, stop: threading.Event | None = None) -> None:
+        """Play deal ``deal`` and add its labelled seat's labels to ``shard``; once ``stop`` is set,
+        raise :class:`Cancelled` at the next decision."""
         job, searcher, player = self.job, self.searcher, self.player
         seeds = deal_seeds(job, deal)
         labelled = deal % job.num_players
@@ -252,6 +255,8 @@ class _Table:
 
         def record(_env: Any, seat: int, observation: dict[str, Any], action: int) -> None:
             nonlocal step
+            if stop is not None and stop.is_set():
+                raise Cancelled(f"deal {deal}")
             if seat == labelled and np.count_nonzero(observation["action_mask"]) > 1:
                 if player is searcher:
                     assert searcher.last_search is not None
@@ -264,12 +269,19 @@ class _Table:
         play_match(self.env, seats, seed=seeds[0], agent_seeds=seeds[1:-1], on_step=record)
 
 
-def label_shard(job: LabelJob, k: int) -> dict[str, np.ndarray]:
-    """Play and label the deals of shard ``k`` (see the module docstring): its arrays."""
+class Cancelled(Exception):
+    """A shard's labelling stopped before its end (the job was interrupted)."""
+
+
+def label_shard(job: LabelJob, k: int, stop: threading.Event | None = None) -> dict[str, np.ndarray]:
+    """Play and label the deals of shard ``k`` (see the module docstring): its arrays.
+
+    :param stop: once set, stop at the next decision (raising :class:`Cancelled`).
+    """
     table = _Table(job)
     shard = _Shard(job, table.searcher.settings.objective)
     for deal in job.shard_range(k):
-        table.label_deal(deal, shard)
+        table.label_deal(deal, shard, stop)
     return shard.arrays()
 
 
@@ -282,6 +294,20 @@ def write_shard(folder: Path, k: int, arrays: dict[str, np.ndarray]) -> Path:
 def done_shards(folder: Path) -> set[int]:
     """The shards written in ``folder`` (a temporary file of an interrupted write is none)."""
     return {int(m.group(1)) for p in folder.glob("shard_*.npz") if (m := SHARD_NAME.fullmatch(p.name))}
+
+
+def damaged_shards(folder: Path, shards: set[int]) -> dict[int, str]:
+    """The ``shards`` of ``folder`` that do not read whole (cut short, empty, an array missing or
+    failing its CRC check), each with its problem (:func:`treppen.train.checkpoints.problem`)."""
+    damaged = {}
+    for k in sorted(shards):
+        try:
+            with np.load(folder / SHARD.format(k)) as data:
+                for name in ARRAYS:
+                    data[name]
+        except Exception as err:  # the file's damage, whatever numpy or zipfile makes of it
+            damaged[k] = problem(err)
+    return damaged
 
 
 def read_labels(folder: str | Path) -> dict[str, np.ndarray]:
@@ -306,18 +332,32 @@ def read_labels(folder: str | Path) -> dict[str, np.ndarray]:
 def open_job(folder: str | Path, job: LabelJob) -> Path:
     """The job's folder, with ``job.json`` written (a new job) or checked (a rerun).
 
-    :raises ValueError: when the folder holds another job (naming the settings that differ).
+    :raises ValueError: when the folder holds another job (naming the settings that differ), a
+        ``job.json`` that is not a job's, or shards without a ``job.json`` (naming the folder).
     """
     folder = Path(folder)
     path = folder / JOB_FILE
     if path.is_file():
-        saved = json.loads(path.read_text())
+        try:
+            saved = json.loads(path.read_bytes())
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            saved = None
+        if not isinstance(saved, dict):
+            raise ValueError(
+                f"{str(path)!r} is not a label job's settings (not a JSON object), so the shards in {str(folder)!r} "
+                "belong to no job known; give another --out"
+            )
         differ = sorted(k for k, v in job.to_dict().items() if saved.get(k) != v)
         if differ:
             raise ValueError(
                 f"{str(folder)!r} holds another label job (it differs in {', '.join(differ)}); "
                 "give the same settings to resume it, or another --out"
             )
+    elif done_shards(folder):
+        raise ValueError(
+            f"{str(folder)!r} holds label shards but no {JOB_FILE}, so they belong to no job known (they may be "
+            "another job's: another seed, search or deals); give another --out, or put the job's job.json back"
+        )
     else:
         atomic_write_text(path, json.dumps(job.to_dict(), indent=2) + "\n")
     return folder
@@ -328,22 +368,28 @@ Labeller = Callable[[LabelJob, Sequence[int]], Iterator[tuple[int, dict[str, np.
 
 
 def on_threads(threads: int) -> Labeller:
-    """Label shards on ``threads`` threads of this process, at most two shards in flight per thread."""
+    """Label shards on ``threads`` threads of this process, at most two shards in flight per thread;
+    when the caller stops (Ctrl-C), the shards in flight stop at their next decision."""
 
     def run(job: LabelJob, todo: Sequence[int]) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         if threads == 1:
             for k in todo:
                 yield k, label_shard(job, k)
             return
-        with ThreadPoolExecutor(threads) as pool:
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(threads)
+        try:
             waiting = iter(todo)
-            pending = {pool.submit(label_shard, job, k): k for k in _take(waiting, 2 * threads)}
+            pending = {pool.submit(label_shard, job, k, stop): k for k in _take(waiting, 2 * threads)}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     k = pending.pop(future)
                     yield k, future.result()
-                    pending.update({pool.submit(label_shard, job, j): j for j in _take(waiting, 1)})
+                    pending.update({pool.submit(label_shard, job, j, stop): j for j in _take(waiting, 1)})
+        finally:  # done, or interrupted (Ctrl-C): the shards in flight stop at their next decision
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     return run
 
@@ -380,13 +426,21 @@ def run_job(
     :param ray_address: label the shards as Ray tasks: ``"local"``, ``"auto"`` or ``host:port``
         (:func:`treppen.arena.ray_cluster.init_ray`); None: this process's threads.
     :param progress: show a progress bar (shards, labels, labels per second).
-    :raises ValueError: for another job in the folder, a bad spec or ``threads``.
+    A shard of the folder that does not read whole is labelled again, named in a line on stdout
+    (:func:`damaged_shards`).
+
+    :raises ValueError: for another job in the folder (or shards of no known job), a bad spec or ``threads``.
     """
     if not (isinstance(threads, int) and threads >= 1):
         raise ValueError(f"threads={threads!r} must be a whole number of at least 1")
     job.check_agents()
     folder = open_job(folder, job)
     done = done_shards(folder)
+    damaged = damaged_shards(folder, done)
+    if damaged:
+        named = "; ".join(f"{folder / SHARD.format(k)} ({why})" for k, why in damaged.items())
+        print(f"labelling {len(damaged)} damaged shard{'s' * (len(damaged) > 1)} again: {named}", flush=True)
+        done -= set(damaged)
     todo = [k for k in range(job.shards) if k not in done]
     if ray_address is None:
         labeller = on_threads(threads)
@@ -398,12 +452,14 @@ def run_job(
 
     bar = tqdm(total=job.shards, initial=len(done), unit="shard", desc="labels", disable=not (progress and todo))
     started, labels = time.perf_counter(), 0
-    for k, arrays in labeller(job, todo):
-        write_shard(folder, k, arrays)
-        labels += len(arrays["action"])
-        bar.update(1)
-        bar.set_postfix(labels=labels, per_s=f"{labels / (time.perf_counter() - started):.1f}")
-    bar.close()
+    try:
+        for k, arrays in labeller(job, todo):
+            write_shard(folder, k, arrays)
+            labels += len(arrays["action"])
+            bar.update(1)
+            bar.set_postfix(labels=labels, per_s=f"{labels / (time.perf_counter() - started):.1f}")
+    finally:
+        bar.close()
     total = sum(_label_count(folder / SHARD.format(k)) for k in done) + labels
     return JobReport(len(todo), labels, total, time.perf_counter() - started)
 

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from treppen.agents.action_net import feature_context
+from treppen.arena.interrupts import stop_requests
 from treppen.train.callbacks import EloCallback, EvalCallback, Every
 from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
 from treppen.train.config import KernelConfig, resolve_name
@@ -251,20 +252,19 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     started = time.perf_counter()
     run_dir = resolve_name(config).run_dir
     found = checkpoints(run_dir / "checkpoints", suffix=CHECKPOINT_SUFFIX) if resume else []
-    if found and found[-1][0] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
+    readable = newest_readable(found, read_checkpoint)  # read before anything is written
+    state = None if readable is None else readable[2]
+    if state is not None and state["steps"] >= config.total_timesteps and (run_dir / FINAL_MODEL).is_file():
         print(
-            f"the run {run_dir} is complete: {found[-1][0]} of total_timesteps={config.total_timesteps}; "
+            f"the run {run_dir} is complete: {state['steps']} of total_timesteps={config.total_timesteps}; "
             "nothing changed."
         )
         return run_dir
     run_dir = open_run_dir(config, resume, command_line)
     torch.set_num_threads(config.torch_threads)
     learner = Learner(config, config.seed)
-    readable = newest_readable(found, read_checkpoint)
-    state = None
-    if readable:
-        print(f"resuming from {readable[1]} ({readable[0]} steps)")
-        state = readable[2]
+    if readable is not None and state is not None:
+        print(f"resuming from {readable[1]} ({state['steps']} steps)")
         learner.restore(state)
     start_steps = learner.steps
     logger = Logger(run_dir / "tb")
@@ -284,38 +284,43 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
     workers = make_workers(config, learner, state)
     bar = _progress(config, learner.steps)
     try:
-        # a checkpoint due after this update keeps the start of the rollout running meanwhile
-        due = lambda steps: copy.copy(periods["checkpoint"]).due(steps)  # noqa: E731
-        for stats, results in updates(learner, workers, config.total_timesteps, capture=due):
-            _record(logger, stats, results)
-            if bar is not None:
-                bar.update(learner.steps - bar.n)
-            if periods["snapshot"].due(learner.steps):
-                learner.snapshot(run_dir / "pool")
-            if periods["checkpoint"].due(learner.steps):
-                learner.save(run_dir / "checkpoints", workers)
-            if periods["eval"].due(learner.steps):
-                evals.run(learner.steps)
-            if periods["elo"].due(learner.steps):
-                elo.run(learner.steps)
-            logger.dump(learner.steps)
-        learner.save(run_dir / "checkpoints", workers)  # the last one, while the workers hold their rows
-    except KeyboardInterrupt:
-        saved = learner.save(run_dir / "checkpoints", workers)
-        print(
-            f"\ninterrupted at {learner.steps} steps; saved {saved}; continue with `treppen train --resume {run_dir}`"
-        )
+        with stop_requests() as stop:  # Ctrl-C or SIGTERM: stop after the update, with a checkpoint
+            # a checkpoint due after this update (or a stop) keeps the start of the rollout running meanwhile
+            due = lambda steps: bool(stop) or copy.copy(periods["checkpoint"]).due(steps)  # noqa: E731
+            for stats, results in updates(learner, workers, config.total_timesteps, capture=due):
+                _record(logger, stats, results)
+                if bar is not None:
+                    bar.update(learner.steps - bar.n)
+                if periods["snapshot"].due(learner.steps):
+                    learner.snapshot(run_dir / "pool")
+                if periods["checkpoint"].due(learner.steps) and not stop:
+                    learner.save(run_dir / "checkpoints", workers)
+                if periods["eval"].due(learner.steps) and not stop:
+                    evals.run(learner.steps)
+                if periods["elo"].due(learner.steps) and not stop:
+                    elo.run(learner.steps)
+                logger.dump(learner.steps)
+                if stop:
+                    break
+            saved = learner.save(run_dir / "checkpoints", workers)  # the last one, while the workers hold their rows
+    except KeyboardInterrupt:  # a second signal, or one outside the main thread's handlers: rows may be mid-step
+        print(f"\nstopped at once; continue from the last checkpoint with `treppen train --resume {run_dir}`")
         raise
-    except TrainingStopped as stop:  # rollout workers lost for good (on Ray)
+    except TrainingStopped as lost:  # rollout workers lost for good (on Ray)
         saved = learner.save(run_dir / "checkpoints", workers)
         raise TrainingStopped(
-            f"training stopped at {learner.steps} of {config.total_timesteps} steps: {stop}; saved {saved}; continue "
+            f"training stopped at {learner.steps} of {config.total_timesteps} steps: {lost}; saved {saved}; continue "
             f"with `treppen train --resume {run_dir}` once the cluster has room (or with rollout_workers=N for fewer)"
         ) from None
     finally:
         workers.close()
         if bar is not None:
             bar.close()
+    if stop:
+        print(
+            f"\ninterrupted at {learner.steps} steps; saved {saved}; continue with `treppen train --resume {run_dir}`"
+        )
+        raise stop.stop()
     _finish(learner, run_dir, evals, elo, logger)
     print_end(run_dir, config, time.perf_counter() - started, learner.steps - start_steps)
     return run_dir
@@ -323,8 +328,14 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """A checkpoint's state (:meth:`Learner.state`), its tensors on the CPU (a run trained on a GPU
-    resumes on any device)."""
-    state: dict[str, Any] = torch.load(path, weights_only=False, map_location="cpu")
+    resumes on any device).
+
+    :raises ValueError: for a file that loads but is no checkpoint of this backend (its steps, net and
+        optimizer missing).
+    """
+    state = torch.load(path, weights_only=False, map_location="cpu")
+    if not isinstance(state, dict) or not {"steps", "net", "optimizer", "sampler", "pool"} <= set(state):
+        raise ValueError("not a checkpoint of backend kernel (no steps, net, optimizer, sampler and pool in it)")
     return state
 
 

@@ -29,6 +29,7 @@ Workers start a rollout with the learner's weights and hand it back when it is d
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import torch
 
+from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
 from treppen.train.config import KernelConfig
 from treppen.train.kernel.policy import ActionNet, Entries, nonzero_entries
@@ -334,6 +336,7 @@ def _serve(conn: Connection, config: KernelConfig, start: ShardStart) -> None:
     ``capture``, then ``("rollout", ...)``), ``("state",)`` and ``("stop",)``; an error is sent
     back as ``("error", err)``."""
     watch_parent()
+    ignore_interrupts()  # Ctrl-C reaches the whole process group: the learner stops the workers
     torch.set_num_threads(1)
     shard = build_shard(config, start)
     while True:
@@ -439,6 +442,9 @@ class ProcessWorkers(Workers):
         return {"shards": [self._receive(i, "state") for i in range(len(self.pipes))]}
 
     def close(self) -> None:
+        if self.running:  # a rollout in flight (a stop saved its start): taken, so that the workers read "stop"
+            with contextlib.suppress(Exception):  # a worker that ended or failed: the run ends anyway
+                self.wait()
         for pipe in self.pipes:
             try:
                 pipe.send(("stop",))

@@ -32,12 +32,12 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from treppen.agents.policy import legacy_classes
+from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
 from treppen.train.callbacks import EloCallback, EvalCallback
 from treppen.train.checkpoints import (
     checkpoint_path,
     checkpoint_steps,
-    latest_checkpoint,
     readable_checkpoint,
     save_model,
 )
@@ -68,10 +68,12 @@ def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] |
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
     started = time.perf_counter()
-    if resume and report_complete(resolve_name(config).run_dir, config.total_timesteps):
-        return resolve_name(config).run_dir  # a finished run that is resumed stays as it is
+    run_dir = resolve_name(config).run_dir
+    found = readable_checkpoint(run_dir / "checkpoints") if resume else None  # read before anything is written
+    start_steps, checkpoint = found or (0, None)
+    if resume and report_complete(run_dir, config.total_timesteps, start_steps):
+        return run_dir  # a finished run that is resumed stays as it is
     run_dir = open_run_dir(config, resume, command_line)
-    start_steps, checkpoint = (readable_checkpoint(run_dir / "checkpoints") if resume else None) or (0, None)
     seed = config.seed + start_steps  # a resumed run reseeds with its step count: no replayed deals
     set_random_seed(seed)
     torch.set_num_threads(config.torch_threads)
@@ -192,10 +194,9 @@ def finish(model: MaskablePPO, config: SB3Config, run: RunCallbacks, run_dir: Pa
     print_summary(run_dir, final, run.evals, run.elo, run.keep_best, config)
 
 
-def report_complete(run_dir: Path, total_timesteps: int) -> bool:
-    """Whether the run in ``run_dir`` already has ``total_timesteps`` steps and its final model;
-    if so, say so (a resume then changes nothing)."""
-    steps, _ = latest_checkpoint(run_dir / "checkpoints") or (0, None)
+def report_complete(run_dir: Path, total_timesteps: int, steps: int) -> bool:
+    """Whether the run in ``run_dir``, whose newest checkpoint that reads has ``steps`` steps, already
+    has ``total_timesteps`` steps and its final model; if so, say so (a resume then changes nothing)."""
     final = run_dir / "final_model.zip"
     if steps < total_timesteps or not final.is_file():
         return False
@@ -298,6 +299,7 @@ def _make_env(config: SB3Config, rules: Rules, rank: int, seed: int) -> Monitor:
     """One env worker: SelfPlayEnv in a Monitor (for SB3's ``rollout/ep_rew_mean``); a worker
     process ends with its parent."""
     watch_parent()
+    ignore_interrupts()
     torch.set_num_threads(1)  # the worker runs no torch; keep it from competing for the cores
     env = SelfPlayEnv(
         config.num_players,

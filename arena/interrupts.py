@@ -1,0 +1,109 @@
+"""Ctrl-C (SIGINT) and SIGTERM in the long commands (``treppen train``, ``tournament``, ``label``): what is
+done is kept, and the command ends with one line and the status a shell gives a process that a signal
+ended (130 for SIGINT, 143 for SIGTERM).
+
+- :func:`interrupts_raise`: while a command runs, both signals raise :class:`Interrupted` (a
+  ``KeyboardInterrupt``) in the main thread; SIGTERM would otherwise end the process at once, with
+  nothing saved.
+- :func:`stop_requests`: where a checkpoint is whole only between steps (the batched learner's
+  updates), the first signal asks the loop to stop at the next such point (:class:`StopRequest`);
+  a second one raises at once.
+- :func:`ignore_interrupts`: in a worker process, which its parent stops (a terminal sends Ctrl-C to
+  the whole process group, and a worker's own ``KeyboardInterrupt`` would only add a traceback and
+  break the parent's save).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+#: The signals that stop a command, in the order of their exit statuses.
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A command stopped by ``signum`` (SIGINT or SIGTERM); :attr:`status` is its exit status."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def status(self) -> int:
+        """128 + the signal's number, as a shell reports a process that the signal ended (130, 143)."""
+        return 128 + self.signum
+
+
+def exit_status(err: KeyboardInterrupt) -> int:
+    """The exit status of a command that ``err`` stopped: :attr:`Interrupted.status`, else 130 (Ctrl-C)."""
+    return err.status if isinstance(err, Interrupted) else 128 + signal.SIGINT
+
+
+def _raise(signum: int, _frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _handlers(handler: Any) -> Iterator[None]:
+    """``handler`` for :data:`SIGNALS` while the block runs (only the main thread sets handlers:
+    elsewhere nothing changes), then the handlers before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in before.items():
+            signal.signal(s, old)
+
+
+@contextlib.contextmanager
+def interrupts_raise() -> Iterator[None]:
+    """While the block runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread."""
+    with _handlers(_raise):
+        yield
+
+
+class StopRequest:
+    """The signal that asked a loop to stop at its next whole point (:func:`stop_requests`), or None."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.signum is not None
+
+    def handle(self, signum: int, _frame: Any) -> None:
+        if self.signum is not None:  # a second signal: stop at once
+            raise Interrupted(signum)
+        self.signum = signum
+
+    def stop(self) -> Interrupted:
+        """The exception that ends the command as the signal asked."""
+        assert self.signum is not None
+        return Interrupted(self.signum)
+
+
+@contextlib.contextmanager
+def stop_requests() -> Iterator[StopRequest]:
+    """While the block runs, the first SIGINT or SIGTERM only sets the yielded :class:`StopRequest`
+    (the loop stops at its next whole point); a second raises :class:`Interrupted` at once."""
+    request = StopRequest()
+    with _handlers(request.handle):
+        yield request
+
+
+def ignore_interrupts() -> None:
+    """In a worker process (one started by :mod:`multiprocessing`): ignore SIGINT and SIGTERM (its
+    parent stops it, and it ends with its parent, :func:`treppen.arena.watchdog.watch_parent`); in a
+    main process, nothing."""
+    if multiprocessing.parent_process() is None:
+        return
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
