@@ -230,8 +230,8 @@ def greedy_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = conditions()
     times, base = greedy_times(args, None if args.baseline is None else baseline_agent_class(args.baseline))
-    doc: dict = {"label": args.label, "agent": args.agent, "rules": args.rules, "players": args.players, "positions": int(times.size),
-                 "repeats": args.repeats, "act_cpu": summary(times),
+    doc: dict = {"label": args.label, "agent": args.agent, "rules": args.rules, "players": args.players,
+                 "positions": int(times.size), "repeats": args.repeats, "act_cpu": summary(times),
                  "per_position_us": [round(float(t) * 1e6, 3) for t in times]}  # fmt: skip
     for name, s in doc["act_cpu"].items():
         print(f"act {name}: {s['us']:.1f} us (95% CI {s['ci95_us'][0]:.1f}-{s['ci95_us'][1]:.1f})")
