@@ -66,7 +66,7 @@ def assert_equal(got: Rollout, want: Rollout) -> None:
 
 
 def test_a_seeded_run_without_workers_is_the_learner_of_before_them_bit_for_bit(tmp_path) -> None:
-    # kernel_run.npz: the final weights of this run as commit 8a9b964 trained it (make_kernel_run_fixture.py)
+    # kernel_run.npz: the final weights of this run as the serial learner trains it (make_kernel_run_fixture.py)
     before = np.load(fixture.HERE / "kernel_run.npz")["w"]
     weights = fixture.final_weights(tmp_path, "rollout_workers=0")
     assert weights.dtype == before.dtype == np.float32 and weights.shape == before.shape == (16419,)
