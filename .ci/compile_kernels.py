@@ -3,7 +3,7 @@
 The kernels are cached on disk (``cache=True``); without this step each pytest worker and each
 process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
 of each preset through the env with greedy and random seats (mask, step, observation, the
-greedy heuristic from observations), then playouts, a redeal and a random playout from a state,
+greedy heuristic from observations), one with the planner as an agent and as a search's playouts, then playouts, a redeal and a random playout from a state,
 both search agents' kernels (one IS-MCTS kernel, with or without a prior), the heuristic
 action features, the batched env's step, a search with beliefs (and its card beliefs), a search with an action net in
 its playouts and as its prior and a zoo policy's action (its features of a batch of one). Fails naming any kernel of
@@ -23,7 +23,7 @@ from numba.core.dispatcher import Dispatcher
 
 import treppen_env
 from treppen import agents
-from treppen.agents import GreedyAgent, ISMCTSAgent, RandomAgent, RolloutAgent
+from treppen.agents import GreedyAgent, ISMCTSAgent, PlannerAgent, RandomAgent, RolloutAgent
 from treppen.agents.action_net import feature_context, legal_rows, num_features
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
@@ -38,6 +38,8 @@ for preset in ("treppenromme", "rum500"):
     play_match(raw_env(num_players=3, rules=preset), [GreedyAgent(rules=preset), GreedyAgent(), RandomAgent()], seed=0)
     searchers = [RolloutAgent(rules=preset, playouts=8), ISMCTSAgent(rules=preset, playouts=8), GreedyAgent()]
     play_match(raw_env(num_players=3, rules=preset), searchers, seed=0)
+    planners = [PlannerAgent(rules=preset), RolloutAgent(rules=preset, playouts=8, playout="planner")]
+    play_match(raw_env(num_players=2, rules=preset), planners, seed=0)
     env = raw_env(num_players=2, rules=preset)
     env.reset(seed=0)
     observation = env.observe(env.agent_selection)
