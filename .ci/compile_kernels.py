@@ -3,11 +3,13 @@
 The kernels are cached on disk (``cache=True``); without this step each pytest worker and each
 process a test starts would compile the ones it meets first, side by side. Plays one seeded deal
 of each preset through the env with greedy and random seats (mask, step, observation, the
-greedy heuristic from observations), one with the planner as an agent and as a search's playouts, then playouts, a redeal and a random playout from a state,
-both search agents' kernels (one IS-MCTS kernel, with or without a prior), the heuristic
-action features, the batched env's step, a search with beliefs (and its card beliefs), a search with an action net in
-its playouts and as its prior and a zoo policy's action (its features of a batch of one). Fails naming any kernel of
-treppen_env.core or treppen_env.agent_core that none of these reached.
+greedy heuristic from observations) and one with the planner as an agent and as a search's
+playouts, then playouts, a redeal and a random playout from a state, both search agents'
+kernels (one IS-MCTS kernel, with or without a prior), the heuristic action features (from
+observations and from a state), the batched env's step, a search with beliefs (and its card
+beliefs), a search with an action net in its playouts and as its prior and a zoo policy's action
+(its features of a batch of one). Fails naming any kernel of treppen_env.core or
+treppen_env.agent_core that none of these reached.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from treppen.agents.action_net import feature_context, legal_rows, num_features
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
 from treppen_env import raw_env
-from treppen_env.agent_core import action_net, playout
-from treppen_env.agent_hooks import random_playout, redeal
+from treppen_env.agent_core import action_net, features, playout
+from treppen_env.agent_core import greedy as G
+from treppen_env.agent_hooks import heuristic_inputs, random_playout, redeal
+from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState
 from treppen_env.rules import make_rules
 
@@ -46,6 +50,9 @@ for preset in ("treppenromme", "rum500"):
     heuristic_features(observation["observation"], observation["action_mask"], preset)
     state = GameState(make_rules(preset), 2, np.random.default_rng(0))
     state.deal(0)
+    table, mask = rules_table(state.rules), state.legal_mask().astype(np.int8)
+    out = np.zeros((mask.size, features.NUM_FEATURES), dtype=np.float32)
+    features.action_features(heuristic_inputs(state, 0), mask, table, G.settings_row(), G.workspace(), out)
     playout.play_out(state, "greedy", count=2, observer=0)
     redeal(state.clone(), 0, seed=1)
     random_playout(state, seed=1)

@@ -228,8 +228,12 @@ class NumpyActionFeatureNet:
         self.bias = per_action[:, -1].copy()
         self.state_to_action = a["state_to_action.weight"].T.copy()
         self.channels = np.ascontiguousarray(card_channel_matrix().T)  # (898, 52 * channels)
-        #: The heuristic features' layer (``features="heuristic"``), or None.
+        #: The heuristic features' layer (``features="heuristic"`` or ``"planner"``), or None.
         self.heuristic: tuple[np.ndarray, ...] | None = None
+        #: The planner's settings of those features (``features="planner"``), or None (greedy's).
+        self.planner: np.ndarray | None = None
+        if "heuristic_values" in arrays:
+            self.planner = np.asarray(arrays["heuristic_values"], dtype=np.float64)
         if "heuristic_rules" in arrays:
             self.heuristic = (
                 np.asarray(arrays["heuristic_rules"], dtype=np.float64),
@@ -272,6 +276,6 @@ class NumpyActionFeatureNet:
             row, w_in, b_in, w_state, w_out, b_out = self.heuristic
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
             mask[actions] = 1
-            features = heuristic_features(obs, mask, row)[actions]
+            features = heuristic_features(obs, mask, row, self.planner)[actions]
             out += np.maximum(features @ w_in + b_in + x @ w_state, 0) @ w_out + b_out
         return out

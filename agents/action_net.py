@@ -3,7 +3,8 @@ the kernels alone (no torch), and the legal-action rows it and the learner read.
 
 A position's legal actions are described by :func:`legal_rows` (the kernel
 :func:`treppen_env.agent_core.action_net.legal_features`: each legal action's static features and,
-with ``features: heuristic``, the greedy heuristic's view of it); :class:`ActionNetAgent` scores
+with ``features: heuristic``, the greedy heuristic's view of it, with ``features: planner`` the
+planner's; the net file records its feature set); :class:`ActionNetAgent` scores
 them with :func:`treppen_env.agent_core.action_net.action_logits` and plays the best (or samples).
 ``agents.load`` builds it from such a file or from a run folder holding ``final_model.npz``.
 """
@@ -19,6 +20,7 @@ import numpy as np
 
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.base import Agent, legal_actions
+from treppen.agents.heuristic_features import VIEWS, view_values
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core import greedy as G
 from treppen_env.agent_core.features import NUM_FEATURES
@@ -27,13 +29,13 @@ from treppen_env.core.tables import rules_table
 from treppen_env.rules import Rules, make_rules
 
 #: What a legal-action row holds beside the static table (``features`` of the config).
-FEATURE_SETS = ("cards", "heuristic")
+FEATURE_SETS = ("cards", *VIEWS)
 
 
 def num_features(features: str) -> int:
     """Columns ``F`` of a legal-action row: the static table's, plus the heuristic's for
-    ``features="heuristic"``."""
-    return ACTION_FEATURES + (NUM_FEATURES if features == "heuristic" else 0)
+    ``features="heuristic"`` (the greedy heuristic's) or ``"planner"`` (the planner's)."""
+    return ACTION_FEATURES + (NUM_FEATURES if features in VIEWS else 0)
 
 
 @dataclass
@@ -61,15 +63,16 @@ class LegalRows:
 
 
 def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``ctx`` bundle of :func:`~treppen_env.agent_core.action_net.legal_features` for ``rules``:
-    the rules table, the heuristic's settings and the static action table (RULES §5 values)."""
+    """``(tab, settings, table)`` of ``rules``: the rules table, the greedy heuristic's settings and
+    the static action table (RULES §5 values), for :func:`legal_rows`."""
     rules = make_rules(rules)
     return rules_table(rules), G.settings_row(), np.ascontiguousarray(action_table(rules))
 
 
 def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
     """The legal-action rows of observations (float32 (B, 969)) and their masks (int8 or bool
-    (B, >= 898))."""
+    (B, >= 898)), with the columns of the feature set ``features`` (:data:`FEATURE_SETS`) in the
+    context ``ctx`` of :func:`feature_context`."""
     masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
     total = int(masks[:, :NUM_ACTIONS].sum(dtype=np.int64))
     rows = LegalRows(
@@ -77,7 +80,8 @@ def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], 
         np.empty((total, num_features(features)), dtype=np.float32),
         np.empty(obs.shape[0] + 1, dtype=np.int64),
     )
-    R.legal_features(obs, masks, ctx, rows.bundle())
+    tab, settings, table = ctx
+    R.legal_features(obs, masks, (tab, settings, view_values(features), table), rows.bundle())
     return rows
 
 

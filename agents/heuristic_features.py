@@ -1,10 +1,11 @@
-"""Heuristic action features of observations: what the greedy heuristic computes about every
-legal action (:mod:`treppen_env.agent_core.features`), read from the observation and its action mask.
+"""Heuristic action features of observations: what the greedy heuristic (or the planner) computes
+about every legal action (:mod:`treppen_env.agent_core.features`), read from the observation and its
+action mask.
 
 The features depend only on the observation vector and the mask, so they hold only what the
 mover may see (docs/ARCHITECTURE.md "Observations"). The action-feature policy
-(:mod:`treppen.train.sb3.policy_net`, ``features: heuristic``) computes them at every step beside its card
-features.
+(:mod:`treppen.train.sb3.policy_net`, ``features: heuristic`` or ``features: planner``) computes them
+at every step beside its card features.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import plan_value as PV
 from treppen_env.agent_core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core import layout as L
@@ -23,7 +25,19 @@ from treppen_env.melds import NUM_MELDS
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import Rules, make_rules
 
-__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "heuristic_features", "rules_row"]
+__all__ = ["FEATURE_NAMES", "NUM_FEATURES", "VIEWS", "heuristic_features", "rules_row", "view_values"]
+
+#: The feature sets (config ``features``) with a heuristic's columns, by the heuristic they show:
+#: ``heuristic`` the greedy heuristic's view of each action, ``planner`` the planner's.
+VIEWS = {"heuristic": "greedy", "planner": "planner"}
+
+
+def view_values(features: str) -> np.ndarray:
+    """The heuristic of a feature set's columns as the kernels take it
+    (:func:`treppen_env.agent_core.features.decision_features`): float64 of size 0 for the greedy
+    heuristic (``heuristic``, and ``cards``, which has no such columns), the planner's default
+    values (:func:`treppen_env.agent_core.plan_value.values_row`) for ``planner``."""
+    return PV.values_row() if features == "planner" else np.zeros(0)
 
 
 # The rules as a saved policy holds them (the ``heuristic_rules`` buffer of a policy with heuristic
@@ -91,19 +105,30 @@ _SETTINGS = G.settings_row()
 
 
 def heuristic_features(
-    obs: np.ndarray, masks: np.ndarray, rules: Rules | str | np.ndarray = "treppenromme"
+    obs: np.ndarray,
+    masks: np.ndarray,
+    rules: Rules | str | np.ndarray = "treppenromme",
+    values: np.ndarray | None = None,
 ) -> np.ndarray:
     """The heuristic's features of every action (:mod:`treppen_env.agent_core.features`, columns
-    :data:`FEATURE_NAMES`) for a batch of positions, under the greedy heuristic's default settings.
+    :data:`FEATURE_NAMES`) for a batch of positions, under the greedy heuristic's default settings
+    or the planner's.
 
     :param obs: observation vectors, float32 (B, 969) or (969,).
     :param masks: their action masks, bool or 0/1 (B, 898) or (898,).
     :param rules: the game's rules (a preset name, :class:`Rules` or :func:`rules_row`): meld and
         lay-off values, the must-use rule (RULES §4.2, §5).
+    :param values: ``None`` (or size 0) for the greedy heuristic's view, else the planner's settings
+        (float64 (:data:`~treppen_env.agent_core.plan_value.NUM_VALUES`,), :func:`view_values`)
+        for the planner's, its memory empty.
     :return: float32 (B, 898, NUM_FEATURES) (or (898, NUM_FEATURES) for one position); zero rows
         for illegal actions.
-    :raises ValueError: when the shapes do not match.
+    :raises ValueError: when the shapes do not match, or ``values`` is neither empty nor a
+        planner's settings row.
     """
+    values = np.zeros(0) if values is None else np.array(values, dtype=np.float64)
+    if values.shape not in ((0,), (PV.NUM_VALUES,)):
+        raise ValueError(f"values has shape {values.shape}; expected (0,) (greedy) or ({PV.NUM_VALUES},) (the planner)")
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     masks = np.ascontiguousarray(masks != 0, dtype=np.int8)
     single = obs.ndim == 1
@@ -114,5 +139,5 @@ def heuristic_features(
             f"observations {obs.shape} and masks {masks.shape} must be (B, {OBS_SIZE}) and (B, {NUM_ACTIONS})"
         )
     out = np.empty((obs.shape[0], NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
-    batch_features(obs, masks, _kernel_table(rules), _SETTINGS, out)
+    batch_features(obs, masks, _kernel_table(rules), _SETTINGS, values, out)
     return out[0] if single else out

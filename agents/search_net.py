@@ -8,7 +8,8 @@ Either net runs inside the search's kernels as the policy of its ``"net"`` playo
   (``value_turns``);
 - the batched learner's action net (:mod:`treppen_env.agent_core.action_net`, a ``final_model.npz``
   of ``backend: kernel``, :func:`treppen.agents.action_net.is_action_net`), which scores the legal
-  moves of the seat to move from that seat's observation and the heuristic's view of each move.
+  moves of the seat to move from that seat's observation and the heuristic's view of each move
+  (the greedy heuristic's or the planner's, the feature set it was trained with).
 
 The action net is also a prior: from the searcher's observation, its probabilities of the root's
 searched moves decide which of them the search plays out (:func:`likely_moves`: the ``prior_k``
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.action_net import ActionNetAgent, is_action_net
+from treppen.agents.heuristic_features import view_values
 from treppen.agents.search_settings import SearchSettings
 from treppen_env.agent_core import net as Net
 from treppen_env.agent_core import playout as P
@@ -96,10 +98,13 @@ class SearchNet:
         :raises ValueError: as :meth:`check`.
         """
         self.check(settings)
-        table = np.zeros((0, 0), dtype=np.float32) if self.policy is None else self.policy.ctx[2]
+        if self.policy is None:
+            features = (np.zeros((0, 0), dtype=np.float32), np.zeros(0))
+        else:
+            features = (self.policy.ctx[2], view_values(self.policy.features))
         value = (settings.value_turns, settings.value_weight)
         observe = (KERNEL_OFFSETS, KERNEL_CONSTS)
-        return P.with_net(self.kind, self.w, self.shape, table, observe, value, settings.net_pick == "argmax")
+        return P.with_net(self.kind, self.w, self.shape, features, observe, value, settings.net_pick == "argmax")
 
     def probabilities(self, observation: dict[str, Any]) -> np.ndarray:
         """The action net's probability of every action of ``observation`` (float64 (898,))."""

@@ -47,7 +47,7 @@ from treppen_env.rules import Rules, make_rules
 Activation = Literal["tanh", "relu"]
 OpponentKind = Literal["random", "greedy", "snapshot", "best", "agent"]
 Policy = Literal["mlp", "action_features"]
-FeatureSet = Literal["cards", "heuristic"]
+FeatureSet = Literal["cards", "heuristic", "planner"]
 ValueTarget = Literal["results", "search"]
 VecEnv = Literal["subproc", "dummy", "kernel"]
 Backend = Literal["sb3", "rllib", "kernel", "expert"]
@@ -304,8 +304,9 @@ class PPOBase(TrainConfig):
     action_features`` only)"""
     features: FeatureSet = field(default_factory=recipe("features"))
     """what the policy sees of each legal action beside the state: ``cards`` (its static features,
-    the cards it moves) or ``heuristic`` (also what the greedy heuristic computes about it,
-    :mod:`treppen_env.agent_core.features`); sb3 and rllib: ``policy: action_features`` only"""
+    the cards it moves), ``heuristic`` (also what the greedy heuristic computes about it,
+    :mod:`treppen_env.agent_core.features`) or ``planner`` (the same columns from the planner's
+    view, :mod:`treppen_env.agent_core.planner`); sb3 and rllib: ``policy: action_features`` only"""
 
     # --- opponent pool
     opponent_random: Probability = field(default_factory=recipe("opponent_random"))
@@ -477,8 +478,8 @@ class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     """the torch device, ``auto`` (a CUDA GPU where one is present, else the CPU), ``cpu``, ``cuda`` or
     ``mps`` (Apple's GPU); one this machine does not have is refused before the run folder is made"""
     pick_init: Number = 0.0
-    """the initial logit weight of the heuristic's pick (``features: heuristic``); a positive value
-    starts the policy near the greedy heuristic"""
+    """the initial logit weight of the heuristic's pick (``features: heuristic`` or ``planner``); a
+    positive value starts the policy near that heuristic"""
     rollout_workers: StepsOrAuto = "auto"
     """rollout workers, each stepping its share of the ``n_envs`` rows while the learner updates
     on the rollout before (a policy lag of one update, corrected by PPO's ratio to the rollout's

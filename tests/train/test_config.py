@@ -106,7 +106,7 @@ def test_whole_numbers_written_as_floats_are_ints(tmp_path):
         (["learning_rate=0.5"], ["learning_rate", "0.5"]),
         (["n_steps"], ["n_steps", "key=value"]),
         (["seed.x=1"], ["seed.x", "rules_options"]),
-        (["features=plan"], ["features='plan'", "['cards', 'heuristic']"]),
+        (["features=plan"], ["features='plan'", "['cards', 'heuristic', 'planner']"]),
         (["imitation_value=best"], ["imitation_value='best'", "['results', 'search']"]),
         (["imitation_threads=0"], ["imitation_threads"]),
     ],

@@ -18,6 +18,7 @@ from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
+from treppen.arena.tournament import run_tournament
 from treppen.train.config_files import config_path, load_config
 from treppen.train.kernel.backend import Learner, train_kernel
 from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs, nonzero_entries
@@ -275,6 +276,26 @@ def test_a_saved_net_plays_as_an_agent_without_torch_and_as_torch_chooses(tmp_pa
     chosen = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
     assert chosen == expected.tolist()
     assert len(set(chosen)) > 5
+
+
+def test_a_tiny_run_with_planner_features_saves_a_net_that_plays_with_them(tmp_path, batch) -> None:
+    """``features: planner``: the run trains and records its feature set; its final_model.npz plays
+    through ``agents.load`` of the run folder as torch chooses on the planner's rows, and whole
+    deals inside a search (net playouts and prior) and as an agent."""
+    run = train_kernel(tiny_config(tmp_path, "planner", "features=planner", "total_timesteps=256"))
+    with np.load(run / "final_model.npz") as saved:
+        assert str(saved["features"]) == "planner"
+        assert not np.array_equal(saved["w"], ActionNet(16, 8, "planner", pick_init=1.0).export())  # it trained
+    agent = agents.load(str(run))
+    assert isinstance(agent, ActionNetAgent) and agent.features == "planner"
+    obs, masks = batch
+    net = ActionNet.load(run / "final_model.npz")
+    expected, _ = PredictModel(net, feature_context("treppenromme")).predict(obs, action_masks=masks != 0)
+    chosen = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks, strict=True)]
+    assert chosen == expected.tolist()
+    search = f"rollout,net={run / 'final_model.npz'},prior_k=3,playout=net,playouts=4"
+    records = run_tournament({"net": str(run), "search": search, "greedy": "greedy"}, players=3, decks=1)
+    assert [r["rotation"] for r in records] == [0, 1, 2] and all(r["steps"] > 0 for r in records)
 
 
 def test_a_deal_over_before_the_learners_first_decision_is_dealt_again(monkeypatch) -> None:

@@ -12,6 +12,7 @@ from sb3_contrib import MaskablePPO
 
 from treppen import agents
 from treppen.agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANNELS, action_table
+from treppen.agents.heuristic_features import heuristic_features, view_values
 from treppen.agents.snapshot import NumpyPolicy
 from treppen.arena.tournament import run_tournament
 from treppen.train.config_files import load_config
@@ -155,6 +156,31 @@ def test_numpy_snapshot_matches_torch(tmp_path):
         legal = np.flatnonzero(mask)
         np.testing.assert_allclose(snapshot.logits(obs, legal), row[legal], rtol=1e-4, atol=1e-4)
         assert snapshot.act(obs, mask) == legal[np.argmax(row[legal])]
+
+
+def test_a_planner_feature_policy_reads_the_planners_view_in_torch_numpy_and_its_saved_file(tmp_path):
+    """``features="planner"``: the net's heuristic columns are the planner's, its settings travel
+    with the weights, the NumPy snapshot and the saved model give torch's logits."""
+    model = _model(hidden=32, card_dim=16, action_dim=16, features="planner")
+    net = model.policy.net
+    np.testing.assert_array_equal(net.heuristic_values.numpy(), view_values("planner"))
+    observations, masks = _observations(40, seed=4)
+    obs = torch.from_numpy(observations)
+    planner = heuristic_features(observations, masks, "treppenromme", view_values("planner"))
+    np.testing.assert_array_equal(net.heuristic(obs, masks).numpy(), planner)
+    assert not np.array_equal(planner, heuristic_features(observations, masks))
+    with torch.no_grad():
+        logits = net(obs, masks)[0].numpy()
+    snapshot = NumpyPolicy.load(save_snapshot(model.policy, tmp_path / "snap.npz"))
+    for one, mask, row in zip(observations, masks, logits, strict=True):
+        legal = np.flatnonzero(mask)
+        np.testing.assert_allclose(snapshot.logits(one, legal), row[legal], rtol=1e-4, atol=1e-4)
+        assert snapshot.act(one, mask) == legal[np.argmax(row[legal])]
+    model.save(tmp_path / "model.zip")
+    loaded = MaskablePPO.load(tmp_path / "model.zip", device="cpu").policy.net
+    assert loaded.features == "planner"
+    with torch.no_grad():
+        np.testing.assert_array_equal(loaded(obs, masks)[0].numpy(), logits)
 
 
 def test_config_selects_the_policy():

@@ -3,7 +3,8 @@ masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent
 
 A position's legal actions are ``n`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
 the static action table of :func:`treppen.agents.action_features.action_table`, and with
-``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.features`),
+``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.features`;
+with ``features: planner`` the planner's),
 a batch's positions one after another (flat, ``(N, F)``, with each position's count). The state is
 read through the observation's nonzero entries only (:func:`nonzero_entries`). :class:`ActionNet`
 scores each row against the state, as the kernels do (the formulas are in
@@ -23,6 +24,7 @@ from torch import nn
 
 from treppen.agents.action_features import ACTION_FEATURES
 from treppen.agents.action_net import legal_rows, load_weights, num_features
+from treppen.agents.heuristic_features import VIEWS
 from treppen_env.agent_core import action_net as R
 from treppen_env.agent_core.features import H_PICK
 from treppen_env.files import atomic_write
@@ -51,9 +53,9 @@ class ActionNet(nn.Module):
     """Logits of padded legal-action rows and the state's value (see the module docstring).
 
     :param hidden: the state's hidden units ``H``; ``action_dim``: an action's units ``D``.
-    :param features: ``cards`` or ``heuristic`` (the columns of :func:`num_features`).
-    :param pick_init: the initial weight of the heuristic's pick column (``features: heuristic``):
-        a positive value starts the policy near the greedy heuristic.
+    :param features: ``cards``, ``heuristic`` or ``planner`` (the columns of :func:`num_features`).
+    :param pick_init: the initial weight of the heuristic's pick column (``features: heuristic`` or
+        ``planner``): a positive value starts the policy near that heuristic.
     """
 
     def __init__(self, hidden: int = 256, action_dim: int = 64, features: str = "heuristic", pick_init: float = 0.0):
@@ -70,7 +72,7 @@ class ActionNet(nn.Module):
         self.value_head = nn.Linear(hidden, 1)
         nn.init.normal_(self.action_out.weight, std=0.01)  # a near-uniform policy at the start
         nn.init.zeros_(self.linear.weight)
-        if features == "heuristic" and pick_init:
+        if features in VIEWS and pick_init:
             with torch.no_grad():
                 self.linear.weight[0, ACTION_FEATURES + H_PICK] = pick_init
 

@@ -41,7 +41,8 @@ class LearnerRows(SeatedRows):
     :param rows: deals played side by side.
     :param num_players: 2 to 4; ``rules``: the run's rules.
     :param probs: probabilities of the opponent kinds of :data:`KINDS` (summing to 1).
-    :param features: ``cards`` or ``heuristic`` (the legal rows' columns, :mod:`treppen.agents.action_net`).
+    :param features: ``cards``, ``heuristic`` or ``planner`` (the legal rows' columns,
+        :mod:`treppen.agents.action_net`).
     :param seed: seeds the deals, the seats, the kinds and the snapshots' sampling.
     """
 

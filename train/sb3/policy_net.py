@@ -21,9 +21,10 @@ With ``features="heuristic"`` each action's logit also gets a term from what the
 heuristic computes about that action in this position (:mod:`treppen_env.agent_core.features`: its
 plan's score after the action, the points it books, a discard's weight and danger, the taken
 cards a take's plan lays, the heuristic's own pick), through one hidden layer modulated by the
-state embedding. Those features are computed from the observation and the action mask
-(:func:`treppen.agents.heuristic_features.heuristic_features`) at every forward pass, so they need the
-mask: the policy raises without it.
+state embedding; ``features="planner"`` gives the planner's view of the same columns instead (its
+settings travel with the weights, the ``heuristic_values`` buffer). Those features are computed
+from the observation and the action mask (:func:`treppen.agents.heuristic_features.heuristic_features`)
+at every forward pass, so they need the mask: the policy raises without it.
 
 :class:`ActionFeaturePolicy` wraps the net as an sb3-contrib ``MaskableActorCriticPolicy``:
 ``MaskablePPO(ActionFeaturePolicy, env, policy_kwargs={"rules": "rum500"})``. Masks apply as for
@@ -69,7 +70,7 @@ class ActionFeatureNet(nn.Module):
     :param card_dim: width of the card embeddings.
     :param hidden: width of the state embedding (also the value head's input).
     :param action_dim: width of the static action embedding scored against the state.
-    :param features: ``cards`` or ``heuristic`` (:data:`FEATURE_SETS`; see the module docstring).
+    :param features: ``cards``, ``heuristic`` or ``planner`` (:data:`FEATURE_SETS`; see the module docstring).
     :raises ValueError: for an unknown preset, option or feature set.
     """
 
@@ -80,6 +81,7 @@ class ActionFeatureNet(nn.Module):
     card_channels: torch.Tensor
     depths: torch.Tensor
     heuristic_rules: torch.Tensor
+    heuristic_values: torch.Tensor
 
     def __init__(
         self,
@@ -115,8 +117,10 @@ class ActionFeatureNet(nn.Module):
             nn.Linear(ACTION_FEATURES, action_dim), nn.ReLU(), nn.Linear(action_dim, action_dim + 1)
         )
         self.state_to_action = nn.Linear(hidden, action_dim, bias=False)
-        if features == "heuristic":  # the rules row travels with the weights (snapshots, RLlib exports)
+        if features in heuristic.VIEWS:  # the rules row travels with the weights (snapshots, RLlib exports)
             self.register_buffer("heuristic_rules", torch.from_numpy(heuristic.rules_row(self.rules).copy()))
+            if features == "planner":  # and the planner's settings
+                self.register_buffer("heuristic_values", torch.from_numpy(heuristic.view_values(features)))
             self.heuristic_in = nn.Linear(heuristic.NUM_FEATURES, action_dim)
             self.heuristic_state = nn.Linear(hidden, action_dim, bias=False)
             self.heuristic_out = nn.Linear(action_dim, 1)
@@ -139,16 +143,18 @@ class ActionFeatureNet(nn.Module):
         """The heuristic's features (B, 898, NUM_FEATURES) of observations (B, 969) with their
         action masks (B, 898), or ``None`` with ``features="cards"``.
 
-        :raises ValueError: with ``features="heuristic"`` and no mask.
+        :raises ValueError: with ``features="heuristic"`` or ``"planner"`` and no mask.
         """
         if self.features == "cards":
             return None
         if masks is None:
-            raise ValueError("features='heuristic' needs the action mask (pass action_masks)")
+            raise ValueError(f"features={self.features!r} needs the action mask (pass action_masks)")
         if isinstance(masks, torch.Tensor):
             masks = masks.detach().cpu().numpy()
         masks = np.asarray(masks).reshape(obs.shape[0], -1)
-        values = heuristic.heuristic_features(obs.detach().cpu().numpy(), masks, self.heuristic_rules.cpu().numpy())
+        planner = self.heuristic_values.cpu().numpy() if self.features == "planner" else None
+        rules = self.heuristic_rules.cpu().numpy()
+        values = heuristic.heuristic_features(obs.detach().cpu().numpy(), masks, rules, planner)
         return torch.from_numpy(values).to(obs.device)
 
     def action_logits(
@@ -182,7 +188,7 @@ class ActionFeatureNet(nn.Module):
 
     def forward(self, obs: torch.Tensor, masks: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Action logits (B, 898) and the state embedding (B, hidden) of observations (B, 969);
-        ``masks`` (B, 898) are needed with ``features="heuristic"`` (:meth:`heuristic`)."""
+        ``masks`` (B, 898) are needed with ``features="heuristic"`` or ``"planner"`` (:meth:`heuristic`)."""
         cards, state = self.encode(obs)
         return self.action_logits(obs, cards, state, self.heuristic(obs, masks)), state
 
@@ -217,7 +223,7 @@ class ActionFeaturePolicy(MaskableActorCriticPolicy):
     :param card_dim: width of the card embeddings.
     :param hidden: width of the state embedding.
     :param action_dim: width of the static action embedding.
-    :param features: ``cards`` or ``heuristic`` (:data:`FEATURE_SETS`); ``heuristic`` needs the
+    :param features: ``cards``, ``heuristic`` or ``planner`` (:data:`FEATURE_SETS`); the last two need the
         action mask in every call that gives a distribution (MaskablePPO always passes it).
     :param kwargs: the usual ``MaskableActorCriticPolicy`` arguments (``net_arch`` is unused).
     """

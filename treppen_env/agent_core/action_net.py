@@ -5,8 +5,9 @@ and as the frozen snapshots that the batched learner (``backend: kernel``) seats
 **Legal-action rows.** :func:`legal_features` lists each position's legal actions (ascending) and
 describes each by one float32 row of ``F`` columns: its static features (the rules' action table
 of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
-what the greedy heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
-read from the observation and mask only). The rows of a batch lie one after another, without
+what a heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
+read from the observation and mask only): the greedy heuristic, or the planner when the context
+holds the planner's values (``features: planner``). The rows of a batch lie one after another, without
 padding; its output bundle ``rows`` is ``(acts, feats, offsets)``:
 
 ===========  ===========================  =====================================================
@@ -45,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core.features import NUM_FEATURES, action_features
+from treppen_env.agent_core.features import NUM_FEATURES, decision_features
 from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
 from treppen_env.agent_core.reader import read_observation
 from treppen_env.core.cache import kernel
@@ -86,6 +87,8 @@ class RowScratch(NamedTuple):
 
     #: float32 (898, S): the static action table (the ``table`` of :func:`legal_features`' ``ctx``).
     table: np.ndarray
+    #: float64: the heuristic whose features the net reads (the ``values`` of :func:`legal_features`' ``ctx``).
+    values: np.ndarray
     #: int64 (898,): the legal actions, the first ``n``.
     acts: np.ndarray
     #: float32 (898, F): their feature rows.
@@ -97,12 +100,14 @@ class RowScratch(NamedTuple):
 
 
 @kernel
-def row_scratch(table: np.ndarray, shape: np.ndarray) -> RowScratch:
+def row_scratch(table: np.ndarray, values: np.ndarray, shape: np.ndarray) -> RowScratch:
     """The :class:`RowScratch` of a net of ``shape`` with the static action ``table`` (float32
-    (898, S)); a net of shape zeros gets empty arrays (no net)."""
+    (898, S)) and the heuristic ``values`` of its feature columns (as in :func:`legal_features`);
+    a net of shape zeros gets empty arrays (no net)."""
     rows = NUM_ACTIONS if shape[SH_FEATURES] else 0
     return RowScratch(
         table=table,
+        values=values,
         acts=np.zeros(rows, dtype=np.int64),
         feats=np.zeros((rows, shape[SH_FEATURES]), dtype=np.float32),
         extra=np.zeros((rows, NUM_FEATURES), dtype=np.float32),
@@ -114,7 +119,7 @@ def row_scratch(table: np.ndarray, shape: np.ndarray) -> RowScratch:
 def position_features(
     obs: np.ndarray,
     mask: np.ndarray,
-    ctx: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ctx: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     inputs: G.Inputs,
     work: G.Workspace,
     extra: np.ndarray,
@@ -125,17 +130,17 @@ def position_features(
     ``feats`` (float32 (., F)); their number ``n`` (the arrays after it untouched).
 
     :param obs: the observation (float32 (969,)); ``mask``: its legal mask (int8 (898,)).
-    :param ctx: ``(tab, settings, table)`` as in :func:`legal_features`.
+    :param ctx: ``(tab, settings, values, table)`` as in :func:`legal_features`.
     :param inputs, work, extra: scratch: the heuristic's inputs and workspace
         (:mod:`treppen_env.agent_core.greedy`) and float32 (898, NUM_FEATURES), written when
         ``feats`` has the heuristic's columns.
     """
-    tab, settings, table = ctx
+    tab, settings, values, table = ctx
     static = table.shape[1]
     heuristic = feats.shape[1] == static + NUM_FEATURES
     if heuristic:
         read_observation(obs, inputs)
-        action_features(inputs, mask, tab, settings, work, extra)
+        decision_features(inputs, mask, tab, settings, values, work, extra)
     k = 0
     for a in range(NUM_ACTIONS):
         if mask[a] == 0:
@@ -152,16 +157,18 @@ def position_features(
 def legal_features(
     obs: np.ndarray,
     masks: np.ndarray,
-    ctx: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ctx: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rows: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
     """Fill the bundle ``rows = (acts, feats, offsets)`` (see the module docstring) for observations
     (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`.
 
-    :param ctx: ``(tab, settings, table)``: the rules table and the heuristic's settings
-        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy.settings_row`)
-        and the static action table
-        (float32 (898, S)); the heuristic's columns are written when ``feats`` has ``S + 9`` columns.
+    :param ctx: ``(tab, settings, values, table)``: the rules table, the greedy heuristic's settings
+        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy.settings_row`),
+        the heuristic of the feature columns (float64: size 0 the greedy heuristic, else the
+        planner's values, :func:`treppen_env.agent_core.features.decision_features`) and the static
+        action table (float32 (898, S)); the heuristic's columns are written when ``feats`` has
+        ``S + 9`` columns.
     """
     acts, feats, offsets = rows
     inputs = G.empty_inputs()

@@ -3,7 +3,10 @@
 For a position in the greedy heuristic's input layout (:mod:`treppen_env.agent_core.greedy`: only
 what the mover may see), :func:`action_features` writes one row of :data:`NUM_FEATURES` float32
 columns per action: what the heuristic computes about that action when it decides. Rows of
-illegal actions are zero. The columns (``H_*``):
+illegal actions are zero. The heuristic is the greedy one, or the planner
+(:mod:`treppen_env.agent_core.planner`) with :func:`decision_features`: the same columns from the
+planner's :class:`~treppen_env.agent_core.greedy.Decision` (its move, its plan scores, its weights
+and dangers; its memory empty, since the features read one observation). The columns (``H_*``):
 
 ==============  ===================================================================================
 ``H_LEGAL``     1 for a legal action
@@ -28,7 +31,9 @@ An action's score is the heuristic's value of the turn after it, in points:
   plan of the cards it leaves (later lays, then the best discard; the must-use card, RULES §4.2,
   still to be played); a lay no candidate starts is not scored;
 - a discard (RULES §4.4): minus the weight of the cards kept after it, the card's danger counted
-  against it: the heuristic discards the legal card of highest weight - danger.
+  against it: the heuristic discards the legal card of highest weight - danger (the planner: of
+  highest :func:`treppen_env.agent_core.plan_value.discard_value`, which also counts the chance of
+  going out next turn; its danger column is the danger times its ``danger`` setting).
 
 So the heuristic's action has the best score up to its tie-breaks, and the learned policy can
 weigh the same quantities differently.
@@ -40,6 +45,8 @@ import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
 from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core.planner import MEMORY_SEATS
 from treppen_env.agent_core.reader import read_observation
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core.bits import count, has, lowest
@@ -67,16 +74,33 @@ def _clip(x: float, bound: float) -> float:
 def action_features(
     inputs: G.Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: G.Workspace, out: np.ndarray
 ) -> None:
-    """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the features of every action
-    (see the module docstring) of the position in the heuristic's input layout
+    """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the greedy heuristic's features
+    of every action (see the module docstring) of the position in its input layout
     (:class:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
     settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
+    decision_features(inputs, mask, tab, settings, np.zeros(0), work, out)
+
+
+@kernel
+def decision_features(
+    inputs: G.Inputs,
+    mask: np.ndarray,
+    tab: np.ndarray,
+    settings: np.ndarray,
+    values: np.ndarray,
+    work: G.Workspace,
+    out: np.ndarray,
+) -> None:
+    """:func:`action_features` of the heuristic that ``values`` names: size 0 the greedy heuristic
+    (with ``settings``), else the planner with these settings (float64
+    (:data:`~treppen_env.agent_core.plan_value.NUM_VALUES`,),
+    :func:`treppen_env.agent_core.plan_value.values_row`)."""
     out[:] = 0.0
-    pick = G.greedy_move(inputs, mask, tab, settings, work)
-    if pick < 0:
+    if not G._any_legal(mask):
         return
+    pick = G.move(inputs, mask, _decide(inputs, tab, settings, values, work))
     scores = np.empty(NUM_ACTIONS)
-    action_scores(inputs, mask, tab, settings, work, scores, out)
+    decision_scores(inputs, mask, _decide(inputs, tab, settings, values, work), scores, out)
     best = -np.inf
     for a in range(NUM_ACTIONS):
         if mask[a] and scores[a] > best:
@@ -95,6 +119,17 @@ def action_features(
 
 
 @kernel
+def _decide(
+    inputs: G.Inputs, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, work: G.Workspace
+) -> G.Decision:
+    """The greedy heuristic's :class:`~treppen_env.agent_core.greedy.Decision` (``values`` of size
+    0) or the planner's, its memory empty."""
+    if values.size:
+        return G.planner_decision(inputs, np.zeros(MEMORY_SEATS, dtype=np.uint64), tab, values, work)
+    return G.decision(inputs, tab, settings, work)
+
+
+@kernel
 def action_scores(
     inputs: G.Inputs,
     mask: np.ndarray,
@@ -104,11 +139,18 @@ def action_scores(
     scores: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """The heuristic's score of every action (see the module docstring), in points, into
+    """The greedy heuristic's score of every action (see the module docstring), in points, into
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
     :func:`action_features` (the other columns untouched). The greedy action has the best score up
     to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.beliefs`)."""
+    decision_scores(inputs, mask, G.decision(inputs, tab, settings, work), scores, out)
+
+
+@kernel
+def decision_scores(inputs: G.Inputs, mask: np.ndarray, d: G.Decision, scores: np.ndarray, out: np.ndarray) -> None:
+    """:func:`action_scores` in the :class:`~treppen_env.agent_core.greedy.Decision` ``d`` of the
+    position ``inputs`` (the greedy heuristic's or the planner's)."""
     cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     scores[:] = -np.inf
     draw = True
@@ -116,14 +158,13 @@ def action_scores(
         if mask[a]:
             draw = False
             break
-    d = G.decision(inputs, tab, settings, work)
     if draw:
         depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
             if mask[k]:
-                scores[k] = work.wf[G.F_SCORES][k]
+                scores[k] = d.work.wf[G.F_SCORES][k]
             if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = count(work.wu[G.U_USES][k]) / k
+                out[k, H_USED] = count(d.work.wu[G.U_USES][k]) / k
     else:
         _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
 
@@ -163,23 +204,26 @@ def _turn_scores(
     while b:
         c = lowest(b)
         b &= b - G._ONE
-        weights[c] = G._weight(c, hand, unseen, d.ctx[2], d.settings)
+        weights[c] = G._keep_weight(c, hand, unseen, d)
         kept += weights[c]
     for c in range(NUM_CARDS):
         a = DISCARD_BASE + c
         if mask[a]:
-            scores[a] = weights[c] - d.danger[c] - kept
+            scores[a] = G._discard_saving(c, weights[c], hand, unseen, d, False) - kept
             out[a, H_WEIGHT] = weights[c] / CARD_SCALE
-            out[a, H_DANGER] = d.danger[c] / CARD_SCALE
+            out[a, H_DANGER] = (d.danger[c] * d.values[PV.V_DANGER] if d.values.size else d.danger[c]) / CARD_SCALE
 
 
 @kernel
-def batch_features(obs: np.ndarray, masks: np.ndarray, tab: np.ndarray, settings: np.ndarray, out: np.ndarray) -> None:
+def batch_features(
+    obs: np.ndarray, masks: np.ndarray, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, out: np.ndarray
+) -> None:
     """Features (float32 (B, 898, NUM_FEATURES)) of observations (float32 (B, 969)) and their
     masks (int8 (B, 898)) into ``out``, each position read by
-    :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see)."""
+    :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see): the
+    greedy heuristic's (``values`` of size 0) or the planner's, as :func:`decision_features`."""
     inputs = G.empty_inputs()
     work = G.workspace()
     for b in range(obs.shape[0]):
         read_observation(obs[b], inputs)
-        action_features(inputs, masks[b], tab, settings, work, out[b])
+        decision_features(inputs, masks[b], tab, settings, values, work, out[b])

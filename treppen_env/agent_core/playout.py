@@ -165,7 +165,8 @@ def scratch() -> Scratch:
     no_weights = np.zeros(0, dtype=np.float32)
     no_table = np.zeros((0, 0), dtype=np.float32)
     observe = (np.zeros(1, dtype=np.int64), np.zeros(1))
-    return with_net(NO_NET, no_weights, np.zeros(A.SHAPE_SIZE, dtype=np.int64), no_table, observe, (0, 0.0), False)
+    no_net = np.zeros(A.SHAPE_SIZE, dtype=np.int64)
+    return with_net(NO_NET, no_weights, no_net, (no_table, np.zeros(0)), observe, (0, 0.0), False)
 
 
 @kernel
@@ -173,7 +174,7 @@ def with_net(
     kind: int,
     w: np.ndarray,
     shape: np.ndarray,
-    table: np.ndarray,
+    features: tuple[np.ndarray, np.ndarray],
     observe: tuple[np.ndarray, np.ndarray],
     value: tuple[int, float],
     argmax: bool,
@@ -183,7 +184,10 @@ def with_net(
     :param kind: :data:`SMALL_NET` or :data:`ACTION_NET` (:data:`NO_NET`: none).
     :param w: its flat weights (float32).
     :param shape: its shape (int64).
-    :param table: the action net's static action table (float32 (898, S); unused by the small net).
+    :param features: ``(table, values)``: the action net's static action table (float32 (898, S))
+        and the heuristic of its feature columns (float64, size 0: the greedy heuristic, else the
+        planner's values; :func:`treppen_env.agent_core.action_net.legal_features`); unused by the
+        small net.
     :param observe: ``(offsets, consts)`` of the observation layout the net reads
         (:func:`treppen_env.core.observe.write_observation`).
     :param value: ``(value_turns, value_weight)``: with ``value_turns > 0`` a search's playout is
@@ -203,7 +207,9 @@ def with_net(
         hidden=np.zeros(small, dtype=np.float32),
         spare=np.zeros(small, dtype=np.float32),
         logits=np.zeros(NUM_ACTIONS),
-        rows=A.row_scratch(table, shape if kind == ACTION_NET else np.zeros(A.SHAPE_SIZE, dtype=np.int64)),
+        rows=A.row_scratch(
+            features[0], features[1], shape if kind == ACTION_NET else np.zeros(A.SHAPE_SIZE, dtype=np.int64)
+        ),
         value_turns=value[0],
         value_weight=value[1],
     )
@@ -232,14 +238,22 @@ def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work
     """The action net's logits of the legal moves of the seat to move, from that seat's observation
     (written into ``work.net.obs``: it sees only what that seat may see) and the legal mask in
     ``work``: the moves in ``work.net.rows.acts[:n]`` (ascending), their logits in
-    ``work.net.logits[:n]``; returns ``n``. ``settings``: the heuristic's, for its feature columns."""
+    ``work.net.logits[:n]``; returns ``n``. ``settings``: the greedy heuristic's, for its feature
+    columns (the planner's values are the scratch's, :func:`with_net`)."""
     u64, i8, i64 = pos
     net = work.net
     rows = net.rows
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
     mask = work.mask[:NUM_ACTIONS]
     n = A.position_features(
-        net.obs, mask, (tab, settings, rows.table), work.inputs, work.workspace, rows.extra, rows.acts, rows.feats
+        net.obs,
+        mask,
+        (tab, settings, rows.values, rows.table),
+        work.inputs,
+        work.workspace,
+        rows.extra,
+        rows.acts,
+        rows.feats,
     )
     A.score_rows(net.w, net.shape, net.obs, rows.feats, n, net.logits, rows.units)
     return n
