@@ -329,33 +329,38 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
 
 
 def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path, capsys):
-    from treppen.train.checkpoints import checkpoints
     from treppen.train.rllib.backend import (
-        CHECKPOINT_PREFIX,
         build_algorithm,
         export_policy,
-        restore_newest,
+        iteration_steps,
+        newest_checkpoint,
+        restore,
         save_checkpoint,
         stop_algorithm,
     )
 
-    algo, config, _, _ = trained
+    algo, config, _, results = trained
+    steps = sum(iteration_steps(r) for r in results)  # as the training loop counts them
     obs = fixed_observation()
     action = ModuleAgent(algo.get_module("learner")).act(obs)
-    checkpoint = save_checkpoint(algo, config, tmp_path, steps=7)
-    assert checkpoint.name == "rllib_7_steps" and (tmp_path / "policy_7_steps.npz").is_file()
-    # a newer checkpoint whose learner weights are cut short (issue 45): passed over, named
-    damaged = save_checkpoint(algo, config, tmp_path, steps=9) / "learner_group/learner/rl_module/learner"
+    checkpoint = save_checkpoint(algo, config, tmp_path, steps=steps)
+    assert checkpoint.name == f"rllib_{steps}_steps" and (tmp_path / f"policy_{steps}_steps.npz").is_file()
+    # a newer checkpoint whose learner weights are cut short (issue 45), and a file of garbage named
+    # as the newest: passed over, named; the steps are read from the checkpoint, not its name
+    damaged = save_checkpoint(algo, config, tmp_path, steps=steps + 2) / "learner_group/learner/rl_module/learner"
     (damaged / "module_state.pkl").write_bytes((damaged / "module_state.pkl").read_bytes()[:100])
+    (tmp_path / "rllib_999999_steps").write_bytes(b"garbage")
     # restored as --resume does, into an algorithm without remote env runners (no new processes)
     local = config_from_dict({**TINY, "num_env_runners": 0})
     restored = build_algorithm(local, seed=1)
     try:
         capsys.readouterr()
-        assert restore_newest(restored, checkpoints(tmp_path, CHECKPOINT_PREFIX, suffix="")) == 7
+        assert restore(restored, newest_checkpoint(tmp_path)) == steps
         assert capsys.readouterr().out == (
-            f"passed over 1 damaged checkpoint, newest first: {tmp_path / 'rllib_9_steps'} "
-            f"(UnpicklingError: pickle data was truncated)\nresuming from {checkpoint} (7 steps)\n"
+            f"passed over 2 damaged checkpoints, newest first: {tmp_path / 'rllib_999999_steps'} "
+            f"(ValueError: not a checkpoint folder); "
+            f"{tmp_path / f'rllib_{steps + 2}_steps'} (UnpicklingError: pickle data was truncated)\n"
+            f"resuming from {checkpoint} ({steps} steps)\n"
         )
         module = restored.get_module("learner")
         assert ModuleAgent(module).act(obs) == action
