@@ -8,6 +8,8 @@ ended (130 for SIGINT, 143 for SIGTERM).
 - :func:`stop_requests`: where a checkpoint is whole only between steps (the batched learner's
   updates), the first signal asks the loop to stop at the next such point (:class:`StopRequest`);
   a second one raises at once.
+- :func:`handlers_kept`: around a call that sets its own handlers (``ray.init`` sets one for SIGTERM
+  that ends the process at once, or aborts it), the handlers before are set again after it.
 - :func:`ignore_interrupts`: in a worker process, which its parent stops (a terminal sends Ctrl-C to
   the whole process group, and a worker's own ``KeyboardInterrupt`` would only add a traceback and
   break the parent's save).
@@ -39,12 +41,23 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
+#: The signal :func:`interrupts_raise` received last, or None: a library that catches the
+#: :class:`Interrupted` and raises a plain ``KeyboardInterrupt`` of its own (Ray's ``ray.wait`` and
+#: ``ray.get`` do) loses which signal it was.
+_received: int | None = None
+
+
 def exit_status(err: KeyboardInterrupt) -> int:
-    """The exit status of a command that ``err`` stopped: :attr:`Interrupted.status`, else 130 (Ctrl-C)."""
-    return err.status if isinstance(err, Interrupted) else 128 + signal.SIGINT
+    """The exit status of a command that ``err`` stopped: :attr:`Interrupted.status`, else that of
+    the signal :func:`interrupts_raise` received last, else 130 (Ctrl-C)."""
+    if isinstance(err, Interrupted):
+        return err.status
+    return 128 + (_received or signal.SIGINT)
 
 
 def _raise(signum: int, _frame: Any) -> None:
+    global _received
+    _received = signum
     raise Interrupted(signum)
 
 
@@ -64,8 +77,26 @@ def _handlers(handler: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def handlers_kept() -> Iterator[None]:
+    """The handlers of :data:`SIGNALS` before the block are set again after it, whatever it set (in the
+    main thread; a handler that Python did not set, which it cannot set again, is left as the block left it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.getsignal(s) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in before.items():
+            if old is not None:
+                signal.signal(s, old)
+
+
+@contextlib.contextmanager
 def interrupts_raise() -> Iterator[None]:
     """While the block runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread."""
+    global _received
+    _received = None
     with _handlers(_raise):
         yield
 

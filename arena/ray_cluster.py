@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from treppen.arena.interrupts import handlers_kept
 from treppen.arena.match import build_agents, play_deal
 
 try:
@@ -35,20 +36,24 @@ def init_ray(address: str | None, num_cpus: int | None = None) -> bool:
     :param num_cpus: CPUs of a local instance (default: all of the machine's).
     :return: whether this call connected (then the caller calls ``ray.shutdown()``).
     :raises ConnectionError: when no cluster answers at ``address``.
+
+    The SIGINT and SIGTERM handlers stay the caller's (:func:`treppen.arena.interrupts.handlers_kept`):
+    Ray's own SIGTERM handler would end the process at once, with nothing saved.
     """
     if ray.is_initialized():
         return False
-    if address in (None, LOCAL):
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        ray.init(
-            address="local",
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            configure_logging=False,
-        )
-    else:
-        ray.init(address=address, configure_logging=False)
+    with handlers_kept():
+        if address in (None, LOCAL):
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+            ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                configure_logging=False,
+            )
+        else:
+            ray.init(address=address, configure_logging=False)
     return True
 
 

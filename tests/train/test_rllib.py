@@ -329,33 +329,38 @@ def test_learner_weights_change_and_frozen_snapshots_do_not(trained):
 
 
 def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_path, capsys):
-    from treppen.train.checkpoints import checkpoints
     from treppen.train.rllib.backend import (
-        CHECKPOINT_PREFIX,
         build_algorithm,
         export_policy,
-        restore_newest,
+        iteration_steps,
+        newest_checkpoint,
+        restore,
         save_checkpoint,
         stop_algorithm,
     )
 
-    algo, config, _, _ = trained
+    algo, config, _, results = trained
+    steps = sum(iteration_steps(r) for r in results)  # as the training loop counts them
     obs = fixed_observation()
     action = ModuleAgent(algo.get_module("learner")).act(obs)
-    checkpoint = save_checkpoint(algo, config, tmp_path, steps=7)
-    assert checkpoint.name == "rllib_7_steps" and (tmp_path / "policy_7_steps.npz").is_file()
-    # a newer checkpoint whose learner weights are cut short (issue 45): passed over, named
-    damaged = save_checkpoint(algo, config, tmp_path, steps=9) / "learner_group/learner/rl_module/learner"
+    checkpoint = save_checkpoint(algo, config, tmp_path, steps=steps)
+    assert checkpoint.name == f"rllib_{steps}_steps" and (tmp_path / f"policy_{steps}_steps.npz").is_file()
+    # a newer checkpoint whose learner weights are cut short (issue 45), and a file of garbage named
+    # as the newest: passed over, named; the steps are read from the checkpoint, not its name
+    damaged = save_checkpoint(algo, config, tmp_path, steps=steps + 2) / "learner_group/learner/rl_module/learner"
     (damaged / "module_state.pkl").write_bytes((damaged / "module_state.pkl").read_bytes()[:100])
+    (tmp_path / "rllib_999999_steps").write_bytes(b"garbage")
     # restored as --resume does, into an algorithm without remote env runners (no new processes)
     local = config_from_dict({**TINY, "num_env_runners": 0})
     restored = build_algorithm(local, seed=1)
     try:
         capsys.readouterr()
-        assert restore_newest(restored, checkpoints(tmp_path, CHECKPOINT_PREFIX, suffix="")) == 7
+        assert restore(restored, newest_checkpoint(tmp_path)) == steps
         assert capsys.readouterr().out == (
-            f"passed over 1 damaged checkpoint, newest first: {tmp_path / 'rllib_9_steps'} "
-            f"(UnpicklingError: pickle data was truncated)\nresuming from {checkpoint} (7 steps)\n"
+            f"passed over 2 damaged checkpoints, newest first: {tmp_path / 'rllib_999999_steps'} "
+            f"(ValueError: not a checkpoint folder); "
+            f"{tmp_path / f'rllib_{steps + 2}_steps'} (UnpicklingError: pickle data was truncated)\n"
+            f"resuming from {checkpoint} ({steps} steps)\n"
         )
         module = restored.get_module("learner")
         assert ModuleAgent(module).act(obs) == action
@@ -573,3 +578,62 @@ def test_tournament_on_ray_matches_the_local_one_and_resumes(local_ray, tmp_path
     assert on_ray == local
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines) == 12
+
+
+#: ``treppen train --config rllib_selfplay``, tiny: one env runner, a checkpoint every iteration (about 100 steps).
+STOPPED_RUN = [
+    "train",
+    "--config",
+    "rllib_selfplay",
+    "runs_dir=runs",
+    "name=long",
+    "num_env_runners=1",
+    "n_envs=1",
+    "n_steps=100",
+    "batch_size=100",
+    "n_epochs=1",
+    "net_arch=[32]",
+    "policy=mlp",
+    "imitation_decisions=0",
+    "best_every=0",
+    "opponent_best=0",
+    "opponent_snapshot=0.4",
+    "elo_every=0",
+    "checkpoint_every=100",
+    "pool_size=1",
+    "progress=false",
+]
+
+
+@pytest.mark.parametrize(
+    ("signum", "group", "status"), [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143)], ids=["ctrl-c", "sigterm"]
+)
+def test_a_stopped_run_writes_a_checkpoint_names_the_resume_and_resumes_past_a_garbage_file(
+    tmp_path, signum, group, status
+):
+    from tests.apps.test_interrupts import start, stop, wait_for
+    from treppen.train.rllib.backend import read_checkpoint
+
+    checkpoints = tmp_path / "runs" / "long" / "checkpoints"
+    process = start([*STOPPED_RUN, "total_timesteps=100000000"], tmp_path)
+    wait_for(lambda: any(checkpoints.glob("rllib_*_steps")), process)
+    code, out, err = stop(process, signum, group)
+    assert code == status and "Traceback" not in out + err, err
+    last = out.splitlines()[-1]
+    steps = int(last.split()[2])
+    saved = Path("runs") / "long" / "checkpoints" / f"rllib_{steps}_steps"
+    assert last == f"interrupted at {steps} steps; saved {saved}; continue with `treppen train --resume runs/long`"
+    assert read_checkpoint(tmp_path / saved) == steps
+    assert not list(checkpoints.glob(".tmp_*"))  # no half-written checkpoint
+    # a file of garbage named as the newest checkpoint is passed over, named; the saved one resumes
+    garbage = Path("runs") / "long" / "checkpoints" / "rllib_99999999_steps"
+    (tmp_path / garbage).write_bytes(b"garbage")
+    argv = ["train", "--resume", "runs/long", f"total_timesteps={steps + 1}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "treppen.apps.cli", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert f"passed over 1 damaged checkpoint, newest first: {garbage} (ValueError: not a checkpoint folder)" in lines
+    assert f"resuming from {saved} ({steps} steps)" in lines
+    assert (tmp_path / "runs" / "long" / "final_policy.npz").is_file()

@@ -94,15 +94,14 @@ def resume_on_one_node(checkpoint: Path) -> dict[str, Any]:
     import ray
 
     from tests.train.test_rllib import TINY, ModuleAgent, fixed_observation
-    from treppen.train.checkpoints import checkpoints
     from treppen.train.config_files import config_from_dict
-    from treppen.train.rllib.backend import CHECKPOINT_PREFIX, build_algorithm, restore_newest, stop_algorithm
+    from treppen.train.rllib.backend import build_algorithm, newest_checkpoint, restore, stop_algorithm
 
     ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False, log_to_driver=False)
     pids = ray_pids([ray._private.worker._global_node])
     algo = build_algorithm(config_from_dict({**TINY, "num_env_runners": 0}), seed=1)
     try:
-        restore_newest(algo, checkpoints(checkpoint.parent, CHECKPOINT_PREFIX, suffix=""))
+        restore(algo, newest_checkpoint(checkpoint.parent))
         action = ModuleAgent(algo.get_module("learner")).act(fixed_observation())
     finally:
         stop_algorithm(algo)

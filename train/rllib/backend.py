@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import pickle
 import shutil
 import sys
 import time
@@ -44,13 +45,7 @@ import numpy as np
 from treppen import agents
 from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
 from treppen.train.callbacks import Every
-from treppen.train.checkpoints import (
-    TrainingStopped,
-    checkpoint_path,
-    checkpoints,
-    latest_checkpoint,
-    newest_readable,
-)
+from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint, newest_readable
 from treppen.train.config import RLlibConfig
 from treppen.train.keep_best import KeepBestGate
 from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
@@ -314,7 +309,7 @@ def save_checkpoint(algo: Algorithm, config: RLlibConfig, folder: Path, steps: i
 def build_algorithm(config: RLlibConfig, seed: int, initial: dict[str, np.ndarray] | None = None) -> Algorithm:
     """Build PPO, its learner started from ``initial`` (the imitation warm start; ``None``: its random
     initial weights), every snapshot slot and the best filled with the same weights (a resumed run
-    then restores its checkpoint: :func:`restore_newest`)."""
+    then restores its checkpoint: :func:`restore`)."""
     algo = ppo_config(config, seed).build_algo()
     weights = learner_weights(algo) if initial is None else initial
     start = [LEARNER] if initial is not None else []
@@ -363,8 +358,8 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
     """Train by self-play with RLlib PPO as ``config`` says; returns the run folder.
 
     :param config: a checked config with ``backend: rllib``.
-    :param resume: continue from the run folder's newest RLlib checkpoint that restores (newer ones
-        that do not are named and passed over).
+    :param resume: continue from the run folder's newest RLlib checkpoint that reads (newer ones
+        that do not are named and passed over; :func:`newest_checkpoint`).
     :param command_line: the command recorded in ``metadata.json``.
     :raises ValueError: when starting a new run in a folder that already holds one.
     """
@@ -372,17 +367,17 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
 
     begun = time.perf_counter()
     run_dir = open_run_dir(config, resume, command_line or sys.argv)
-    found = checkpoints(run_dir / "checkpoints", CHECKPOINT_PREFIX, suffix="") if resume else []
-    seed = config.seed + (found[-1][0] if found else 0)  # a resumed run does not replay the same deals
+    found = newest_checkpoint(run_dir / "checkpoints") if resume else None
+    seed = config.seed + (found[0] if found else 0)  # a resumed run does not replay the same deals
     torch.manual_seed(seed)
     torch.set_num_threads(config.torch_threads)
-    initial = imitation_weights(config, run_dir) if not found and config.imitation_decisions else None
+    initial = imitation_weights(config, run_dir) if found is None and config.imitation_decisions else None
     started = init_ray(config.ray_address, num_cpus=max(os.cpu_count() or 1, config.num_env_runners))
     algo = None
     run: RLlibRun | None = None
     try:
         algo = build_algorithm(config, seed, initial=initial)
-        steps = restore_newest(algo, found)
+        steps = restore(algo, found)
         run = RLlibRun(config, run_dir, steps)
         if run.best is not None:
             run.best.start(algo, steps)
@@ -406,18 +401,52 @@ def train_rllib(config: RLlibConfig, resume: bool = False, command_line: list[st
     return run_dir
 
 
-def restore_newest(algo: Algorithm, found: list[tuple[int, Path]]) -> int:
-    """Restore into ``algo`` the newest of the RLlib checkpoints ``found`` that restores, passing
-    over (and naming) damaged ones (:func:`treppen.train.checkpoints.newest_readable`); returns its
-    steps, 0 when there is none.
+#: The state file of an RLlib checkpoint that holds its metrics (``Algorithm.save_to_path``).
+ALGORITHM_STATE = "algorithm_state.pkl"
+#: The metric of the learner's decisions sampled so far, in :data:`ALGORITHM_STATE` (Ray 2.60's key).
+LEARNER_STEPS = f"env_runners--num_module_steps_sampled_lifetime--{LEARNER}"
 
-    :raises ValueError: when there are checkpoints but none restores.
+
+def read_checkpoint(path: Path) -> int:
+    """The learner's decisions at the RLlib checkpoint folder ``path``, read from it (its name is not
+    trusted): every state file of the folder unpickles, and the algorithm state's lifetime count of
+    the learner's sampled steps (the count the training loop adds up) is the result.
+
+    :raises ValueError: for a path that is not a folder, or an algorithm state without the count.
+    :raises OSError: for a state file missing.
+    :raises Exception: whatever unpickling a damaged state file raises (``UnpicklingError``, ``EOFError``, ...).
     """
-    restored = newest_readable(found, lambda path: algo.restore_from_path(str(path.resolve())))
-    if restored is None:
+    if not path.is_dir():
+        raise ValueError("not a checkpoint folder")
+    for state in sorted(path.rglob("*.pkl")):
+        with state.open("rb") as f:
+            pickle.load(f)
+    with (path / ALGORITHM_STATE).open("rb") as f:
+        stats = pickle.load(f).get("metrics_logger", {}).get("stats", {})
+    if LEARNER_STEPS not in stats:
+        raise ValueError(f"no {LEARNER_STEPS} in its {ALGORITHM_STATE}")
+    return int(stats[LEARNER_STEPS]["lifetime_sum"])
+
+
+def newest_checkpoint(folder: Path) -> tuple[int, Path] | None:
+    """(steps, path) of the newest RLlib checkpoint in ``folder`` that reads (:func:`read_checkpoint`;
+    its steps as read), passing over (and naming in one line) newer ones that do not
+    (:func:`treppen.train.checkpoints.newest_readable`); None when there is none.
+
+    :raises ValueError: when there are checkpoints but none reads.
+    """
+    found = newest_readable(checkpoints(folder, CHECKPOINT_PREFIX, suffix=""), read_checkpoint)
+    return None if found is None else (found[2], found[1])
+
+
+def restore(algo: Algorithm, checkpoint: tuple[int, Path] | None) -> int:
+    """Restore ``checkpoint`` (:func:`newest_checkpoint`) into ``algo``; its steps, 0 for None."""
+    if checkpoint is None:
         return 0
-    print(f"resuming from {restored[1]} ({restored[0]} steps)")
-    return restored[0]
+    steps, path = checkpoint
+    algo.restore_from_path(str(path.resolve()))
+    print(f"resuming from {path} ({steps} steps)")
+    return steps
 
 
 class RLlibBest:
