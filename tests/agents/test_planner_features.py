@@ -85,7 +85,7 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     discards = np.flatnonzero(mask[DISCARD_BASE:])
     for c in discards.tolist():
         a = DISCARD_BASE + c
-        value = PV.discard_value(c, hand, unseen, d.ctx, d.threat, PLANNER, d.danger, d.out_bonus, False)
+        value = PV.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus, False)
         assert f[a, F.H_WEIGHT] == np.float32(weights[c] / F.CARD_SCALE)
         assert f[a, F.H_DANGER] == np.float32(d.danger[c] * PLANNER[PV.V_DANGER] / F.CARD_SCALE)
         assert f[a, F.H_SCORE] == np.float32(np.clip((value - kept) / F.SCORE_SCALE, -3.0, 3.0))
@@ -103,7 +103,7 @@ def test_the_planners_features_read_only_what_the_mover_may_see() -> None:
 
 
 def test_values_of_another_shape_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"values has shape \(3,\); expected \(0,\) \(greedy\) or \(14,\)"):
+    with pytest.raises(ValueError, match=r"values has shape \(3,\); expected \(0,\) \(greedy\) or \(13,\)"):
         heuristic_features(np.zeros(969), np.ones(898), values=np.zeros(3))
 
 
