@@ -84,21 +84,8 @@ class PlannerAgent(GreedyAgent):
         romme: float = plan_value.DEFAULT_VALUES["romme"],
     ):
         super().__init__(seed, rules, epsilon)
-        given = {
-            "stock_gain": stock_gain,
-            "take_margin": take_margin,
-            "hold": hold,
-            "threat": threat,
-            "decay": decay,
-            "card_cost": card_cost,
-            "credit": credit,
-            "urgency": urgency,
-            "near_out": near_out,
-            "memory": memory,
-            "min_weight": min_weight,
-            "danger": danger,
-            "romme": romme,
-        }
+        arguments = locals()
+        given = {name: arguments[name] for name in plan_value.DEFAULT_VALUES}
         for name, value in given.items():
             if not value >= 0 or (name == "decay" and value > 1):
                 allowed = "in [0, 1]" if name == "decay" else "at least 0"
