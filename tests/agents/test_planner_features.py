@@ -85,7 +85,7 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     discards = np.flatnonzero(mask[DISCARD_BASE:])
     for c in discards.tolist():
         a = DISCARD_BASE + c
-        value = PV.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus, False)
+        value = PV.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus)
         assert f[a, F.H_WEIGHT] == np.float32(weights[c] / F.CARD_SCALE)
         assert f[a, F.H_DANGER] == np.float32(d.danger[c] * PLANNER[PV.V_DANGER] / F.CARD_SCALE)
         assert f[a, F.H_SCORE] == np.float32(np.clip((value - kept) / F.SCORE_SCALE, -3.0, 3.0))

@@ -213,7 +213,7 @@ def test_a_folder_of_the_old_format_is_not_resumed(tmp_path):
         (
             ["--agents", "random", "nobody"],
             "valid specs: the levels ['easy', 'medium', 'hard'], the built-in agents "
-            "['greedy', 'ismcts', 'llm', 'random', 'rollout'], the zoo's agents",
+            "['greedy', 'ismcts', 'llm', 'planner', 'random', 'rollout'], the zoo's agents",
         ),  # no human: it cannot play here
     ],
 )

@@ -463,7 +463,7 @@ def _discard_saving(c: int, w: float, hand: np.uint64, unseen: np.uint64, d: Dec
     heuristic's weight - danger, or the planner's
     :func:`treppen_env.agent_core.plan_value.discard_value`."""
     if d.values.size:
-        return PV.discard_value(c, w, hand, unseen, d.ctx, d.values, d.danger[c], d.out_bonus, unknown)
+        return PV.discard_value(c, w, hand, unseen, d.ctx, d.values, d.danger[c], 0.0 if unknown else d.out_bonus)
     return w - d.danger[c]
 
 

@@ -189,16 +189,13 @@ def discard_value(
     values: np.ndarray,
     danger_c: float,
     out_bonus: float,
-    unknown: bool,
 ) -> float:
     """What discarding ``c`` from ``hand`` saves, in points: its :func:`weight` ``w`` less its
     danger ``danger_c`` times ``danger``, plus ``near_out`` times ``out_bonus`` times the chance of
-    going out next turn with the cards it leaves (:func:`out_chance`; not before the draw:
-    ``unknown``)."""
+    going out next turn with the cards it leaves (:func:`out_chance`; a caller scoring a plan before
+    the draw gives an ``out_bonus`` of 0)."""
     saved = w - values[V_DANGER] * danger_c
-    if not unknown:
-        saved += values[V_NEAR_OUT] * out_bonus * out_chance(hand & ~bit(c), unseen, ctx)
-    return saved
+    return saved + values[V_NEAR_OUT] * out_bonus * out_chance(hand & ~bit(c), unseen, ctx)
 
 
 @kernel
