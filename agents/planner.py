@@ -22,14 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from treppen.agents.greedy import GreedyAgent, _kernel_array, _mask
+from treppen.agents.greedy import _NOT_TO_MOVE, GreedyAgent, _kernel_array, _mask
 from treppen_env.actions import DISCARD_BASE
 from treppen_env.agent_core import greedy as core
 from treppen_env.agent_core import plan_value, planner, reader
 from treppen_env.observation import SLICES
 from treppen_env.rules import Rules
 
-_NOT_TO_MOVE = "the action mask has no legal action: this agent is not to move"
 _DRAW_PHASE = 0
 
 

@@ -20,7 +20,13 @@ deal ends, rather than by fixed weights:
 - **the danger of each discard** (RULES §4.1: the next seat can take it): the card fits a table
   meld, or completes or extends a meld with an opponent's known cards; a card whose rank or suit
   neighbours the next seat discarded or declined (the **memory**, public: it drew from the stock
-  over it) is less dangerous, by the share ``memory`` per such card.
+  over it) is less dangerous, by the share ``memory`` per such card;
+- **the Rommé** (RULES §6.2): before the mover's first meld of the deal, the plan search keeps the
+  melds in hand instead of a plan that lays some but does not go out, when laying nothing scores
+  better with ``romme`` times the doubled part of the going-out bonus times the share of the hand
+  its plans could lay (:func:`treppen_env.agent_core.greedy._plan`);
+- **the draw**: the stock scores the hand's plan plus ``stock_gain`` + ``take_margin``, as the
+  greedy heuristic's settings of the same names do.
 
 The settings row (float64 (:data:`NUM_VALUES`,), slots ``V_*``, defaults :data:`DEFAULT_VALUES`)
 was tuned on duplicate decks of one seed (docs/guide/agents.md, "The planner").
