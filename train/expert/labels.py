@@ -420,14 +420,14 @@ def run_job(
     ray_address: str | None = None,
     progress: bool = False,
 ) -> JobReport:
-    """Label the job's shards that ``folder`` lacks (see the module docstring).
+    """Label the job's shards that ``folder`` lacks (see the module docstring). A shard of the
+    folder that does not read whole is labelled again, named in a line on stdout
+    (:func:`damaged_shards`).
 
     :param threads: threads of this process (without ``ray_address``), at least 1.
     :param ray_address: label the shards as Ray tasks: ``"local"``, ``"auto"`` or ``host:port``
         (:func:`treppen.arena.ray_cluster.init_ray`); None: this process's threads.
     :param progress: show a progress bar (shards, labels, labels per second).
-    A shard of the folder that does not read whole is labelled again, named in a line on stdout
-    (:func:`damaged_shards`).
 
     :raises ValueError: for another job in the folder (or shards of no known job), a bad spec or ``threads``.
     """
