@@ -4,7 +4,8 @@ ended (130 for SIGINT, 143 for SIGTERM).
 
 - :func:`interrupts_raise`: while a command runs, both signals raise :class:`Interrupted` (a
   ``KeyboardInterrupt``) in the main thread; SIGTERM would otherwise end the process at once, with
-  nothing saved.
+  nothing saved. A signal that lands in a finalizer (a ``__del__``, whose exceptions Python only
+  reports, as llvmlite's do while numba compiles) is delivered again after it, so no signal is lost.
 - :func:`stop_requests`: where a checkpoint is whole only between steps (the batched learner's
   updates), the first signal asks the loop to stop at the next such point (:class:`StopRequest`);
   a second one raises at once.
@@ -17,9 +18,12 @@ ended (130 for SIGINT, 143 for SIGTERM).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import multiprocessing
+import queue
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -93,11 +97,45 @@ def handlers_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _redelivered() -> Iterator[None]:
+    """While the block runs in the main thread, an :class:`Interrupted` that Python could only report
+    (raised in a finalizer: :func:`sys.unraisablehook`) is raised again in the main thread, as its
+    signal would be, once the finalizer is done; other such exceptions are reported as before.
+
+    A courier thread delivers it (:func:`_thread.interrupt_main`): in the main thread the handler
+    would run at once, still inside the finalizer."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = sys.unraisablehook
+    lost: queue.SimpleQueue[int | None] = queue.SimpleQueue()  # put() never runs a signal handler
+
+    def deliver() -> None:
+        while (signum := lost.get()) is not None:
+            _thread.interrupt_main(signum)
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, Interrupted):
+            lost.put(unraisable.exc_value.signum)
+        else:
+            before(unraisable)
+
+    threading.Thread(target=deliver, name="interrupts-redelivered", daemon=True).start()
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = before
+        lost.put(None)
+
+
+@contextlib.contextmanager
 def interrupts_raise() -> Iterator[None]:
-    """While the block runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread."""
+    """While the block runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (also
+    when the signal lands in a finalizer: :func:`_redelivered`)."""
     global _received
     _received = None
-    with _handlers(_raise):
+    with _handlers(_raise), _redelivered():
         yield
 
 
@@ -126,7 +164,7 @@ def stop_requests() -> Iterator[StopRequest]:
     """While the block runs, the first SIGINT or SIGTERM only sets the yielded :class:`StopRequest`
     (the loop stops at its next whole point); a second raises :class:`Interrupted` at once."""
     request = StopRequest()
-    with _handlers(request.handle):
+    with _handlers(request.handle), _redelivered():
         yield request
 
 

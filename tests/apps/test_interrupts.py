@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
+from treppen.arena.interrupts import Interrupted, interrupts_raise
 from treppen.train.expert.labels import read_labels
 from treppen_env.files import read_jsonl
 
@@ -67,6 +68,26 @@ def stop(process: subprocess.Popen[str], signum: int, group: bool = True) -> tup
 
 
 TINY = [*fixture.OVERRIDES, "runs_dir=runs"]
+
+
+class SignalledWhileCollected:
+    """An object whose finalizer receives ``signum`` (as llvmlite's objects may while numba compiles)."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+
+    def __del__(self) -> None:
+        signal.raise_signal(self.signum)  # the handler runs here, and Python only reports its exception
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_that_lands_in_a_finalizer_is_not_lost(signum):
+    deadline = time.monotonic() + ENDS_WITHIN
+    with pytest.raises(Interrupted) as raised, interrupts_raise():
+        SignalledWhileCollected(signum)  # collected at once
+        while time.monotonic() < deadline:  # the signal comes again as soon as the finalizer is done
+            pass
+    assert raised.value.signum == signum and time.monotonic() < deadline
 
 
 @pytest.mark.parametrize(
