@@ -116,8 +116,8 @@ def _load_model(path: Path, device: str) -> Any:
 
 #: Top-level packages of treppen 0.1, whose classes saved models name (treppen.agents since 0.2).
 LEGACY_PACKAGES = ("agents", "arena", "train", "apps")
-#: Modules that moved since models were saved naming their classes: old name -> today's (issue 40:
-#: train/ in one package per backend).
+#: Modules that moved since models were saved naming their classes: old name -> today's (train/
+#: in one package per backend, docs/ARCHITECTURE.md "Layout").
 MOVED_MODULES = {"treppen.train.policy_net": "treppen.train.sb3.policy_net"}
 
 

@@ -1,5 +1,5 @@
 """What the README and the guides say agrees with its sources: the zoo's figures with the cards
-(agents/zoo/*/card.json, issue 44), and every reference to a section of a markdown file with a
+(agents/zoo/*/card.json), and every reference to a section of a markdown file with a
 heading of that file.
 
 A figure taken from a card is written after the card's name, within the sentence:

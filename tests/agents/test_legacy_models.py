@@ -49,8 +49,8 @@ def test_only_the_old_module_names_are_mapped(tmp_path: Path) -> None:
 
 
 def test_a_model_saved_before_train_had_a_package_per_backend_loads(tmp_path: Path, monkeypatch) -> None:
-    # treppen 0.2 pickled the policy class as treppen.train.policy_net.ActionFeaturePolicy (issue 40
-    # moved it to treppen.train.sb3.policy_net): a saved model whose data names the old module
+    # treppen 0.2 pickled the policy class as treppen.train.policy_net.ActionFeaturePolicy (today
+    # it is treppen.train.sb3.policy_net): a saved model whose data names the old module
     import base64
     import pickle
     import sys

@@ -169,7 +169,7 @@ def test_zoo_list_prints_every_card(tiny_zoo: Path, capsys: pytest.CaptureFixtur
     ],
 )
 def test_a_broken_card_leaves_out_only_its_agent(tiny_zoo: Path, capsys: pytest.CaptureFixture, text, words) -> None:
-    """Issue 36, row 1: the other zoo agents, the built-in agents and ``treppen zoo list`` still work."""
+    """A broken card: the other zoo agents, the built-in agents and ``treppen zoo list`` still work."""
     from treppen.apps import cli
 
     path = tiny_zoo / "broken" / zoo.CARD
@@ -187,7 +187,7 @@ def test_a_broken_card_leaves_out_only_its_agent(tiny_zoo: Path, capsys: pytest.
 
 
 def test_a_zoo_folder_given_by_path_is_checked_as_by_name(tiny_zoo: Path, tmp_path: Path) -> None:
-    """Issue 36, row 6: a copied zoo folder loads with its card's checks (checksum, env version)."""
+    """A copied zoo folder loads with its card's checks (checksum, env version)."""
     import shutil
 
     copy = tmp_path / "elsewhere" / "tiny"
@@ -211,7 +211,7 @@ def test_a_zoo_folder_given_by_path_is_checked_as_by_name(tiny_zoo: Path, tmp_pa
 def test_zoo_rate_writes_the_elo_whose_command_plays_it_again(tiny_zoo: Path, tmp_path: Path) -> None:
     """``treppen zoo rate`` rates a card again on the decks named and rewrites only its ``elo``; the
     ``command`` it writes is the tournament that gives the same figure (greedy in the other seats of
-    a 3-player table, issue 44)."""
+    a 3-player table)."""
     from treppen.apps.cli import main
 
     path = tiny_zoo / "tiny" / zoo.CARD

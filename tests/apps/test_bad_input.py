@@ -1,4 +1,4 @@
-"""Bad input never gives a traceback (issue 36): every command turns a bad file, spec, config or
+"""Bad input never gives a traceback: every command turns a bad file, spec, config or
 checkpoint into one line naming it and what is allowed, exits with status 2 and changes nothing
 (no run folder, no tournament folder, the zoo still lists its agents)."""
 
@@ -112,7 +112,7 @@ CASES = [
         ["opponent_agents", "unknown agent spec 'nope'"],
     ),
     ("train-nan", ["train", "gamma=.nan"], ["gamma=nan", "finite"]),
-    (  # a key the backend does not read (issue 40): named, with the backends that read it
+    (  # a key the backend does not read: named, with the backends that read it
         "train-key-kernel-does-not-read",
         ["train", "--config", "kernel", "policy=mlp"],
         ["policy='mlp'", "for backends sb3, rllib", "backend kernel does not read it"],
@@ -200,7 +200,7 @@ CASES = [
 ]
 
 
-#: Settings this machine cannot run (issue 45): refused before the run folder is made.
+#: Settings this machine cannot run: refused before the run folder is made.
 MISSING = [
     pytest.param(
         ["train", "--config", "kernel", "device=cuda"],

@@ -352,7 +352,7 @@ def test_scale_names_the_zero(capsys):
 
 
 def test_an_anchor_named_otherwise_names_what_it_plays(tmp_path, capsys):
-    """The level easy plays greedy: the one scale is greedy = 0, and the title says so (DESIGN "Ratings")."""
+    """The level easy plays greedy: the one scale is greedy = 0, and the title says so (docs/guide/tournaments.md)."""
     r = dataclasses.replace(fit_ratings(_two_player(6, 4, 0, "medium", "easy"), anchor="easy"), anchor_spec="greedy")
     assert r.scale == "greedy = 0 (easy)"
     assert dataclasses.replace(r, anchor_spec="easy").scale == "easy = 0"

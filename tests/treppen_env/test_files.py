@@ -21,7 +21,7 @@ def test_atomic_writes_respect_the_umask(tmp_path):
 
 
 def test_read_jsonl_repairs_a_torn_last_line_and_names_a_damaged_one(tmp_path):
-    """Issue 36, row 9: ``imitation.jsonl`` (and every .jsonl a resume reads) is repaired as
+    """``imitation.jsonl`` (and every .jsonl a resume reads) is repaired as
     ``results.jsonl`` is; a damaged line before the last is named with its file and line."""
     path = tmp_path / "imitation.jsonl"
     assert read_jsonl(path) == []

@@ -197,7 +197,7 @@ def test_same_step_auto_reset_returns_the_next_deal_at_once() -> None:
 
 
 def test_messages_of_bad_calls_say_what_is_wrong():
-    """Issue 36, row 10: each message names the real problem."""
+    """Each message names the real problem."""
     env = treppen_env.vector_env(np.int64(2))  # a NumPy integer is a whole number
     assert env.num_envs == 2 and type(env.num_envs) is int
     with pytest.raises(gym.error.ResetNeeded, match=r"step\(\) before reset\(\): call reset\(\) first"):
