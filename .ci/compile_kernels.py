@@ -30,8 +30,7 @@ from treppen.agents.action_net import feature_context, legal_rows, num_features
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
 from treppen_env import raw_env
-from treppen_env.agent_core import action_net, features, playout
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import action_net_kernels, feature_kernels, greedy_kernels, playout_kernels
 from treppen_env.agent_hooks import heuristic_inputs, random_playout, redeal
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState
@@ -51,9 +50,11 @@ for preset in ("treppenromme", "rum500"):
     state = GameState(make_rules(preset), 2, np.random.default_rng(0))
     state.deal(0)
     table, mask = rules_table(state.rules), state.legal_mask().astype(np.int8)
-    out = np.zeros((mask.size, features.NUM_FEATURES), dtype=np.float32)
-    features.action_features(heuristic_inputs(state, 0), mask, table, G.settings_row(), G.workspace(), out)
-    playout.play_out(state, "greedy", count=2, observer=0)
+    out = np.zeros((mask.size, feature_kernels.NUM_FEATURES), dtype=np.float32)
+    feature_kernels.action_features(
+        heuristic_inputs(state, 0), mask, table, greedy_kernels.settings_row(), greedy_kernels.workspace(), out
+    )
+    playout_kernels.play_out(state, "greedy", count=2, observer=0)
     redeal(state.clone(), 0, seed=1)
     random_playout(state, seed=1)
     vec = treppen_env.vector_env(4, 3, preset, opponents=["greedy", "random"])
@@ -67,10 +68,10 @@ for preset in ("treppenromme", "rum500"):
     obs, masks = observation["observation"][None], observation["action_mask"][None]
     rows = legal_rows(obs, masks, feature_context(preset), "heuristic")
     shape = np.array([obs.shape[1], 4, num_features("heuristic"), 4], dtype=np.int64)
-    weights = np.zeros((1, action_net.layout(*shape)["size"][0]), dtype=np.float32)
+    weights = np.zeros((1, action_net_kernels.layout(*shape)["size"][0]), dtype=np.float32)
     picked = np.zeros(1, dtype=np.int64)
-    action_net.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
-    action_net.nonzero_entries(obs)
+    action_net_kernels.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
+    action_net_kernels.nonzero_entries(obs)
     # the search with that (zero) net in its playouts and as its prior
     with tempfile.TemporaryDirectory() as folder:
         net = Path(folder) / "final_model.npz"

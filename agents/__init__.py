@@ -14,9 +14,9 @@ from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
 from treppen.agents.llm import LLMAgent
 from treppen.agents.loader import SPECS, ExternalAgent, UnknownSpecError, load
-from treppen.agents.net import NetAgent
 from treppen.agents.planner import PlannerAgent
 from treppen.agents.policy import PolicyAgent
+from treppen.agents.policy_value_net import NetAgent
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 
 __all__ = [

@@ -2,10 +2,10 @@
 the kernels alone (no torch), and the legal-action rows it and the learner read.
 
 A position's legal actions are described by :func:`legal_rows` (the kernel
-:func:`treppen_env.agent_core.action_net.legal_features`: each legal action's static features and,
+:func:`treppen_env.agent_core.action_net_kernels.legal_features`: each legal action's static features and,
 with ``features: heuristic``, the greedy heuristic's view of it, with ``features: planner`` the
 planner's; the net file records its feature set); :class:`ActionNetAgent` scores
-them with :func:`treppen_env.agent_core.action_net.action_logits` and plays the best (or samples).
+them with :func:`treppen_env.agent_core.action_net_kernels.action_logits` and plays the best (or samples).
 ``agents.load`` builds it from such a file or from a run folder holding ``final_model.npz``.
 """
 
@@ -21,10 +21,9 @@ import numpy as np
 from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.base import Agent, legal_actions
 from treppen.agents.heuristic_features import VIEWS, view_values
-from treppen_env.agent_core import action_net as R
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core.features import NUM_FEATURES
-from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
+from treppen_env.agent_core import action_net_kernels, greedy_kernels
+from treppen_env.agent_core.feature_kernels import NUM_FEATURES
+from treppen_env.agent_core.policy_value_kernels import NUM_ACTIONS, sample_action
 from treppen_env.core.tables import rules_table
 from treppen_env.rules import Rules, make_rules
 
@@ -41,7 +40,7 @@ def num_features(features: str) -> int:
 @dataclass
 class LegalRows:
     """The legal actions of a batch, one position's after another's (the bundle of
-    :func:`treppen_env.agent_core.action_net.legal_features`).
+    :func:`treppen_env.agent_core.action_net_kernels.legal_features`).
 
     :ivar acts: int64 (N,), position ``b``'s legal actions (ascending) in ``acts[offsets[b]:offsets[b + 1]]``.
     :ivar feats: float32 (N, F), their feature rows.
@@ -66,7 +65,7 @@ def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndar
     """``(tab, settings, table)`` of ``rules``: the rules table, the greedy heuristic's settings and
     the static action table (RULES §5 values), for :func:`legal_rows`."""
     rules = make_rules(rules)
-    return rules_table(rules), G.settings_row(), np.ascontiguousarray(action_table(rules))
+    return rules_table(rules), greedy_kernels.settings_row(), np.ascontiguousarray(action_table(rules))
 
 
 def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
@@ -81,13 +80,13 @@ def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], 
         np.empty(obs.shape[0] + 1, dtype=np.int64),
     )
     tab, settings, table = ctx
-    R.legal_features(obs, masks, (tab, settings, view_values(features), table), rows.bundle())
+    action_net_kernels.legal_features(obs, masks, (tab, settings, view_values(features), table), rows.bundle())
     return rows
 
 
 def load_weights(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray, str]:
     """The flat weights (float32), shape (int64) and feature set of an action net's ``.npz``
-    (:meth:`treppen.train.kernel.policy.ActionNet.save`).
+    (:meth:`treppen.train.kernel.action_net_torch.ActionNet.save`).
 
     :raises FileNotFoundError: when there is no such file.
     :raises ValueError: when it is no action net or the weights do not fit the shape.
@@ -98,8 +97,14 @@ def load_weights(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray, 
         if not {"w", "shape", "features"} <= set(data.files):
             raise ValueError(f"{str(path)!r} is no action net: it lacks w, shape or features")
         w, shape, features = data["w"].astype(np.float32), data["shape"].astype(np.int64), str(data["features"])
-    size = R.layout(*shape.tolist())["size"][0] if shape.shape == (R.SHAPE_SIZE,) else -1
-    if features not in FEATURE_SETS or w.size != size or shape[R.SH_FEATURES] != num_features(features):
+    size = (
+        action_net_kernels.layout(*shape.tolist())["size"][0] if shape.shape == (action_net_kernels.SHAPE_SIZE,) else -1
+    )
+    if (
+        features not in FEATURE_SETS
+        or w.size != size
+        or shape[action_net_kernels.SH_FEATURES] != num_features(features)
+    ):
         raise ValueError(f"{str(path)!r}: {w.size} weights do not fit the shape {shape.tolist()} ({features})")
     return w, shape, features
 
@@ -166,5 +171,5 @@ class ActionNetAgent(Agent):
         rows = legal_rows(obs, mask, self.ctx, self.features)
         n = rows.acts.size
         logits = np.zeros(n)
-        R.action_logits(self.w, self.shape, obs[0], rows.feats, n, logits)
+        action_net_kernels.action_logits(self.w, self.shape, obs[0], rows.feats, n, logits)
         return rows.acts, logits

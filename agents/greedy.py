@@ -2,7 +2,7 @@
 
 :class:`GreedyAgent` reads the public view of the observation and the action mask (or the same
 public parts of an engine state, :meth:`GreedyAgent.decide_state`), never hidden cards. Its one
-implementation is the kernels of :mod:`treppen_env.agent_core.greedy`, which read the observation as plain
+implementation is the kernels of :mod:`treppen_env.agent_core.greedy_kernels`, which read the observation as plain
 arrays of what the mover may see. Each decision scores hands with one
 function, the turn plan: the best way to lay a hand out this turn as card-disjoint melds and
 lay-off chains (a card laid off onto a table run's end, then the next card of that suit onto the
@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.agent_core import greedy as core
-from treppen_env.agent_core import reader
+from treppen_env.agent_core import greedy_kernels, reader
 from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState
@@ -98,7 +97,7 @@ class GreedyAgent(Agent):
         self.min_weight = min_weight
         self._seen_must_use = False
         self._settings_key: tuple[float, ...] = ()
-        self._settings = np.zeros(core.NUM_SETTINGS)
+        self._settings = np.zeros(greedy_kernels.NUM_SETTINGS)
         self._rules_key: Rules | None = None
         self._rules_rows = _INFERRED_ROWS
 
@@ -158,12 +157,12 @@ class GreedyAgent(Agent):
         """
         return self._decide(heuristic_inputs(state, state.current), state.legal_mask())
 
-    def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
+    def _decide(self, inputs: greedy_kernels.Inputs, mask: np.ndarray) -> int:
         mask = _mask(mask)
-        if core.must_use_evidence(inputs.scalars, mask):
+        if greedy_kernels.must_use_evidence(inputs.scalars, mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = core.greedy_action(inputs, mask, rows[index], self._current_settings())
+        action = greedy_kernels.greedy_action(inputs, mask, rows[index], self._current_settings())
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)
@@ -180,7 +179,9 @@ class GreedyAgent(Agent):
         """The constructor settings as the kernels read them (rebuilt when an attribute changed)."""
         key = (self.stock_gain, self.take_margin, self.card_cost, self.out_credit, self.min_weight)
         if key != self._settings_key:
-            self._settings = core.settings_row(**{name: getattr(self, name) for name in core.DEFAULT_SETTINGS})
+            self._settings = greedy_kernels.settings_row(
+                **{name: getattr(self, name) for name in greedy_kernels.DEFAULT_SETTINGS}
+            )
             self._settings_key = key
         return self._settings
 

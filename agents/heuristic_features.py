@@ -1,5 +1,5 @@
 """Heuristic action features of observations: what the greedy heuristic (or the planner) computes
-about every legal action (:mod:`treppen_env.agent_core.features`), read from the observation and its
+about every legal action (:mod:`treppen_env.agent_core.feature_kernels`), read from the observation and its
 action mask.
 
 The features depend only on the observation vector and the mask, so they hold only what the
@@ -15,11 +15,11 @@ from functools import lru_cache
 import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import greedy_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core.features import FEATURE_NAMES, NUM_FEATURES, batch_features
+from treppen_env.agent_core.feature_kernels import FEATURE_NAMES, NUM_FEATURES, batch_features
 from treppen_env.cards import NUM_CARDS
-from treppen_env.core import layout as L
+from treppen_env.core import layout
 from treppen_env.core.tables import rules_table
 from treppen_env.melds import NUM_MELDS
 from treppen_env.observation import OBS_SIZE
@@ -34,7 +34,7 @@ VIEWS = {"heuristic": "greedy", "planner": "planner"}
 
 def view_values(features: str) -> np.ndarray:
     """The heuristic of a feature set's columns as the kernels take it
-    (:func:`treppen_env.agent_core.features.decision_features`): float64 of size 0 for the greedy
+    (:func:`treppen_env.agent_core.feature_kernels.decision_features`): float64 of size 0 for the greedy
     heuristic (``heuristic``, and ``cards``, which has no such columns), the planner's default
     values (:func:`treppen_env.agent_core.plan_value.values_row`) for ``planner``."""
     return PV.values_row() if features == "planner" else np.zeros(0)
@@ -54,13 +54,13 @@ R_ROMME_DOUBLE = R_CORNER + 3  # 1.0: that credit doubles after a Rommé (RULES 
 RULES_ROW_SIZE = R_CORNER + 4
 #: The table's slots of each run of the row: (row start, table start, length).
 _ROW_IN_TABLE = (
-    (R_VALUES, L.T_MELD_VALUE, NUM_MELDS),
-    (R_ALLOWED, L.T_ALLOWED, NUM_MELDS),
-    (R_LAYOFF, L.T_LAYOFF_VALUE, 3 * NUM_CARDS),
-    (R_CORNER, L.T_CORNER_RUNS, 1),
-    (R_MUST_USE_TAKEN, L.T_MUST_USE_TAKEN, 1),
-    (R_GOING_OUT_CREDIT, L.T_GOING_OUT_CREDIT, 1),
-    (R_ROMME_DOUBLE, L.T_ROMME_DOUBLE, 1),
+    (R_VALUES, layout.T_MELD_VALUE, NUM_MELDS),
+    (R_ALLOWED, layout.T_ALLOWED, NUM_MELDS),
+    (R_LAYOFF, layout.T_LAYOFF_VALUE, 3 * NUM_CARDS),
+    (R_CORNER, layout.T_CORNER_RUNS, 1),
+    (R_MUST_USE_TAKEN, layout.T_MUST_USE_TAKEN, 1),
+    (R_GOING_OUT_CREDIT, layout.T_GOING_OUT_CREDIT, 1),
+    (R_ROMME_DOUBLE, layout.T_ROMME_DOUBLE, 1),
 )
 
 
@@ -94,14 +94,14 @@ def _kernel_table(rules: Rules | str | np.ndarray) -> np.ndarray:
     if not isinstance(rules, np.ndarray):
         return rules_table(make_rules(rules))
     row = rules_row(rules)
-    table = np.zeros(L.TAB_SIZE, dtype=np.int64)
+    table = np.zeros(layout.TAB_SIZE, dtype=np.int64)
     for start, slot, size in _ROW_IN_TABLE:
         table[slot : slot + size] = row[start : start + size]
     table.flags.writeable = False
     return table
 
 
-_SETTINGS = G.settings_row()
+_SETTINGS = greedy_kernels.settings_row()
 
 
 def heuristic_features(
@@ -110,7 +110,7 @@ def heuristic_features(
     rules: Rules | str | np.ndarray = "treppenromme",
     values: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The heuristic's features of every action (:mod:`treppen_env.agent_core.features`, columns
+    """The heuristic's features of every action (:mod:`treppen_env.agent_core.feature_kernels`, columns
     :data:`FEATURE_NAMES`) for a batch of positions, under the greedy heuristic's default settings
     or the planner's.
 

@@ -17,9 +17,9 @@ from treppen.agents.base import Agent, RandomAgent
 from treppen.agents.greedy import GreedyAgent
 from treppen.agents.human import HumanAgent
 from treppen.agents.llm import LLMAgent
-from treppen.agents.net import NetAgent, is_kernel_net
 from treppen.agents.planner import PlannerAgent
 from treppen.agents.policy import PolicyAgent
+from treppen.agents.policy_value_net import NetAgent, is_kernel_net
 from treppen.agents.search import ISMCTSAgent, RolloutAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
 from treppen.agents.spec import check_settings, parse_spec, path_test, settings_of

@@ -3,7 +3,7 @@
 
 :class:`PlannerAgent` reads the public view of the observation and the action mask, never hidden
 cards, plus what it remembers of the opponents' earlier turns. Its one implementation is the kernels
-of :mod:`treppen_env.agent_core.planner` and :mod:`treppen_env.agent_core.plan_value`. Where the
+of :mod:`treppen_env.agent_core.planner_kernels` and :mod:`treppen_env.agent_core.plan_value`. Where the
 greedy heuristic (:class:`treppen.agents.GreedyAgent`) weighs the cards a plan leaves by fixed
 weights, the planner values the end of the turn by what those cards are likely to cost or bring
 before the deal ends: the opponents' threat of going out (their hand sizes), the chance of melding
@@ -24,8 +24,7 @@ import numpy as np
 
 from treppen.agents.greedy import _NOT_TO_MOVE, GreedyAgent, _kernel_array, _mask
 from treppen_env.actions import DISCARD_BASE
-from treppen_env.agent_core import greedy as core
-from treppen_env.agent_core import plan_value, planner, reader
+from treppen_env.agent_core import greedy_kernels, plan_value, planner_kernels, reader
 from treppen_env.observation import SLICES
 from treppen_env.rules import Rules
 
@@ -90,7 +89,7 @@ class PlannerAgent(GreedyAgent):
                 allowed = "in [0, 1]" if name == "decay" else "at least 0"
                 raise ValueError(f"planner setting {name}={value!r} must be {allowed}")
         self.values = plan_value.values_row(**given)
-        self._memory = np.zeros(planner.MEMORY_SEATS, dtype=np.uint64)
+        self._memory = np.zeros(planner_kernels.MEMORY_SEATS, dtype=np.uint64)
         #: The card this agent last discarded and the stock's size then (RULES §4.4).
         self._after_discard: tuple[int, int] | None = None
         self._turn = -1.0
@@ -125,36 +124,36 @@ class PlannerAgent(GreedyAgent):
                 return self._acted(inputs, int(legal[self.rng.integers(legal.size)]))
         return self._acted(inputs, self._decide(inputs, _mask(observation["action_mask"])))
 
-    def _decide(self, inputs: core.Inputs, mask: np.ndarray) -> int:
-        if core.must_use_evidence(inputs.scalars, mask):
+    def _decide(self, inputs: greedy_kernels.Inputs, mask: np.ndarray) -> int:
+        if greedy_kernels.must_use_evidence(inputs.scalars, mask):
             self._seen_must_use = True
         rows, index = self._rows()
-        action = planner.planner_action(inputs, self._memory, mask, rows[index], self.values)
+        action = planner_kernels.planner_action(inputs, self._memory, mask, rows[index], self.values)
         if action < 0:
             raise ValueError(_NOT_TO_MOVE)
         return int(action)
 
-    def _see(self, inputs: core.Inputs, turn: float) -> None:
+    def _see(self, inputs: greedy_kernels.Inputs, turn: float) -> None:
         """Read the opponents' last moves from a draw-phase observation (see the module docstring)."""
         scalars = inputs.scalars
         if turn < self._turn:  # a new deal
             self._forget()
         self._turn = turn
-        if scalars[core.PHASE] != _DRAW_PHASE or self._after_discard is None:
+        if scalars[greedy_kernels.PHASE] != _DRAW_PHASE or self._after_discard is None:
             return
         discard, stock = self._after_discard
         self._after_discard = None
-        n = int(scalars[core.NUM_PLAYERS])
-        length = int(scalars[core.STAIRS_LEN])
-        if length == 0 or scalars[core.STOCK] > stock:  # a reshuffle (RULES §6.4): nothing certain
+        n = int(scalars[greedy_kernels.NUM_PLAYERS])
+        length = int(scalars[greedy_kernels.STAIRS_LEN])
+        if length == 0 or scalars[greedy_kernels.STOCK] > stock:  # a reshuffle (RULES §6.4): nothing certain
             return
         previous = n - 2  # the seat before this one, relative seat n - 1, in the memory's rows
         self._memory[previous] |= np.uint64(1) << np.uint64(inputs.stairs[length - 1])
-        if n == 2 and scalars[core.STOCK] == stock - 1:
+        if n == 2 and scalars[greedy_kernels.STOCK] == stock - 1:
             self._memory[previous] |= np.uint64(1) << np.uint64(discard)
 
-    def _acted(self, inputs: core.Inputs, action: int) -> int:
+    def _acted(self, inputs: greedy_kernels.Inputs, action: int) -> int:
         """Note a discard and the stock it leaves, to read the next opponent's turn against."""
         if action >= DISCARD_BASE:
-            self._after_discard = (action - DISCARD_BASE, int(inputs.scalars[core.STOCK]))
+            self._after_discard = (action - DISCARD_BASE, int(inputs.scalars[greedy_kernels.STOCK]))
         return action

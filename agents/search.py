@@ -4,7 +4,7 @@ Both agents simulate only from what they may know: a decision samples one full s
 observation (:func:`treppen_env.determinize.sample_state`, the observer at seat 0), and every
 simulation deals the cards the observer cannot see afresh from it, so the same observation and
 seed give the same action whatever the hidden cards are. The search loops are the kernels of
-:mod:`treppen_env.agent_core.search`; simulations play the deal to its end with a fast default policy
+:mod:`treppen_env.agent_core.search_kernels`; simulations play the deal to its end with a fast default policy
 at every seat (``playout="greedy"``: the greedy heuristic, or ``"random"``), or with a net
 (``net=FILE``, ``playout="net"`` or ``own_playout="net"``; :mod:`treppen.agents.search_net`).
 
@@ -54,11 +54,8 @@ from treppen.agents.base import Agent, legal_actions
 from treppen.agents.search_net import SearchNet, likely_moves
 from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
-from treppen_env.agent_core import beliefs as Bel
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import belief_kernels, greedy_kernels, playout_kernels, search_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import playout as P
-from treppen_env.agent_core import search as S
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
@@ -133,8 +130,10 @@ BELIEF_CHUNK = 50
 def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[MoveEstimate]:
     out = []
     for action, row in zip(actions, stats, strict=True):
-        n = row[S.S_COUNT]
-        mean_win, mean_margin = (row[S.S_WIN] / n, row[S.S_MARGIN] / n) if n else (math.nan, math.nan)
+        n = row[search_kernels.S_COUNT]
+        mean_win, mean_margin = (
+            (row[search_kernels.S_WIN] / n, row[search_kernels.S_MARGIN] / n) if n else (math.nan, math.nan)
+        )
 
         out.append(
             MoveEstimate(
@@ -142,9 +141,9 @@ def _estimates(actions: Iterable[int], stats: np.ndarray, greedy: int) -> list[M
                 move=action_to_str(int(action)),
                 playouts=int(n),
                 win_rate=float(mean_win),
-                win_se=_standard_error(row[S.S_WIN_SQ], mean_win, n),
+                win_se=_standard_error(row[search_kernels.S_WIN_SQ], mean_win, n),
                 margin=float(100 * mean_margin),
-                margin_se=100 * _standard_error(row[S.S_MARGIN_SQ], mean_margin, n),
+                margin_se=100 * _standard_error(row[search_kernels.S_MARGIN_SQ], mean_margin, n),
                 greedy=int(action) == greedy,
             )
         )
@@ -159,28 +158,30 @@ class _Root:
         self.arrays = (u64.copy(), i8.copy(), i64.copy())
         self.det = (u64.copy(), i8.copy(), i64.copy())
         self.tables = state.tables
-        self.settings = G.settings_row()
-        policies = P.seat_policies(
+        self.settings = greedy_kernels.settings_row()
+        policies = playout_kernels.seat_policies(
             [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
-        self.playout = P.Playout(policies=policies, settings=self.settings, values=PV.values_row())
+        self.playout = playout_kernels.Playout(policies=policies, settings=self.settings, values=PV.values_row())
         self.work = agent._scratch()
-        #: How determinizations are dealt (:mod:`treppen_env.agent_core.beliefs`) and their scratch arrays.
+        #: How determinizations are dealt (:mod:`treppen_env.agent_core.belief_kernels`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.settings)
-        self.belief_work = Bel.scratch()
+        self.belief_work = belief_kernels.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
-        cand = np.empty(S.NUM_ACTIONS, dtype=np.int64)
-        P.start(*self.arrays, *self.tables, self.work)
-        n = S.candidates(self.arrays, *self.tables, S.MOVES[agent.settings.moves], self.playout, self.work, cand)
+        cand = np.empty(search_kernels.NUM_ACTIONS, dtype=np.int64)
+        playout_kernels.start(*self.arrays, *self.tables, self.work)
+        n = search_kernels.candidates(
+            self.arrays, *self.tables, search_kernels.MOVES[agent.settings.moves], self.playout, self.work, cand
+        )
         self.choices = cand[:n].copy()
         #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
         #: ``prior``; zeros without one).
-        self.prior = np.zeros(S.NUM_ACTIONS)
+        self.prior = np.zeros(search_kernels.NUM_ACTIONS)
 
 
-def _work(root: _Root) -> S.SearchWork:
+def _work(root: _Root) -> search_kernels.SearchWork:
     """The search kernels' scratch: the playout scratch and the beliefs with theirs."""
-    return S.SearchWork(playout=root.work, beliefs=root.beliefs, belief_work=root.belief_work)
+    return search_kernels.SearchWork(playout=root.work, beliefs=root.beliefs, belief_work=root.belief_work)
 
 
 class SearchAgent(Agent):
@@ -328,7 +329,7 @@ class SearchAgent(Agent):
     ) -> np.ndarray:
         """Per opponent, the probability that it holds each card it is not publicly known to hold,
         as the search's determinizations deal them (uniform, or weighted by the opponents' moves
-        with ``beliefs="greedy"``; :mod:`treppen_env.agent_core.beliefs`), from ``samples`` deals.
+        with ``beliefs="greedy"``; :mod:`treppen_env.agent_core.belief_kernels`), from ``samples`` deals.
 
         :param known: as in :meth:`analyse`.
         :param ends: a time of :attr:`clock` after which no more deals are counted, looked at
@@ -341,11 +342,11 @@ class SearchAgent(Agent):
         own_known = (self._taken if known is None else cards_to_bits(known)) & cards_to_bits(decode(observation).hand)
         self._use_history = True
         root = self._root(observation, own_known)
-        counts = np.zeros((Bel.MAX_SEATS, NUM_CARDS))
+        counts = np.zeros((belief_kernels.MAX_SEATS, NUM_CARDS))
         done = 0
         while done < samples and not (done and self.clock() >= ends):
             count = min(BELIEF_CHUNK, samples - done)
-            Bel.card_counts(
+            belief_kernels.card_counts(
                 root.arrays, root.det, root.tables, 0, root.rng, (root.beliefs, root.belief_work), count, counts
             )
             done += count
@@ -373,7 +374,9 @@ class SearchAgent(Agent):
             action, choices, stats = self.search_stats(observation)
             row = stats[int(np.flatnonzero(choices == action)[0])]
             actions.append(action)
-            values.append(row[S.S_MARGIN] / row[S.S_COUNT] if row[S.S_COUNT] else math.nan)
+            values.append(
+                row[search_kernels.S_MARGIN] / row[search_kernels.S_COUNT] if row[search_kernels.S_COUNT] else math.nan
+            )
         return np.array(actions, dtype=np.int64), np.array(values, dtype=np.float64)
 
     def search_stats(self, observation: dict[str, Any]) -> tuple[int, np.ndarray, np.ndarray]:
@@ -382,33 +385,37 @@ class SearchAgent(Agent):
 
         :return: the action; the searched moves, int64 (m,), greedy's choice first (the one legal
             action, unsearched, when there is only one); their statistics, float64
-            (m, :data:`treppen_env.agent_core.search.NUM_STATS`): playouts, the sums of the win score
+            (m, :data:`treppen_env.agent_core.search_kernels.NUM_STATS`): playouts, the sums of the win score
             and its square, of the margin (hundreds of points) and its square.
         :raises ValueError: as :meth:`act`.
         """
         legal = legal_actions(observation)
         if legal.size == 1:
-            return int(legal[0]), legal.astype(np.int64), np.zeros((1, S.NUM_STATS))
+            return int(legal[0]), legal.astype(np.int64), np.zeros((1, search_kernels.NUM_STATS))
         choices, stats = self._search(observation, 0, self.clock(), history=False)
         return self._pick(choices, stats), choices, stats
 
     def _value(self, stats: np.ndarray) -> float:
         """The objective's mean in one statistics row (-inf without playouts)."""
-        n = stats[S.S_COUNT]
+        n = stats[search_kernels.S_COUNT]
         if not n:
             return -math.inf
-        objective = S.OBJECTIVES[self.settings.objective]
-        return float(S.objective_value(stats[S.S_WIN] / n, stats[S.S_MARGIN] / n, objective))
+        objective = search_kernels.OBJECTIVES[self.settings.objective]
+        return float(
+            search_kernels.objective_value(
+                stats[search_kernels.S_WIN] / n, stats[search_kernels.S_MARGIN] / n, objective
+            )
+        )
 
-    def _settings(self, root: _Root) -> S.Search:
-        """The search kernels' settings bundle (:class:`treppen_env.agent_core.search.Search`): flat
+    def _settings(self, root: _Root) -> search_kernels.Search:
+        """The search kernels' settings bundle (:class:`treppen_env.agent_core.search_kernels.Search`): flat
         Monte Carlo reads the observer, the searched moves and how the seats play out."""
         s = self.settings
-        return S.Search(
+        return search_kernels.Search(
             observer=0,
-            moves=S.MOVES[s.moves],
+            moves=search_kernels.MOVES[s.moves],
             search_others=False,
-            objective=S.OBJECTIVES[s.objective],
+            objective=search_kernels.OBJECTIVES[s.objective],
             c=0.0,
             widening=0.0,
             c_prior=0.0,
@@ -422,18 +429,20 @@ class SearchAgent(Agent):
         """
         net.check(self.settings)
 
-    def _scratch(self) -> P.Scratch:
+    def _scratch(self) -> playout_kernels.Scratch:
         """The playout scratch of a decision, with this agent's network when it has one."""
-        return P.scratch() if self._net is None else self._net.scratch(self.settings)
+        return playout_kernels.scratch() if self._net is None else self._net.scratch(self.settings)
 
-    def _beliefs_for(self, settings: np.ndarray) -> Bel.Beliefs:
+    def _beliefs_for(self, settings: np.ndarray) -> belief_kernels.Beliefs:
         """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
         agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
         s = self.settings
         weighted = s.beliefs == "greedy" and self._use_history
-        beliefs = Bel.new_beliefs(s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings)
+        beliefs = belief_kernels.new_beliefs(
+            s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings
+        )
         seen, undo = beliefs.decisions, beliefs.undo
-        decisions = self.history.decisions[-Bel.MAX_DECISIONS :] if weighted else []
+        decisions = self.history.decisions[-belief_kernels.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
             seen.u64[j], seen.i8[j], seen.i64[j] = d.state.arrays()
             seen.seat[j], seen.action[j], undo.steps[j] = d.seat, d.action, len(d.undo)
@@ -460,7 +469,7 @@ class SearchAgent(Agent):
         self, observation: dict[str, Any], own_known: int, started: float, history: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         """Search the observation: the searched moves (int64 (m,), greedy's first) and their
-        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search`); with ``history``
+        statistics (float64 (m, NUM_STATS), :mod:`treppen_env.agent_core.search_kernels`); with ``history``
         the determinizations follow the beliefs (:meth:`_beliefs_for`). The time budgets are looked
         at every :data:`CHUNK` playouts (a playout budget alone runs in one call of the kernels);
         the ``deadline`` counts from ``started`` (:attr:`clock`) and only once every searched move
@@ -472,7 +481,7 @@ class SearchAgent(Agent):
         self.simulations = 0
         self.cut_short = False
         if root.choices.size == 1:
-            self.last_search = root.choices, np.zeros((1, S.NUM_STATS))
+            self.last_search = root.choices, np.zeros((1, search_kernels.NUM_STATS))
             return self.last_search
         state = self._begin(root)
         cap, floor = self.playouts, root.choices.size
@@ -544,7 +553,7 @@ class _Rounds:
 
 class RolloutAgent(SearchAgent):
     """Flat Monte Carlo with common random numbers (see the module docstring;
-    :func:`treppen_env.agent_core.search.flat_monte_carlo`).
+    :func:`treppen_env.agent_core.search_kernels.flat_monte_carlo`).
 
     Its settings are :class:`~treppen.agents.search_settings.RolloutSettings`. With
     ``allocation="uniform"`` (default) playout ``t`` plays move ``t % m`` of ``m`` on
@@ -586,13 +595,13 @@ class RolloutAgent(SearchAgent):
         sim = tuple(a.copy() for a in root.arrays)
         m = root.choices.size
         rounds = _Rounds(m, self.playouts, self.settings.allocation == "halving")
-        return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, S.NUM_STATS)), rounds
+        return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, search_kernels.NUM_STATS)), rounds
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
         sim, det_rng, stats, rounds = state
         while count:
             n = min(count, rounds.size - rounds.done)
-            calls = S.Rounds(
+            calls = search_kernels.Rounds(
                 choices=root.choices,
                 active=rounds.active,
                 num_active=rounds.active.size,
@@ -601,7 +610,7 @@ class RolloutAgent(SearchAgent):
                 todo=n,
                 stats=stats,
             )
-            S.flat_monte_carlo(
+            search_kernels.flat_monte_carlo(
                 root.arrays, root.det, sim, root.tables, self._settings(root), calls, root.rng, _work(root)
             )
             rounds.done += n
@@ -613,20 +622,20 @@ class RolloutAgent(SearchAgent):
         return root.choices, state[2]
 
     def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
-        most = stats[:, S.S_COUNT].max()
-        values = [self._value(row) if row[S.S_COUNT] >= most - 1 else -math.inf for row in stats]
+        most = stats[:, search_kernels.S_COUNT].max()
+        values = [self._value(row) if row[search_kernels.S_COUNT] >= most - 1 else -math.inf for row in stats]
         best = int(np.argmax(values))
         return int(choices[best] if values[best] > values[0] + self.settings.bias else choices[0])
 
 
 class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS (see the module docstring;
-    :func:`treppen_env.agent_core.search.ismcts`).
+    :func:`treppen_env.agent_core.search_kernels.ismcts`).
 
     Its settings are :class:`~treppen.agents.search_settings.ISMCTSSettings`; in a spec,
     ``prior`` is any :func:`treppen.agents.load` spec of a model (a ``.zip``, a run folder), whose
     probabilities of the searched moves, renormalised over them, guide the root's choice by PUCT
-    (:func:`treppen_env.agent_core.search.ismcts`).
+    (:func:`treppen_env.agent_core.search_kernels.ismcts`).
     """
 
     name = "ismcts"
@@ -638,13 +647,13 @@ class ISMCTSAgent(SearchAgent):
         prior = "" if s.prior is None else f", prior={s.prior!r}, c_prior={s.c_prior}"
         return f", c={s.c}, widening={s.widening}, others={s.others!r}{prior}"
 
-    def _settings(self, root: _Root) -> S.Search:
+    def _settings(self, root: _Root) -> search_kernels.Search:
         s = self.settings
-        return S.Search(
+        return search_kernels.Search(
             observer=0,
-            moves=S.MOVES[s.moves],
+            moves=search_kernels.MOVES[s.moves],
             search_others=s.others == "search",
-            objective=S.OBJECTIVES[s.objective],
+            objective=search_kernels.OBJECTIVES[s.objective],
             c=float(s.c),
             widening=float(s.widening),
             c_prior=0.0 if s.prior is None else float(s.c_prior),
@@ -664,28 +673,36 @@ class ISMCTSAgent(SearchAgent):
 
     def _begin(self, root: _Root) -> Any:
         capacity = 1 + min(self.playouts or self.TREE_BLOCK, self.TREE_BLOCK)  # grown as needed
-        return [S.new_tree(capacity), np.zeros(capacity, dtype=np.int64), np.empty(S.NUM_ACTIONS, dtype=np.int64)]
+        return [
+            search_kernels.new_tree(capacity),
+            np.zeros(capacity, dtype=np.int64),
+            np.empty(search_kernels.NUM_ACTIONS, dtype=np.int64),
+        ]
 
     def _run(self, root: _Root, state: Any, count: int) -> None:
         (nodes, values, size), path, cand = state
         if size[0] + count > nodes.shape[0]:  # the tree is full: double it until the playouts fit
-            grown = S.new_tree(nodes.shape[0] * 2 ** math.ceil(math.log2((size[0] + count) / nodes.shape[0])))
+            grown = search_kernels.new_tree(
+                nodes.shape[0] * 2 ** math.ceil(math.log2((size[0] + count) / nodes.shape[0]))
+            )
             grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
             grown[2][0] = size[0]
             state[0] = (nodes, values, size) = grown
             state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
-        tree = S.Tree(nodes=nodes, values=values, size=size, path=path, cand=cand, prior=root.prior)
-        S.ismcts(root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root))
+        tree = search_kernels.Tree(nodes=nodes, values=values, size=size, path=path, cand=cand, prior=root.prior)
+        search_kernels.ismcts(
+            root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root)
+        )
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         (nodes, values, _), _, _ = state
         actions = np.empty(root.choices.size, dtype=np.int64)
-        stats = np.empty((root.choices.size, S.NUM_STATS))
-        n = S.root_children(nodes, values, actions, stats)
+        stats = np.empty((root.choices.size, search_kernels.NUM_STATS))
+        n = search_kernels.root_children(nodes, values, actions, stats)
         found = {int(a): stats[i] for i, a in enumerate(actions[:n])}
-        zero = np.zeros(S.NUM_STATS)
+        zero = np.zeros(search_kernels.NUM_STATS)
         return root.choices, np.array([found.get(int(a), zero) for a in root.choices])
 
     def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
-        best = max(range(len(choices)), key=lambda i: (stats[i][S.S_COUNT], self._value(stats[i]), -i))
+        best = max(range(len(choices)), key=lambda i: (stats[i][search_kernels.S_COUNT], self._value(stats[i]), -i))
         return int(choices[best])

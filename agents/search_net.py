@@ -1,12 +1,12 @@
 """The network a search plays with (``net=FILE``, :mod:`treppen.agents.search_settings`).
 
 Either net runs inside the search's kernels as the policy of its ``"net"`` playout seats
-(:func:`treppen_env.agent_core.playout.net_choice`):
+(:func:`treppen_env.agent_core.playout_kernels.net_choice`):
 
-- the small policy/value net of expert iteration (:mod:`treppen_env.agent_core.net`, a file of
-  :meth:`treppen.train.expert.net.KernelNet.save`), whose value head may also value a playout
+- the small policy/value net of expert iteration (:mod:`treppen_env.agent_core.policy_value_kernels`, a file of
+  :meth:`treppen.train.expert.policy_value_torch.KernelNet.save`), whose value head may also value a playout
   (``value_turns``);
-- the batched learner's action net (:mod:`treppen_env.agent_core.action_net`, a ``final_model.npz``
+- the batched learner's action net (:mod:`treppen_env.agent_core.action_net_kernels`, a ``final_model.npz``
   of ``backend: kernel``, :func:`treppen.agents.action_net.is_action_net`), which scores the legal
   moves of the seat to move from that seat's observation and the heuristic's view of each move
   (the greedy heuristic's or the planner's, the feature set it was trained with).
@@ -29,8 +29,7 @@ import numpy as np
 from treppen.agents.action_net import ActionNetAgent, is_action_net
 from treppen.agents.heuristic_features import view_values
 from treppen.agents.search_settings import SearchSettings
-from treppen_env.agent_core import net as Net
-from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import playout_kernels, policy_value_kernels
 from treppen_env.messages import PATH_LIMIT, shorten
 from treppen_env.observation import KERNEL_CONSTS, KERNEL_OFFSETS
 from treppen_env.rules import Rules
@@ -59,13 +58,15 @@ class SearchNet:
         try:
             #: The action net as an agent (its probabilities), or None for the small net.
             self.policy = ActionNetAgent(self.path, rules=rules) if is_action_net(self.path) else None
-            weights = Net.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
+            weights = (
+                policy_value_kernels.load(self.path) if self.policy is None else (self.policy.w, self.policy.shape)
+            )
         except UNREADABLE as err:
             raise ValueError(
                 f"net={shorten(str(path), PATH_LIMIT)}: cannot read it ({type(err).__name__}: {shorten(str(err))}); "
                 "give an action net's final_model.npz (backend: kernel) or a KernelNet.save file (backend: expert)"
             ) from None
-        self.kind = P.SMALL_NET if self.policy is None else P.ACTION_NET
+        self.kind = playout_kernels.SMALL_NET if self.policy is None else playout_kernels.ACTION_NET
         #: The flat float32 weights and int64 shape the kernels read.
         self.w: np.ndarray = weights[0]
         self.shape: np.ndarray = weights[1]
@@ -92,8 +93,8 @@ class SearchNet:
                 f"{str(self.path)!r} has none: give value_turns=0"
             )
 
-    def scratch(self, settings: SearchSettings) -> P.Scratch:
-        """The playout scratch of a decision with this net (:func:`treppen_env.agent_core.playout.with_net`).
+    def scratch(self, settings: SearchSettings) -> playout_kernels.Scratch:
+        """The playout scratch of a decision with this net (:func:`treppen_env.agent_core.playout_kernels.with_net`).
 
         :raises ValueError: as :meth:`check`.
         """
@@ -104,7 +105,9 @@ class SearchNet:
             features = (self.policy.ctx[2], view_values(self.policy.features))
         value = (settings.value_turns, settings.value_weight)
         observe = (KERNEL_OFFSETS, KERNEL_CONSTS)
-        return P.with_net(self.kind, self.w, self.shape, features, observe, value, settings.net_pick == "argmax")
+        return playout_kernels.with_net(
+            self.kind, self.w, self.shape, features, observe, value, settings.net_pick == "argmax"
+        )
 
     def probabilities(self, observation: dict[str, Any]) -> np.ndarray:
         """The action net's probability of every action of ``observation`` (float64 (898,))."""

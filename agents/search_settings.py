@@ -27,11 +27,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from treppen_env.agent_core import beliefs as Bel
-from treppen_env.agent_core import playout as P
-from treppen_env.agent_core import search as S
+from treppen_env.agent_core import belief_kernels, playout_kernels, search_kernels
 
-PLAYOUTS = tuple(P.POLICIES)
+PLAYOUTS = tuple(playout_kernels.POLICIES)
 #: How a net seat of the playouts picks its move (:class:`SearchSettings`'s ``net_pick``).
 NET_PICKS = ("sample", "argmax")
 #: How the unseen cards are dealt (:class:`SearchSettings`'s ``beliefs``).
@@ -41,8 +39,8 @@ BELIEFS = ("uniform", "greedy")
 #: playouts against greedy (630 decisions of 36 deals; greedy alone fits 0.05, ppo-2p 8.3, the
 #: search 17; ``python benchmarks/fit_temperature.py``).
 TEMPERATURE = 5.0
-MOVES = tuple(S.MOVES)
-OBJECTIVES = tuple(S.OBJECTIVES)
+MOVES = tuple(search_kernels.MOVES)
+OBJECTIVES = tuple(search_kernels.OBJECTIVES)
 #: How flat Monte Carlo shares its playouts among the moves.
 ALLOCATIONS = ("uniform", "halving")
 #: How IS-MCTS treats the other seats' moves.
@@ -82,12 +80,12 @@ class SearchSettings:
     :param beliefs: how the unseen cards are dealt in the simulations: ``"uniform"`` (every deal
         consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
         softmax over the greedy heuristic's scores makes the opponents' recent moves,
-        :mod:`treppen_env.agent_core.beliefs`).
+        :mod:`treppen_env.agent_core.belief_kernels`).
     :param temperature: the opponent model's temperature, in points (``None``: :data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].
     :param net: the network of ``"net"`` playouts and values, or ``None``: a file of
-        :meth:`treppen.train.expert.net.KernelNet.save` (the small policy/value net) or the
+        :meth:`treppen.train.expert.policy_value_torch.KernelNet.save` (the small policy/value net) or the
         batched learner's action net (a ``final_model.npz`` of ``backend: kernel``,
         :func:`treppen.agents.action_net.is_action_net`), played inside the kernels
         (:mod:`treppen.agents.search_net`).
@@ -141,8 +139,10 @@ class SearchSettings:
             )
         if self.temperature is not None and not (_number(self.temperature) and 0 < self.temperature < math.inf):
             raise ValueError(f"temperature={self.temperature!r} must be positive and finite (points)")
-        if not (_whole(self.candidates) and 2 <= self.candidates <= Bel.MAX_CANDIDATES):
-            raise ValueError(f"candidates={self.candidates!r} must be a whole number 2..{Bel.MAX_CANDIDATES}")
+        if not (_whole(self.candidates) and 2 <= self.candidates <= belief_kernels.MAX_CANDIDATES):
+            raise ValueError(
+                f"candidates={self.candidates!r} must be a whole number 2..{belief_kernels.MAX_CANDIDATES}"
+            )
         if not (_number(self.epsilon) and 0 < self.epsilon <= 1):
             raise ValueError(f"epsilon={self.epsilon!r} must be in (0, 1]")
         if not (_whole(self.value_turns) and self.value_turns >= 0):

@@ -109,7 +109,7 @@ class ModelCard:
                 raise ZooError(f"model card {path}: field {key}={shorten(value)} is not of type {kind}")
         card = cls(folder=folder, **data)
         try:
-            if "elo" in card.elo:  # the numbers the zoo's strength text reads (treppen.apps.zoo)
+            if "elo" in card.elo:  # the numbers the zoo's strength text reads (treppen.apps.zoo_command)
                 e = card.elo
                 float(e["elo"]), float(e["low"]), float(e["high"]), int(e["decks"]["count"])
         except (KeyError, TypeError, ValueError):

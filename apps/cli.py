@@ -21,7 +21,7 @@ from treppen_env.messages import PATH_LIMIT, cut, shorten
 
 SUBCOMMANDS = {
     "train": ("treppen.apps.train", "self-play training from a YAML config on a backend: sb3, rllib, kernel or expert"),
-    "tournament": ("treppen.apps.tournament", "duplicate-deal tournament between agents, rated by Elo"),
+    "tournament": ("treppen.apps.tournament_command", "duplicate-deal tournament between agents, rated by Elo"),
     "play": ("treppen.apps.play", "play against agents in the terminal"),
     "serve": ("treppen.apps.serve", "play, watch and replay deals in a local web page"),
     "mcp": ("treppen.apps.mcp_server", "serve games to MCP clients (assistants): stdio, or HTTP on 127.0.0.1"),
@@ -29,7 +29,7 @@ SUBCOMMANDS = {
     "analyse": ("treppen.apps.analyse", "rank the moves of a recorded position by search"),
     "label": ("treppen.apps.label", "label positions of seeded deals by search: a resumable dataset job in shards"),
     "bench": ("treppen.apps.bench", "measure environment throughput (decision steps/s, deals/s)"),
-    "zoo": ("treppen.apps.zoo", "list the shipped trained agents, or rebuild them from their cards"),
+    "zoo": ("treppen.apps.zoo_command", "list the shipped trained agents, or rebuild them from their cards"),
 }
 
 

@@ -85,7 +85,7 @@ from treppen.apps.web_views import (
     hint_view,
     search_view,
 )
-from treppen.apps.zoo import level_label
+from treppen.apps.zoo_command import level_label
 from treppen_env import raw_env, records
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.history import History

@@ -6,7 +6,7 @@ Variants (the first word; ``--help`` after it lists its options):
 
 - ``playouts``: greedy and random playouts per CPU second. Each position is sampled once from the
   mover's observation (:func:`treppen_env.determinize.sample_state`), then
-  :func:`treppen_env.agent_core.playout.playouts` plays ``--playouts`` playouts from it, each from a fresh
+  :func:`treppen_env.agent_core.playout_kernels.playouts` plays ``--playouts`` playouts from it, each from a fresh
   redeal of the unseen cards, as flat Monte Carlo search does. A round covers every position; the
   report gives the median of the rounds with its order-statistic interval (about 95% for 9 rounds:
   the 2nd-lowest to the 2nd-highest) and the moves a playout takes.
@@ -54,10 +54,8 @@ from harness import RESULTS, conditions, median_interval, observe, positions, ro
 from treppen import agents
 from treppen.agents import GreedyAgent
 from treppen_env import raw_env
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import greedy_kernels, playout_kernels, policy_value_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import playout as P
 from treppen_env.core.cache import kernel
 from treppen_env.determinize import sample_state
 
@@ -82,7 +80,11 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
     """Playouts per CPU second over ``rounds`` rounds (median, interval, all rounds), and moves per playout."""
     rng = np.random.default_rng(seed)
     samples = [sample_state(observe(s), rules, rng) for s in positions(rules, players, count, seed)]
-    playout = P.Playout(policies=P.seat_policies(policy, players), settings=G.settings_row(), values=PV.values_row())
+    playout = playout_kernels.Playout(
+        policies=playout_kernels.seat_policies(policy, players),
+        settings=greedy_kernels.settings_row(),
+        values=PV.values_row(),
+    )
     points = np.zeros((playouts, players), dtype=np.int64)
     moves = [0]
     round_seed = iter(range(1, rounds + 2))
@@ -91,7 +93,7 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
         seed = next(round_seed)
         moves[0] = 0
         for k, s in enumerate(samples):
-            moves[0] += P.playouts(s.arrays(), *s.tables, 0, playout, seed * 1000 + k, points)
+            moves[0] += playout_kernels.playouts(s.arrays(), *s.tables, 0, playout, seed * 1000 + k, points)
         return len(samples) * playouts
 
     one_round()  # load (or compile) the kernels before timing
@@ -264,16 +266,16 @@ def evaluate_all(w, shape, data, repeats, work) -> float:
     total = 0.0
     for _ in range(repeats):
         for i in range(obs.shape[0]):
-            N.hidden_units(w, shape, obs[i], h, scratch)
-            N.policy_logits(w, shape, h, masks[i], logits)
-            total += N.value(w, shape, h, u64s[i], seats[i], 2)
+            policy_value_kernels.hidden_units(w, shape, obs[i], h, scratch)
+            policy_value_kernels.policy_logits(w, shape, h, masks[i], logits)
+            total += policy_value_kernels.value(w, shape, h, u64s[i], seats[i], 2)
     return total
 
 
 def net_main(argv: Sequence[str] | None = None) -> int:
     import torch
 
-    from treppen.train.expert.net import KernelNet
+    from treppen.train.expert.policy_value_torch import KernelNet
 
     parser = parser_for("net", "the kernels' network's cost per evaluation")
     parser.add_argument("--positions", type=int, default=200, help="positions of greedy 2-player play")
@@ -298,7 +300,11 @@ def net_main(argv: Sequence[str] | None = None) -> int:
     for hidden, depth in NET_SHAPES:
         torch.manual_seed(0)
         w, shape = KernelNet(hidden, depth).export()
-        h, scratch, logits = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32), np.zeros(N.NUM_ACTIONS)
+        h, scratch, logits = (
+            np.zeros(hidden, np.float32),
+            np.zeros(hidden, np.float32),
+            np.zeros(policy_value_kernels.NUM_ACTIONS),
+        )
         evaluate_all(w, shape, data, 1, (h, scratch, logits))  # compile
         start = time.process_time()
         evaluate_all(w, shape, data, args.repeats, (h, scratch, logits))

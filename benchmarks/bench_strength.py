@@ -54,7 +54,7 @@ import matplotlib.pyplot as plt
 
 from treppen.agents import RolloutAgent, zoo
 from treppen.agents.search import _Root
-from treppen.apps.zoo import strength_text
+from treppen.apps.zoo_command import strength_text
 from treppen.arena.plots import plot_elo, save_figure
 from treppen.arena.ratings import Ratings, fit_ratings
 from treppen.arena.results import write_outputs

@@ -1,5 +1,5 @@
 """The opponent model's temperature, fitted (a measurement, not a test): the temperature (points) of
-the softmax over the heuristic's action scores (:mod:`treppen_env.agent_core.beliefs`) that makes the
+the softmax over the heuristic's action scores (:mod:`treppen_env.agent_core.belief_kernels`) that makes the
 recorded decisions of a mix of opponents most likely, by maximum likelihood.
 
 Each opponent (``--opponents``, default greedy, the shipped policy ``ppo-2p`` and the search at a
@@ -22,8 +22,7 @@ from scipy.optimize import minimize_scalar
 from treppen import agents
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, MELD_BASE
-from treppen_env.agent_core import beliefs as B
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import belief_kernels, greedy_kernels
 from treppen_env.core.tables import rules_table
 from treppen_env.files import atomic_write_text
 from treppen_env.melds import MELD_BITS
@@ -48,15 +47,15 @@ def decisions(spec: str, deals: int) -> list[tuple]:
 
 def log_likelihood(recorded: list[tuple], temperature: float, epsilon: float = 0.05) -> float:
     rules = make_rules("treppenromme")
-    b = B.new_beliefs(2, temperature, epsilon, G.settings_row())
-    scratch = B.scratch().likelihood
+    b = belief_kernels.new_beliefs(2, temperature, epsilon, greedy_kernels.settings_row())
+    scratch = belief_kernels.scratch().likelihood
     total = 0.0
     table = rules_table(rules)
     for (u64, i8, i64), seat, action in recorded:
         b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
         b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = seat, action, 0
         b.decisions.size[0] = 1
-        total += B.decision_log_likelihood(b, 0, u64[seat], table, MELD_BITS, scratch)
+        total += belief_kernels.decision_log_likelihood(b, 0, u64[seat], table, MELD_BITS, scratch)
     return total
 
 

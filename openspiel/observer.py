@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyspiel
 
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.cards import NUM_CARDS, card_flags, cards_to_str
 from treppen_env.engine import GameState
@@ -61,10 +61,10 @@ class TreppenObserver:
         if private == pyspiel.PrivateInfoType.SINGLE_PLAYER:
             pieces.append(("hand", (NUM_CARDS,)))
         elif private == pyspiel.PrivateInfoType.ALL_PLAYERS:
-            pieces.append(("hands", (O.MAX_SEATS, NUM_CARDS)))
+            pieces.append(("hands", (observation.MAX_SEATS, NUM_CARDS)))
         self.public = iig_obs_type.public_info
         if self.public:
-            pieces += [(name, shape) for name, shape in O.LAYOUT if name != "hand"]
+            pieces += [(name, shape) for name, shape in observation.LAYOUT if name != "hand"]
         self.recall = self.public and iig_obs_type.perfect_recall
         if self.recall:
             pieces.append(("moves", (max_game_length(rules),)))
@@ -76,7 +76,7 @@ class TreppenObserver:
             self.dict[name] = self.tensor[start : start + size].reshape(shape)
             start += size
         #: The encoder's pieces this observer copies (the encoder's hand is the SINGLE_PLAYER piece).
-        self._encoded = [name for name in self.dict if name in O.SLICES]
+        self._encoded = [name for name in self.dict if name in observation.SLICES]
 
     def set_from(self, state: TreppenState, player: int) -> None:
         """Write ``player``'s view of ``state`` into :attr:`tensor` (zeros before the deal)."""
@@ -85,9 +85,9 @@ class TreppenObserver:
         if engine is None:
             return
         if self._encoded:
-            encoded = O.encode(engine, player)
+            encoded = observation.encode(engine, player)
             for name in self._encoded:
-                self.dict[name].reshape(-1)[:] = encoded[O.SLICES[name]]
+                self.dict[name].reshape(-1)[:] = encoded[observation.SLICES[name]]
         if "hands" in self.dict:
             for k in range(self.num_players):
                 seat = (player + k) % self.num_players

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from treppen.agents import zoo
-from treppen.apps.zoo import markdown_table
+from treppen.apps.zoo_command import markdown_table
 from treppen.arena.scale import rating_text
 
 ROOT = Path(__file__).resolve().parents[1]

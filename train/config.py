@@ -305,8 +305,8 @@ class PPOBase(TrainConfig):
     features: FeatureSet = field(default_factory=recipe("features"))
     """what the policy sees of each legal action beside the state: ``cards`` (its static features,
     the cards it moves), ``heuristic`` (also what the greedy heuristic computes about it,
-    :mod:`treppen_env.agent_core.features`) or ``planner`` (the same columns from the planner's
-    view, :mod:`treppen_env.agent_core.planner`); sb3 and rllib: ``policy: action_features`` only"""
+    :mod:`treppen_env.agent_core.feature_kernels`) or ``planner`` (the same columns from the planner's
+    view, :mod:`treppen_env.agent_core.planner_kernels`); sb3 and rllib: ``policy: action_features`` only"""
 
     # --- opponent pool
     opponent_random: Probability = field(default_factory=recipe("opponent_random"))
@@ -518,7 +518,7 @@ class ExpertConfig(FitKeys, TrainConfig):
     """how the net guides the search, spec settings (``own_playout=net``: the agent's own later
     turns played by the net; ``value_turns=K``: leaf values)"""
     expert_hidden: Count = 32
-    """hidden units of the kernels' net (:class:`treppen.train.expert.net.KernelNet`)"""
+    """hidden units of the kernels' net (:class:`treppen.train.expert.policy_value_torch.KernelNet`)"""
     expert_decks: Count = 20
     """duplicate decks of each generation's ratings (against greedy and the one before)"""
 

@@ -139,7 +139,7 @@ def check_expert_search(config: ExpertConfig) -> None:
     from treppen import agents
     from treppen.agents.search import SearchAgent
     from treppen.train.expert.backend import search_spec
-    from treppen.train.expert.net import KernelNet
+    from treppen.train.expert.policy_value_torch import KernelNet
 
     rules = config.make_rules()
     if not isinstance(agents.load(config.expert_search, rules=rules), SearchAgent):

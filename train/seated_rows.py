@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.agent_core import seats as S
+from treppen_env.agent_core import seat_kernels
 from treppen_env.rules import Rules
 from treppen_env.vector import TreppenVectorEnv
 
@@ -44,7 +44,7 @@ class SeatedRows:
 
     def seat(self, i: int, learner: int) -> None:
         """Seat the opponents of row ``i``'s new deal: the kind of each seat but ``learner`` in
-        ``env.kinds[i]`` (a kernel kind of :mod:`treppen_env.agent_core.seats`; the seats left
+        ``env.kinds[i]`` (a kernel kind of :mod:`treppen_env.agent_core.seat_kernels`; the seats left
         ``EXTERNAL`` move through :meth:`external_actions`)."""
         raise NotImplementedError
 
@@ -61,7 +61,7 @@ class SeatedRows:
             learner = int(self.rng.integers(self.num_players))
             self.learner[i] = learner
             env.observer[i] = learner
-            env.kinds[i, :] = S.EXTERNAL
+            env.kinds[i, :] = seat_kernels.EXTERNAL
             self.seat(int(i), learner)
         env.deal_rows(rows)
         self.opponents_move(rows)

@@ -49,7 +49,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import NUM_ACTIONS, action_to_str, check_action
 from treppen_env.engine import GameState, IllegalActionError
 from treppen_env.messages import whole_number
@@ -104,7 +104,9 @@ class raw_env(AECEnv, EzPickle):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32),
+                "observation": spaces.Box(
+                    observation.OBS_LOW, observation.OBS_HIGH, (observation.OBS_SIZE,), np.float32
+                ),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
@@ -112,7 +114,7 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.state_: GameState | None = None
-        self._encoder = O.Encoder()
+        self._encoder = observation.Encoder()
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -153,7 +155,7 @@ class raw_env(AECEnv, EzPickle):
         state = GameState(self.rules, self.num_players, self._rng)
         state.deal(options.get("dealer", 0), deck)
         self.state_ = state
-        self._encoder = O.Encoder()
+        self._encoder = observation.Encoder()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

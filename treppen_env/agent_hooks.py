@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import greedy_kernels, playout_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import playout as P
 from treppen_env.engine import GameState, seat_index
 
 
@@ -22,16 +21,16 @@ def _generator(seed: int) -> np.ndarray:
     return np.array([seed & (2**64 - 1)], dtype=np.uint64)
 
 
-def heuristic_inputs(state: GameState, seat: int) -> G.Inputs:
+def heuristic_inputs(state: GameState, seat: int) -> greedy_kernels.Inputs:
     """What ``seat`` may see in ``state``, in the greedy heuristic's input layout
-    (:func:`treppen_env.agent_core.greedy.state_inputs`): the same arrays as the reader of that
+    (:func:`treppen_env.agent_core.greedy_kernels.state_inputs`): the same arrays as the reader of that
     seat's observation fills (:func:`treppen_env.agent_core.reader.observation_inputs`).
 
     :raises IndexError: for a seat not in play (negative seats count from the last).
     """
     u64, i8, i64 = state.arrays()
-    inputs = G.empty_inputs()
-    G.state_inputs(u64, i8, i64, seat_index(seat, state.num_players), inputs)
+    inputs = greedy_kernels.empty_inputs()
+    greedy_kernels.state_inputs(u64, i8, i64, seat_index(seat, state.num_players), inputs)
     return inputs
 
 
@@ -44,16 +43,18 @@ def random_playout(state: GameState, seed: int) -> int:
     """
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
-    policies = np.full(state.num_players, P.RANDOM, dtype=np.int64)
-    playout = P.Playout(policies=policies, settings=G.settings_row(), values=PV.values_row())
-    steps = P.play_to_end((u64, i8, i64), tab, meld_bits, playout, _generator(seed), P.scratch())
+    policies = np.full(state.num_players, playout_kernels.RANDOM, dtype=np.int64)
+    playout = playout_kernels.Playout(policies=policies, settings=greedy_kernels.settings_row(), values=PV.values_row())
+    steps = playout_kernels.play_to_end(
+        (u64, i8, i64), tab, meld_bits, playout, _generator(seed), playout_kernels.scratch()
+    )
     state.kernel_wrote()
     return int(steps)
 
 
 def redeal(state: GameState, observer: int, seed: int, tries: int = 10_000) -> None:
     """A new determinization of ``state`` for ``observer``, in place: deal the cards it cannot see
-    afresh (:func:`treppen_env.agent_core.playout.redeal`): every other seat keeps its publicly
+    afresh (:func:`treppen_env.agent_core.playout_kernels.redeal`): every other seat keeps its publicly
     known cards (RULES §4.1) and its hand size, the stock its size; a must-use card of another seat
     to move stays playable (RULES §4.2). Everything ``observer`` sees stays as it is.
 
@@ -65,7 +66,7 @@ def redeal(state: GameState, observer: int, seed: int, tries: int = 10_000) -> N
         raise ValueError(f"observer {observer} is not a seat 0..{state.num_players - 1}")
     u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
-    found = P.redeal((u64, i8, i64), tab, meld_bits, observer, _generator(seed), tries)
+    found = playout_kernels.redeal((u64, i8, i64), tab, meld_bits, observer, _generator(seed), tries)
     state.kernel_wrote()
     if not found:
         raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")

@@ -21,7 +21,7 @@ from typing import overload
 
 import numpy as np
 
-from treppen_env import actions as A
+from treppen_env import actions
 from treppen_env.cards import (
     FULL_DECK,
     NUM_CARDS,
@@ -31,8 +31,7 @@ from treppen_env.cards import (
     parse_card,
     parse_deck,
 )
-from treppen_env.core import kernels as K
-from treppen_env.core import layout as L
+from treppen_env.core import kernels, layout
 from treppen_env.core.tables import rules_table
 from treppen_env.explain import illegal_reason
 from treppen_env.melds import MELD_BITS
@@ -45,9 +44,9 @@ OUTCOMES = ("went_out", "romme", "stock_exhausted", "max_turns")
 class Phase(IntEnum):
     """Where the player to move is in their turn (RULES §4)."""
 
-    DRAW = L.DRAW  #: draw from the stock or take from the staircase (§4.1)
-    MELD = L.MELD  #: meld, lay off or discard (§4.3-4.4)
-    DEAL_OVER = L.DEAL_OVER  #: the deal has ended (§6)
+    DRAW = layout.DRAW  #: draw from the stock or take from the staircase (§4.1)
+    MELD = layout.MELD  #: meld, lay off or discard (§4.3-4.4)
+    DEAL_OVER = layout.DEAL_OVER  #: the deal has ended (§6)
 
 
 _KINDS = ("set", "run")  # meld kinds by their code in the meld table (layout.SET, layout.RUN)
@@ -230,9 +229,9 @@ class GameState:
         self.num_players = num_players
         self.rng = rng
         self._tab = rules_table(rules)
-        self._u64, self._i8, self._i64 = L.new_arrays(num_players)
-        self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        self._spare = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._u64, self._i8, self._i64 = layout.new_arrays(num_players)
+        self._mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
+        self._spare = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False
         self._dirty = False
         self._stale()
@@ -240,8 +239,8 @@ class GameState:
 
     def _views(self) -> None:
         """The live views of the per-seat bitsets (made once per state object)."""
-        self._hands = _SeatBits(self, L.HAND)
-        self._known = _SeatBits(self, L.KNOWN)
+        self._hands = _SeatBits(self, layout.HAND)
+        self._known = _SeatBits(self, layout.KNOWN)
 
     # ------------------------------------------------------------------ deal (RULES §2)
     def deal(self, dealer: int = 0, deck: Sequence[int | str] | None = None) -> None:
@@ -258,7 +257,7 @@ class GameState:
         cards = self.rng.permutation(NUM_CARDS).tolist() if deck is None else parse_deck(deck)
         order = np.array(cards, dtype=np.int8)  # reset in place: arrays() stay the state's
         per_hand, first = self.rules.cards_dealt(n), self.rules.dealer_plays_first
-        K.deal(self._u64, self._i8, self._i64, order, int(dealer), per_hand, first)
+        kernels.deal(self._u64, self._i8, self._i64, order, int(dealer), per_hand, first)
         self._touch()
         self._check()
 
@@ -300,7 +299,7 @@ class GameState:
         """
         n = len(hands)
         state = cls(rules, n, rng)
-        state._i64[L.DEALT] = 1
+        state._i64[layout.DEALT] = 1
         state.dealer, state.current, state.phase = dealer, current, phase
         state.hands = hands
         state.staircase = staircase
@@ -317,36 +316,36 @@ class GameState:
         return state
 
     # ------------------------------------------------------------------ fields
-    dealer = _scalar(L.DEALER, "The dealing seat (RULES §2.1).")
-    current = _scalar(L.CURRENT, "The seat to move.")
-    turn = _scalar(L.TURN, "Turns completed this deal (RULES §6.5).")
-    banned = _scalar(L.BANNED, "The card the mover may not discard this turn, -1 for none (RULES §4.4).")
-    must_use = _scalar(L.MUST_USE, "The taken card the mover must play at once, -1 for none (RULES §4.2).")
-    deals_played = _scalar(L.DEALS_PLAYED, "Deals finished in this game (RULES §7).")
-    points = _per_seat(L.POINTS, "Points booked this deal per seat (RULES §5); a new list.")
-    totals = _per_seat(L.TOTALS, "Game totals per seat (RULES §7.1); a new list.")
+    dealer = _scalar(layout.DEALER, "The dealing seat (RULES §2.1).")
+    current = _scalar(layout.CURRENT, "The seat to move.")
+    turn = _scalar(layout.TURN, "Turns completed this deal (RULES §6.5).")
+    banned = _scalar(layout.BANNED, "The card the mover may not discard this turn, -1 for none (RULES §4.4).")
+    must_use = _scalar(layout.MUST_USE, "The taken card the mover must play at once, -1 for none (RULES §4.2).")
+    deals_played = _scalar(layout.DEALS_PLAYED, "Deals finished in this game (RULES §7).")
+    points = _per_seat(layout.POINTS, "Points booked this deal per seat (RULES §5); a new list.")
+    totals = _per_seat(layout.TOTALS, "Game totals per seat (RULES §7.1); a new list.")
     laid_before = _per_seat(
-        L.LAID_BEFORE, "Per seat: melded or laid off in an earlier turn of this deal (RULES §6.2).", bool
+        layout.LAID_BEFORE, "Per seat: melded or laid off in an earlier turn of this deal (RULES §6.2).", bool
     )
 
     @property
     def phase(self) -> Phase:
         """Where the player to move is in their turn (RULES §4)."""
-        return _PHASES[self._ints()[L.PHASE]]
+        return _PHASES[self._ints()[layout.PHASE]]
 
     @phase.setter
     def phase(self, value: int) -> None:
-        self._i64[L.PHASE] = Phase(value)
+        self._i64[layout.PHASE] = Phase(value)
         self._touch()
 
     @property
     def laid_this_turn(self) -> bool:
         """Whether the mover has melded or laid off this turn (RULES §6.2)."""
-        return bool(self._ints()[L.LAID_THIS_TURN])
+        return bool(self._ints()[layout.LAID_THIS_TURN])
 
     @laid_this_turn.setter
     def laid_this_turn(self, value: bool) -> None:
-        self._i64[L.LAID_THIS_TURN] = bool(value)
+        self._i64[layout.LAID_THIS_TURN] = bool(value)
         self._touch()
 
     @property
@@ -357,7 +356,7 @@ class GameState:
 
     @hands.setter
     def hands(self, hands: Sequence[int]) -> None:
-        self._set_seat_bits(L.HAND, hands)
+        self._set_seat_bits(layout.HAND, hands)
 
     @property
     def known(self) -> _SeatBits:
@@ -367,37 +366,37 @@ class GameState:
 
     @known.setter
     def known(self, known: Sequence[int]) -> None:
-        self._set_seat_bits(L.KNOWN, known)
+        self._set_seat_bits(layout.KNOWN, known)
 
     @property
     def staircase(self) -> _CardRow:
         """The staircase, bottom to top (a live view; RULES §2.3, §4.1)."""
         self._need_deal("staircase")
-        return _CardRow(self, L.STAIRS, L.STAIRS_LEN)
+        return _CardRow(self, layout.STAIRS, layout.STAIRS_LEN)
 
     @staircase.setter
     def staircase(self, cards: Sequence[int]) -> None:
-        self._set_cards(L.STAIRS, L.STAIRS_LEN, cards)
+        self._set_cards(layout.STAIRS, layout.STAIRS_LEN, cards)
 
     @property
     def stock(self) -> _CardRow:
         """The stock, bottom to top: its last card is the top (a live view; RULES §2.2)."""
         self._need_deal("stock")
-        return _CardRow(self, L.STOCK, L.STOCK_LEN)
+        return _CardRow(self, layout.STOCK, layout.STOCK_LEN)
 
     @stock.setter
     def stock(self, cards: Sequence[int]) -> None:
-        self._set_cards(L.STOCK, L.STOCK_LEN, cards)
+        self._set_cards(layout.STOCK, layout.STOCK_LEN, cards)
 
     @property
     def melds(self) -> list[TableMeld]:
         """The table melds in the order laid (new :class:`TableMeld` objects: changing one does not
         change the state; assign the whole list to do that)."""
         self._need_deal("melds")
-        k = self._ints()[L.NUM_MELDS]
-        rows = self._smalls()[L.MELDS : L.MELDS + L.MELD_COLS * k]
-        bits = self._bitsets()[L.MELD_BITS : L.MELD_BITS + k]
-        c = L.MELD_COLS
+        k = self._ints()[layout.NUM_MELDS]
+        rows = self._smalls()[layout.MELDS : layout.MELDS + layout.MELD_COLS * k]
+        bits = self._bitsets()[layout.MELD_BITS : layout.MELD_BITS + k]
+        c = layout.MELD_COLS
         return [
             TableMeld(rows[c * i], _KINDS[rows[c * i + 1]], rows[c * i + 2], rows[c * i + 3], rows[c * i + 4], bits[i])
             for i in range(k)
@@ -405,53 +404,58 @@ class GameState:
 
     @melds.setter
     def melds(self, melds: Sequence[TableMeld]) -> None:
-        if len(melds) > L.MAX_MELDS:
-            raise ValueError(f"{len(melds)} table melds: at most {L.MAX_MELDS} fit on the table")
+        if len(melds) > layout.MAX_MELDS:
+            raise ValueError(f"{len(melds)} table melds: at most {layout.MAX_MELDS} fit on the table")
         for i, m in enumerate(melds):
             if m.kind not in _KINDS:
                 raise ValueError(f"table meld {i} has kind {m.kind!r}; expected 'set' or 'run'")
-            row = L.MELDS + L.MELD_COLS * i
-            for col, value in ((L.M_OWNER, m.owner), (L.M_SUIT, m.suit), (L.M_LOW, m.low), (L.M_LENGTH, m.length)):
+            row = layout.MELDS + layout.MELD_COLS * i
+            for col, value in (
+                (layout.M_OWNER, m.owner),
+                (layout.M_SUIT, m.suit),
+                (layout.M_LOW, m.low),
+                (layout.M_LENGTH, m.length),
+            ):
                 if not -1 <= value <= NUM_RANKS:
                     raise ValueError(f"table meld {i} has {value} in a field that holds -1..13: {m}")
                 self._i8[row + col] = value
-            self._i8[row + L.M_KIND] = _KINDS.index(m.kind)
-            self._u64[L.MELD_BITS + i] = _as_bits(m.bits)
-        self._i64[L.NUM_MELDS] = len(melds)
+            self._i8[row + layout.M_KIND] = _KINDS.index(m.kind)
+            self._u64[layout.MELD_BITS + i] = _as_bits(m.bits)
+        self._i64[layout.NUM_MELDS] = len(melds)
         self._touch()
 
     @property
     def table_version(self) -> int:
         """Bumped at every deal, meld and lay-off: caches of the table are keyed on it."""
-        return self._ints()[L.TABLE_VERSION]
+        return self._ints()[layout.TABLE_VERSION]
 
     @property
     def layoff_slots(self) -> tuple[int, int, int]:
         """Card bitsets that can be laid off now onto a set, a run's low end and a run's high end
         (RULES §4.3). A card on the table is never a slot."""
         self._check()
-        s = self._bitsets()[L.SLOTS : L.SLOTS + 3]
+        s = self._bitsets()[layout.SLOTS : layout.SLOTS + 3]
         return (s[0], s[1], s[2])
 
     @property
     def outcome(self) -> str | None:
         """How the deal ended (one of :data:`OUTCOMES`), ``None`` while it runs (RULES §6)."""
-        code = self._ints()[L.OUTCOME]
-        return None if code == L.NO_OUTCOME else OUTCOMES[code - 1]
+        code = self._ints()[layout.OUTCOME]
+        return None if code == layout.NO_OUTCOME else OUTCOMES[code - 1]
 
     @property
     def went_out(self) -> int | None:
         """The seat that went out, else ``None`` (RULES §6.1)."""
-        seat = self._ints()[L.WENT_OUT]
+        seat = self._ints()[layout.WENT_OUT]
         return None if seat < 0 else seat
 
     @property
     def deal_points(self) -> list[int] | None:
         """The ended deal's points per seat (RULES §6.2-6.4), ``None`` while it runs."""
         ints = self._ints()
-        if ints[L.OUTCOME] == L.NO_OUTCOME:
+        if ints[layout.OUTCOME] == layout.NO_OUTCOME:
             return None
-        return ints[L.DEAL_POINTS : L.DEAL_POINTS + self.num_players]
+        return ints[layout.DEAL_POINTS : layout.DEAL_POINTS + self.num_players]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The validated ``(u64, i8, i64)`` arrays of the state (:mod:`treppen_env.core.layout`),
@@ -472,7 +476,7 @@ class GameState:
         return self._tab, MELD_BITS
 
     def _need_deal(self, name: str) -> None:
-        if not self._ints()[L.DEALT]:
+        if not self._ints()[layout.DEALT]:
             raise AttributeError(f"GameState.{name}: no deal has been dealt yet (call deal())")
 
     def _set_seat_bits(self, base: int, values: Sequence[int]) -> None:
@@ -525,7 +529,7 @@ class GameState:
         """Validate the arrays once after outside writes and rebuild the table's lay-off slots."""
         if self._dirty:
             self.validate()
-            K.refresh_table(self._u64, self._i8, self._i64, self._tab)
+            kernels.refresh_table(self._u64, self._i8, self._i64, self._tab)
             self._dirty = False
             self._stale()
 
@@ -543,7 +547,7 @@ class GameState:
     @property
     def deal_over(self) -> bool:
         """Whether the current deal has ended (RULES §6)."""
-        return self._ints()[L.PHASE] == L.DEAL_OVER
+        return self._ints()[layout.PHASE] == layout.DEAL_OVER
 
     def game_over(self) -> bool:
         """Whether the game has ended: a total reached the target with one highest (RULES §7.1)."""
@@ -575,7 +579,7 @@ class GameState:
         """
         if not self._mask_valid:
             self._check()
-            K.legal_mask(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask)
+            kernels.legal_mask(self._u64, self._i8, self._i64, self._tab, MELD_BITS, self._mask)
             self._mask_valid = True
         return self._mask
 
@@ -606,7 +610,7 @@ class GameState:
     def _can_play(self, card: int, cards: int) -> bool:
         """Whether ``card`` can be melded with ``cards`` or laid off at once (RULES §4.2)."""
         self._check()
-        return bool(K.can_play(self._u64, self._tab, MELD_BITS, card, np.uint64(cards)))
+        return bool(kernels.can_play(self._u64, self._tab, MELD_BITS, card, np.uint64(cards)))
 
     # ------------------------------------------------------------------ actions
     def apply(self, action: int) -> None:
@@ -618,14 +622,14 @@ class GameState:
         try:
             action = operator.index(action)
         except TypeError:
-            raise IllegalActionError(f"action {action!r} is not an action index 0..{A.NUM_ACTIONS - 1}") from None
+            raise IllegalActionError(f"action {action!r} is not an action index 0..{actions.NUM_ACTIONS - 1}") from None
         mask = self._mask if self._mask_valid else self.legal_mask()
-        if not (0 <= action < A.NUM_ACTIONS) or not mask[action]:
+        if not (0 <= action < actions.NUM_ACTIONS) or not mask[action]:
             raise IllegalActionError(illegal_reason(self, action))
         spare = self._spare
-        status = K.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action)
+        status = kernels.step(self._u64, self._i8, self._i64, self._tab, MELD_BITS, spare, action)
         self._stale()
-        if status == K.STEP_RESHUFFLE:
+        if status == kernels.STEP_RESHUFFLE:
             self._reshuffle(spare)
             self._stale()
         self._spare, self._mask = mask, spare
@@ -637,7 +641,7 @@ class GameState:
         stock = [int(c) for c in self.rng.permutation(rest)]
         if sorted(stock) != sorted(rest):
             raise ValueError("the reshuffled stock is not the staircase's cards below its top (RULES §6.4)")
-        K.reshuffle(self._u64, self._i8, self._i64, self._tab, MELD_BITS, mask, np.array(stock, dtype=np.int8))
+        kernels.reshuffle(self._u64, self._i8, self._i64, self._tab, MELD_BITS, mask, np.array(stock, dtype=np.int8))
 
 
 def can_play_on(rules: Rules, melds: Sequence[TableMeld], card: int, cards: int) -> bool:
@@ -649,6 +653,6 @@ def can_play_on(rules: Rules, melds: Sequence[TableMeld], card: int, cards: int)
     probe = GameState(rules, max(2, 1 + max((m.owner for m in melds), default=0)), np.random.default_rng(0))
     probe.melds = melds
     for i in range(len(melds)):
-        check_meld_row(rules, probe.num_players, i, probe._i8, int(probe._u64[L.MELD_BITS + i]))
-    K.refresh_table(probe._u64, probe._i8, probe._i64, probe._tab)
-    return bool(K.can_play(probe._u64, probe._tab, MELD_BITS, card, np.uint64(cards)))
+        check_meld_row(rules, probe.num_players, i, probe._i8, int(probe._u64[layout.MELD_BITS + i]))
+    kernels.refresh_table(probe._u64, probe._i8, probe._i64, probe._tab)
+    return bool(kernels.can_play(probe._u64, probe._tab, MELD_BITS, card, np.uint64(cards)))

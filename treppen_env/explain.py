@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from treppen_env import actions as A
+from treppen_env import actions
 from treppen_env.cards import card_to_str
-from treppen_env.core import layout as L
+from treppen_env.core import layout
 
 if TYPE_CHECKING:
     from treppen_env.engine import GameState
@@ -19,13 +19,13 @@ def illegal_reason(state: GameState, action: int) -> str:
     action, the phase and the rule it breaks (RULES §3-§6): the text of the engine's
     :class:`~treppen_env.engine.IllegalActionError` (a slow path, taken only on an error)."""
     try:
-        act = A.decode(action)
+        act = actions.decode(action)
     except ValueError as err:
         return str(err)
     text = f"illegal action {act} (action {action}) for player {state.current}"
-    if state.phase == L.DEAL_OVER:
+    if state.phase == layout.DEAL_OVER:
         return f"{text}: the deal is over (RULES §6)"
-    if state.phase == L.DRAW:
+    if state.phase == layout.DRAW:
         if act.kind == "draw":
             return f"{text}: the stock is empty (RULES §6.4)"
         if act.kind == "take":
@@ -51,5 +51,5 @@ def illegal_reason(state: GameState, action: int) -> str:
         return f"{text}: not a legal meld under these rules (RULES §3.1-3.2) or it leaves a dead end (§4.5)"
     return (
         f"{text}: no meld on the table takes {card_to_str(act.card)} at its "
-        f"{A.TARGETS[act.target]} (RULES §4.3), or it leaves a dead end (§4.5)"
+        f"{actions.TARGETS[act.target]} (RULES §4.3), or it leaves a dead end (§4.5)"
     )

@@ -17,7 +17,7 @@ Each decision is an :class:`OpponentDecision`: the position the opponent decided
 placeholder, the action it chose, and how its hand then follows from a hypothesis of its hand now:
 one :class:`Undo` per turn part since, newest first, each adding the cards the opponent played in
 it, removing those it took from the staircase, and for a stock draw one card it could have drawn.
-:mod:`treppen_env.agent_core.beliefs` weighs deals of the unseen cards by how likely an opponent model
+:mod:`treppen_env.agent_core.belief_kernels` weighs deals of the unseen cards by how likely an opponent model
 makes these decisions. Only public information enters: observations and
 the observer's own actions, never a hidden card.
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, DRAW, TAKE_BASE
-from treppen_env.agent_core.beliefs import MAX_STEPS
+from treppen_env.agent_core.belief_kernels import MAX_STEPS
 from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits
 from treppen_env.determinize import table_meld, unseen_cards
 from treppen_env.engine import GameState, Phase

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import DRAW, NUM_ACTIONS, check_action
 from treppen_env.aec import raw_env
 from treppen_env.messages import shorten
@@ -75,7 +75,9 @@ class SingleAgentEnv(gym.Env):
         self.seat_choice = seat
         self.render_mode = render_mode
         self.set_opponents(opponents)
-        self.observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
+        self.observation_space = gym.spaces.Box(
+            observation.OBS_LOW, observation.OBS_HIGH, (observation.OBS_SIZE,), np.float32
+        )
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.learner = "player_0"
         self._learner_seat = 0

@@ -2,7 +2,7 @@
 
 ``treppen_env.vector_env(num_envs, ...)`` returns a :class:`TreppenVectorEnv`, a Gymnasium
 ``VectorEnv`` over ``num_envs`` deals held as rows of the simulation core's arrays
-(:mod:`treppen_env.agent_core.seats` steps them):
+(:mod:`treppen_env.agent_core.seat_kernels` steps them):
 
 - ``opponents="greedy"``, ``"random"`` (or one of those per other seat): one learning seat per row
   (``seat``, default 0); the other seats are played inside the kernel, so every row of a step is
@@ -41,15 +41,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import NUM_ACTIONS, action_to_str
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import playout as P
-from treppen_env.agent_core import seats as S
+from treppen_env.agent_core import greedy_kernels, playout_kernels, seat_kernels
 from treppen_env.cards import NUM_CARDS
-from treppen_env.core import kernels as K
-from treppen_env.core import layout as L
-from treppen_env.core import vector as V
+from treppen_env.core import kernels, layout, vector_kernels
 from treppen_env.core.generator import MASK_WORDS
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import OUTCOMES
@@ -58,8 +54,8 @@ from treppen_env.messages import shorten, whole_number
 from treppen_env.rules import Rules, make_rules
 
 #: Opponent kinds a row can seat inside the kernel.
-OPPONENTS = {"greedy": S.GREEDY, "random": S.RANDOM}
-REWARDS = {"zero_sum": V.ZERO_SUM, "points": V.POINTS}
+OPPONENTS = {"greedy": seat_kernels.GREEDY, "random": seat_kernels.RANDOM}
+REWARDS = {"zero_sum": vector_kernels.ZERO_SUM, "points": vector_kernels.POINTS}
 AUTORESET = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
 
@@ -103,38 +99,42 @@ class TreppenVectorEnv(VectorEnv):
         self.metadata = {"autoreset_mode": AUTORESET[autoreset_mode]}
         self._reward = REWARDS[reward]
         #: Each row's seat kinds (int64 (N, 4): ``EXTERNAL``, ``GREEDY`` or ``RANDOM`` of
-        #: :mod:`treppen_env.agent_core.seats`) and the seat whose final observation a row shows.
+        #: :mod:`treppen_env.agent_core.seat_kernels`) and the seat whose final observation a row shows.
         self.kinds, self.seat = self._seat_kinds(opponents, seat)
-        self.single_observation_space = gym.spaces.Box(O.OBS_LOW, O.OBS_HIGH, (O.OBS_SIZE,), np.float32)
+        self.single_observation_space = gym.spaces.Box(
+            observation.OBS_LOW, observation.OBS_HIGH, (observation.OBS_SIZE,), np.float32
+        )
         self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         n = num_envs
-        self._u64 = np.zeros((n, L.U64_SIZE), dtype=np.uint64)
-        self._i8 = np.zeros((n, L.I8_SIZE), dtype=np.int8)
-        self._i64 = np.zeros((n, L.I64_SIZE), dtype=np.int64)
+        self._u64 = np.zeros((n, layout.U64_SIZE), dtype=np.uint64)
+        self._i8 = np.zeros((n, layout.I8_SIZE), dtype=np.int8)
+        self._i64 = np.zeros((n, layout.I64_SIZE), dtype=np.int64)
         for i in range(n):
-            self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(num_players)
+            self._u64[i], self._i8[i], self._i64[i] = layout.new_arrays(num_players)
         self._tab = rules_table(self.rules)
-        self._settings = G.settings_row()
-        self._obs = np.zeros((n, O.OBS_SIZE), dtype=np.float32)
+        self._settings = greedy_kernels.settings_row()
+        self._obs = np.zeros((n, observation.OBS_SIZE), dtype=np.float32)
         self._padded = np.zeros((n, 8 * MASK_WORDS), dtype=np.int8)  # rows of whole uint64 words
         self._masks = self._padded[:, :NUM_ACTIONS]
         self.to_move = np.full(n, -1, dtype=np.int64)
         self._actor = np.full(n, -1, dtype=np.int64)
         self.over = np.zeros(n, dtype=np.int8)
         self._pending = np.zeros(n, dtype=np.int8)
-        self.seat_rewards = np.zeros((n, L.MAX_SEATS), dtype=np.float32)
+        self.seat_rewards = np.zeros((n, layout.MAX_SEATS), dtype=np.float32)
         self.observer = np.full(n, -1 if self.seat is None else self.seat, dtype=np.int64)
         self._kernel_rngs = np.zeros(n, dtype=np.uint64)
         self._rngs = [np.random.default_rng() for _ in range(n)]
         self._autoreset = np.zeros(n, dtype=bool)
-        self._work = P.scratch()
+        self._work = playout_kernels.scratch()
         self._all = np.arange(n, dtype=np.int64)
         self._dealt = False  # step() needs a reset() first
         #: The step kernel's bundles of what it writes how, and where (the arrays above, in place).
-        self._report = S.Report(offsets=O.KERNEL_OFFSETS, consts=O.KERNEL_CONSTS, reward=self._reward)
-        self._written = S.Written(
+        self._report = seat_kernels.Report(
+            offsets=observation.KERNEL_OFFSETS, consts=observation.KERNEL_CONSTS, reward=self._reward
+        )
+        self._written = seat_kernels.Written(
             obs=self._obs,
             masks=self._padded,
             to_move=self.to_move,
@@ -182,7 +182,7 @@ class TreppenVectorEnv(VectorEnv):
             raise ValueError(f"actions must be integers of shape ({self.num_envs},); got {acts.dtype} {acts.shape}")
         acts = acts.astype(np.int64)
         resetting = self._autoreset
-        bad = V.illegal_rows(self._masks, acts, resetting)
+        bad = vector_kernels.illegal_rows(self._masks, acts, resetting)
         if bad.size:
             shown = ", ".join(f"row {i}: {_text(acts[i])}" for i in bad[:5])
             raise ValueError(f"illegal actions in {bad.size} rows ({shown}); no row was stepped")
@@ -236,18 +236,18 @@ class TreppenVectorEnv(VectorEnv):
     @property
     def truncated(self) -> np.ndarray:
         """Whether each row's deal ended at ``max_turns`` (RULES §6.5), bool (N,)."""
-        return self._i64[:, L.OUTCOME] == L.MAX_TURNS_OUTCOME
+        return self._i64[:, layout.OUTCOME] == layout.MAX_TURNS_OUTCOME
 
     @property
     def deal_points(self) -> np.ndarray:
         """Every row's deal points (int64 (N, players), RULES §7; final once :attr:`over`), a view."""
-        return self._i64[:, L.DEAL_POINTS : L.DEAL_POINTS + self.num_players]
+        return self._i64[:, layout.DEAL_POINTS : layout.DEAL_POINTS + self.num_players]
 
     def sample_actions(self) -> np.ndarray:
         """A uniformly random legal action of every row (int64 (N,); 0 in a row whose deal is over),
         drawn inside a kernel by the rows' own generators: what ``action_space.sample(mask)`` gives,
         without a Python loop over the rows."""
-        return V.sample_legal(self._padded, self._kernel_rngs)
+        return vector_kernels.sample_legal(self._padded, self._kernel_rngs)
 
     def close(self, **kwargs: Any) -> None:
         """Nothing to release: the deals are arrays of this process."""
@@ -262,12 +262,12 @@ class TreppenVectorEnv(VectorEnv):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._masks = self._padded[:, :NUM_ACTIONS]
-        self._work = P.scratch()
+        self._work = playout_kernels.scratch()
 
     # ------------------------------------------------------------------ rows
     def _seat_kinds(self, opponents: str | Sequence[str] | None, seat: int) -> tuple[np.ndarray, int | None]:
         n = self.num_players
-        kinds = np.full((self.num_envs, L.MAX_SEATS), S.EXTERNAL, dtype=np.int64)
+        kinds = np.full((self.num_envs, layout.MAX_SEATS), seat_kernels.EXTERNAL, dtype=np.int64)
         if opponents is None:
             return kinds, None
         if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
@@ -294,25 +294,25 @@ class TreppenVectorEnv(VectorEnv):
         per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
         for i in rows:
             cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)
-            self._u64[i], self._i8[i], self._i64[i] = L.new_arrays(self.num_players)  # an episode is one deal
-            K.deal(self._u64[i], self._i8[i], self._i64[i], cards, 0, per_hand, first)
+            self._u64[i], self._i8[i], self._i64[i] = layout.new_arrays(self.num_players)  # an episode is one deal
+            kernels.deal(self._u64[i], self._i8[i], self._i64[i], cards, 0, per_hand, first)
         self._actor[rows] = -1
         self.play_rows(rows, np.full(self.num_envs, -1, dtype=np.int64))
 
     def play_rows(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Step ``rows`` (int64) with ``actions`` (int64 (N,), legal, -1 for none;
-        :func:`treppen_env.agent_core.seats.step_rows`), reshuffles (RULES §6.4) dealt by the rows'
+        :func:`treppen_env.agent_core.seat_kernels.step_rows`), reshuffles (RULES §6.4) dealt by the rows'
         generators. Afterwards :attr:`to_move`, :attr:`over`, :attr:`seat_rewards` and the buffers
         describe each row."""
         while rows.size:
-            seats = S.Seats(
+            seats = seat_kernels.Seats(
                 actions=actions,
                 kinds=self.kinds,
                 observer=self.observer,
                 rngs=self._kernel_rngs,
                 settings=self._settings,
             )
-            S.step_rows(
+            seat_kernels.step_rows(
                 (self._u64, self._i8, self._i64),
                 (self._tab, MELD_BITS),
                 rows,
@@ -328,9 +328,9 @@ class TreppenVectorEnv(VectorEnv):
 
     def _reshuffle(self, i: int) -> None:
         u64, i8, i64 = self._u64[i], self._i8[i], self._i64[i]
-        rest = i8[L.STAIRS : L.STAIRS + i64[L.STAIRS_LEN] - 1]
+        rest = i8[layout.STAIRS : layout.STAIRS + i64[layout.STAIRS_LEN] - 1]
         stock = self._rngs[i].permutation(rest).astype(np.int8)
-        K.reshuffle(u64, i8, i64, self._tab, MELD_BITS, self._masks[i], stock)
+        kernels.reshuffle(u64, i8, i64, self._tab, MELD_BITS, self._masks[i], stock)
 
     def _learner_rewards(self, done: np.ndarray) -> np.ndarray:
         """Each row's reward: the learner's (with opponents) or the acting seat's, at a deal's end."""
@@ -344,9 +344,9 @@ class TreppenVectorEnv(VectorEnv):
         if done.any():
             n = self.num_players
             points = self.deal_points.copy()
-            codes = self._i64[:, L.OUTCOME]
+            codes = self._i64[:, layout.OUTCOME]
             outcome = np.array([OUTCOMES[o - 1] if d else None for o, d in zip(codes, done, strict=True)])
-            went_out = np.where(done, self._i64[:, L.WENT_OUT], -1)
+            went_out = np.where(done, self._i64[:, layout.WENT_OUT], -1)
             rewards = self.seat_rewards[:, :n].copy()
             for key, value in (
                 ("deal_points", points),

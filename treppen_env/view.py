@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from treppen_env.core import layout as L
+from treppen_env.core import layout
 
 if TYPE_CHECKING:
     from treppen_env.engine import GameState
@@ -63,24 +63,24 @@ def mover_view(state: GameState) -> MoverView:
     """The visible information of the player to move in ``state`` (validated first)."""
     u64, i8, i64 = state.arrays()
     n = state.num_players
-    seat = int(i64[L.CURRENT])
-    k = int(i64[L.NUM_MELDS])
-    hands = u64[L.HAND : L.HAND + n]
+    seat = int(i64[layout.CURRENT])
+    k = int(i64[layout.NUM_MELDS])
+    hands = u64[layout.HAND : layout.HAND + n]
     sizes = np.array([int(h).bit_count() for h in hands.tolist()], dtype=np.int64)
     return MoverView(
         seat=seat,
         num_players=n,
-        hand=u64[L.HAND + seat],
-        staircase=i8[L.STAIRS : L.STAIRS + i64[L.STAIRS_LEN]].copy(),
-        melds=i8[L.MELDS : L.MELDS + L.MELD_COLS * k].reshape(k, L.MELD_COLS).copy(),
-        meld_bits=u64[L.MELD_BITS : L.MELD_BITS + k].copy(),
-        slots=u64[L.SLOTS : L.SLOTS + L.NUM_TARGETS].copy(),
-        known=u64[L.KNOWN : L.KNOWN + n].copy(),
+        hand=u64[layout.HAND + seat],
+        staircase=i8[layout.STAIRS : layout.STAIRS + i64[layout.STAIRS_LEN]].copy(),
+        melds=i8[layout.MELDS : layout.MELDS + layout.MELD_COLS * k].reshape(k, layout.MELD_COLS).copy(),
+        meld_bits=u64[layout.MELD_BITS : layout.MELD_BITS + k].copy(),
+        slots=u64[layout.SLOTS : layout.SLOTS + layout.NUM_TARGETS].copy(),
+        known=u64[layout.KNOWN : layout.KNOWN + n].copy(),
         hand_sizes=sizes,
-        stock_size=int(i64[L.STOCK_LEN]),
-        phase=int(i64[L.PHASE]),
-        must_use=int(i64[L.MUST_USE]),
-        banned=int(i64[L.BANNED]),
-        points=i64[L.POINTS : L.POINTS + n].copy(),
-        laid_before=i64[L.LAID_BEFORE : L.LAID_BEFORE + n].copy(),
+        stock_size=int(i64[layout.STOCK_LEN]),
+        phase=int(i64[layout.PHASE]),
+        must_use=int(i64[layout.MUST_USE]),
+        banned=int(i64[layout.BANNED]),
+        points=i64[layout.POINTS : layout.POINTS + n].copy(),
+        laid_before=i64[layout.LAID_BEFORE : layout.LAID_BEFORE + n].copy(),
     )

@@ -1,4 +1,4 @@
-"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/agent_core/beliefs.py, the search
+"""Beliefs from the opponents' moves (treppen_env/history.py, treppen_env/agent_core/belief_kernels.py, the search
 agents' ``beliefs="greedy"``): the rebuilt decision positions are the opponents' own, the weights are
 the opponent model's exact likelihoods, and nothing hidden is read."""
 
@@ -13,11 +13,9 @@ from tests.env_helpers import swap_hidden
 from treppen.agents import GreedyAgent, RolloutAgent
 from treppen_env import raw_env
 from treppen_env.actions import DRAW, parse_action
-from treppen_env.agent_core import beliefs as B
-from treppen_env.agent_core import features as F
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import belief_kernels, feature_kernels, greedy_kernels
 from treppen_env.cards import cards_to_bits, parse_card
-from treppen_env.core import kernels as K
+from treppen_env.core import kernels
 from treppen_env.core.layout import HAND, STOCK
 from treppen_env.core.tables import rules_table
 from treppen_env.engine import GameState, Phase
@@ -76,7 +74,7 @@ def _decision_position(top: str) -> GameState:
 
 
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
-    b = B.new_beliefs(8, temperature, epsilon, G.settings_row())
+    b = belief_kernels.new_beliefs(8, temperature, epsilon, greedy_kernels.settings_row())
     u64, i8, i64 = state.arrays()
     b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
     b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = 1, action, 0  # its hand now is its hand then
@@ -91,11 +89,13 @@ def _model_probability(state: GameState, hand: int, action: int, temperature: fl
     u64[HAND + 1] = hand  # the hypothesis (the placeholder stock is not read)
     tab, meld_bits = state.tables
     mask = np.zeros(898, dtype=np.int8)
-    K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
-    inputs = G.empty_inputs()
-    G.state_inputs(u64, i8, i64, 1, inputs)
-    scores, out = np.empty(898), np.zeros((898, F.NUM_FEATURES), dtype=np.float32)
-    F.action_scores(inputs, mask, rules_table(rules), G.settings_row(), G.workspace(), scores, out)
+    kernels.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    inputs = greedy_kernels.empty_inputs()
+    greedy_kernels.state_inputs(u64, i8, i64, 1, inputs)
+    scores, out = np.empty(898), np.zeros((898, feature_kernels.NUM_FEATURES), dtype=np.float32)
+    feature_kernels.action_scores(
+        inputs, mask, rules_table(rules), greedy_kernels.settings_row(), greedy_kernels.workspace(), scores, out
+    )
     legal = np.flatnonzero(mask)
     scored = legal[np.isfinite(scores[legal])]
     soft = np.exp((scores[scored] - scores[scored].max()) / temperature)
@@ -112,13 +112,13 @@ def test_a_declined_card_that_would_complete_a_meld_weighs_by_the_exact_likeliho
     b = _beliefs_for(state, DRAW)
     with_pair = bits("7S", "7D", "3C", "8C", "QH", "2S", "TD")
     without = bits("6D", "9C", "3C", "8C", "QH", "2S", "TD")
-    scratch = B.scratch().likelihood
+    scratch = belief_kernels.scratch().likelihood
     rng = np.ones(1, dtype=np.uint64)
     weights = []
     for hand in (with_pair, without):
         u64 = state.arrays()[0].copy()
         u64[HAND + 1] = hand
-        weights.append(B.log_weight(b, u64, state.tables[0], MELD_BITS, rng, scratch))
+        weights.append(belief_kernels.log_weight(b, u64, state.tables[0], MELD_BITS, rng, scratch))
     ratio = np.exp(weights[0] - weights[1])
     expected = _model_probability(state, with_pair, DRAW, 2.0, 0.05) / _model_probability(
         state, without, DRAW, 2.0, 0.05
@@ -132,7 +132,7 @@ def test_a_declined_card_that_would_complete_a_meld_weighs_by_the_exact_likeliho
     for hand in (with_pair, without):
         u64 = state.arrays()[0].copy()
         u64[HAND + 1] = hand
-        taken.append(B.log_weight(b_take, u64, state.tables[0], MELD_BITS, rng, scratch))
+        taken.append(belief_kernels.log_weight(b_take, u64, state.tables[0], MELD_BITS, rng, scratch))
     assert taken[0] > taken[1]
 
 
@@ -204,11 +204,13 @@ def test_card_beliefs_are_probabilities_of_the_hidden_cards() -> None:
     seen = env.game.hands[0] | env.game.known[1] | cards_to_bits(env.game.staircase)
     assert all(probs[1, c] == 0 for c in range(52) if seen >> c & 1)  # never a card seen elsewhere
     agent.act(obs)
-    assert 0 < agent.belief_stats[B.ST_ESS] / agent.belief_stats[B.ST_WEIGHED] <= 1  # the effective sample share
+    assert (
+        0 < agent.belief_stats[belief_kernels.ST_ESS] / agent.belief_stats[belief_kernels.ST_WEIGHED] <= 1
+    )  # the effective sample share
 
 
 def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> None:
-    from treppen_env.agent_core import playout as P
+    from treppen_env.agent_core import playout_kernels
 
     state = _decision_position("7H")
     stock = list(state.stock)
@@ -218,9 +220,11 @@ def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> Non
     rng = np.ones(1, dtype=np.uint64)
     for _ in range(5):
         u64, i8, i64 = (a.copy() for a in state.arrays())
-        assert P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(pool))
+        assert playout_kernels.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(pool))
         assert cards_to_bits([int(c) for c in i8[STOCK : STOCK + len(stock)]]) == pool
         assert int(u64[HAND + 1]) == cards_to_bits(stock[:3] + opponent[3:])
     u64, i8, i64 = (a.copy() for a in state.arrays())
-    P.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10])))  # too few: any deal
+    playout_kernels.redeal(
+        (u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10]))
+    )  # too few: any deal
     assert sorted(int(c) for c in i8[STOCK : STOCK + len(stock)]) != sorted(stock[:10])

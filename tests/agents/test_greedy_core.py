@@ -1,4 +1,4 @@
-"""The greedy heuristic's kernels (treppen_env.agent_core.greedy, treppen_env.agent_core.reader): the recorded
+"""The greedy heuristic's kernels (treppen_env.agent_core.greedy_kernels, treppen_env.agent_core.reader): the recorded
 decisions, and that they read only what the mover may see (RULES §4; docs/ARCHITECTURE.md "Agents")."""
 
 from __future__ import annotations

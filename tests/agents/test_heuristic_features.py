@@ -1,4 +1,4 @@
-"""The heuristic action features (treppen_env/agent_core/features.py, agents/heuristic_features.py):
+"""The heuristic action features (treppen_env/agent_core/feature_kernels.py, agents/heuristic_features.py):
 computed from the mover's information only, exact in built positions, the greedy pick marked."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from tests.env_helpers import swap_hidden
 from treppen.agents import GreedyAgent
 from treppen.agents.heuristic_features import heuristic_features, rules_row
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
-from treppen_env.agent_core import features as F
-from treppen_env.agent_core import greedy as core
+from treppen_env.agent_core import feature_kernels, greedy_kernels
 from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.core.tables import rules_table
 from treppen_env.melds import meld_values
@@ -22,10 +21,10 @@ from treppen_env.rules import make_rules
 
 def state_features(state, seat: int, rules) -> np.ndarray:
     """The features of ``seat``'s position read from the engine state (the state path)."""
-    out = np.empty((NUM_ACTIONS, F.NUM_FEATURES), dtype=np.float32)
+    out = np.empty((NUM_ACTIONS, feature_kernels.NUM_FEATURES), dtype=np.float32)
     mask = state.legal_mask().astype(np.int8)
-    row, settings = rules_table(make_rules(rules)), core.settings_row()
-    F.action_features(heuristic_inputs(state, seat), mask, row, settings, core.workspace(), out)
+    row, settings = rules_table(make_rules(rules)), greedy_kernels.settings_row()
+    feature_kernels.action_features(heuristic_inputs(state, seat), mask, row, settings, greedy_kernels.workspace(), out)
     return out
 
 
@@ -58,11 +57,13 @@ def test_rows_mark_the_legal_actions_and_the_greedy_pick(preset):
             obs = encode(state, state.current)
             mask = state.legal_mask()
             f = heuristic_features(obs, mask, preset)
-            np.testing.assert_array_equal(f[:, F.H_LEGAL], mask.astype(np.float32))
+            np.testing.assert_array_equal(f[:, feature_kernels.H_LEGAL], mask.astype(np.float32))
             pick = agent.act({"observation": obs, "action_mask": mask})
-            assert np.flatnonzero(f[:, F.H_PICK]).tolist() == [pick]
-            assert f[pick, F.H_GAP] == 0.0 or f[pick, F.H_SCORED] == 0.0
-            assert ((f[:, F.H_GAP] >= -F.GAP_CLIP) & (f[:, F.H_GAP] <= 0)).all()
+            assert np.flatnonzero(f[:, feature_kernels.H_PICK]).tolist() == [pick]
+            assert f[pick, feature_kernels.H_GAP] == 0.0 or f[pick, feature_kernels.H_SCORED] == 0.0
+            assert (
+                (f[:, feature_kernels.H_GAP] >= -feature_kernels.GAP_CLIP) & (f[:, feature_kernels.H_GAP] <= 0)
+            ).all()
             assert not f[~mask.astype(bool)].any()
 
 
@@ -79,16 +80,16 @@ def test_built_meld_phase_position_exact_values():
     f = heuristic_features(encode(state, state.current), mask, rules)
     values = meld_values(rules)
     for a in np.flatnonzero(mask[MELD_BASE:LAYOFF_BASE]) + MELD_BASE:
-        assert f[a, F.H_BOOKED] == np.float32(values[a - MELD_BASE] / F.SCORE_SCALE)
-        assert f[a, F.H_SCORED] == 1.0
+        assert f[a, feature_kernels.H_BOOKED] == np.float32(values[a - MELD_BASE] / feature_kernels.SCORE_SCALE)
+        assert f[a, feature_kernels.H_SCORED] == 1.0
     discards = np.flatnonzero(mask[DISCARD_BASE:]) + DISCARD_BASE
-    assert (f[discards, F.H_WEIGHT] > 0).all()
-    assert (f[discards, F.H_BOOKED] == 0).all() and (f[discards, F.H_USED] == 0).all()
-    keys = f[discards, F.H_WEIGHT] - f[discards, F.H_DANGER]
+    assert (f[discards, feature_kernels.H_WEIGHT] > 0).all()
+    assert (f[discards, feature_kernels.H_BOOKED] == 0).all() and (f[discards, feature_kernels.H_USED] == 0).all()
+    keys = f[discards, feature_kernels.H_WEIGHT] - f[discards, feature_kernels.H_DANGER]
     best = discards[np.argmax(keys)]
-    gaps = f[discards, F.H_GAP]
+    gaps = f[discards, feature_kernels.H_GAP]
     assert gaps[np.argmax(keys)] == gaps.max()
-    assert f[best, F.H_SCORE] != 0.0
+    assert f[best, feature_kernels.H_SCORE] != 0.0
 
 
 def test_draw_phase_takes_are_scored_as_greedy_ranks_them():
@@ -102,10 +103,10 @@ def test_draw_phase_takes_are_scored_as_greedy_ranks_them():
             if mask[MELD_BASE:].any() or not mask[0]:
                 continue
             f = heuristic_features(encode(state, state.current), mask, "treppenromme")
-            assert f[0, F.H_SCORED] == 1.0 and f[0, F.H_USED] == 0.0
+            assert f[0, feature_kernels.H_SCORED] == 1.0 and f[0, feature_kernels.H_USED] == 0.0
             takes = np.flatnonzero(mask[1:MELD_BASE]) + 1
-            assert ((f[takes, F.H_USED] >= 0) & (f[takes, F.H_USED] <= 1)).all()
-            assert (f[takes, F.H_USED][f[takes, F.H_SCORED] == 0] == 0).all()
+            assert ((f[takes, feature_kernels.H_USED] >= 0) & (f[takes, feature_kernels.H_USED] <= 1)).all()
+            assert (f[takes, feature_kernels.H_USED][f[takes, feature_kernels.H_SCORED] == 0] == 0).all()
             seen += 1
     assert seen > 20
 

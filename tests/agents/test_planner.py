@@ -1,4 +1,4 @@
-"""The planner (treppen.agents.planner, treppen_env.agent_core.planner and plan_value): an exhaustive
+"""The planner (treppen.agents.planner, treppen_env.agent_core.planner_kernels and plan_value): an exhaustive
 turn search, scripted positions, what it may read, and the same moves as an agent and inside the
 playouts (RULES §4-§6; docs/guide/agents.md "The planner")."""
 
@@ -15,10 +15,8 @@ from tests.env_helpers import swap_hidden
 from treppen import agents
 from treppen.agents import GreedyAgent, PlannerAgent
 from treppen_env.actions import DISCARD_BASE, MELD_BASE
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import greedy_kernels, planner_kernels, playout_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import planner as PL
-from treppen_env.agent_core import playout as P
 from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.cards import cards_to_bits, parse_card
 from treppen_env.engine import GameState, Phase
@@ -79,9 +77,9 @@ def _planner_best(state: GameState, values: np.ndarray) -> float:
     """The planner's turn search's best score for the mover's hand (RULES §4.3-4.5)."""
     inputs = heuristic_inputs(state, state.current)
     tab, _ = state.tables
-    work = G.workspace()
-    d = G.planner_decision(inputs, np.zeros(3, dtype=np.uint64), tab, values, work)
-    score, _ = G._plan(inputs.cards[G.HAND], d, -1, -1, False, -1)
+    work = greedy_kernels.workspace()
+    d = greedy_kernels.planner_decision(inputs, np.zeros(3, dtype=np.uint64), tab, values, work)
+    score, _ = greedy_kernels._plan(inputs.cards[greedy_kernels.HAND], d, -1, -1, False, -1)
     return score
 
 
@@ -201,18 +199,22 @@ def test_plays_the_same_moves_as_an_agent_and_in_a_playout(seed: int) -> None:
     players = [PlannerAgent(rules=rules), PlannerAgent(rules=rules)]
     tab, meld_bits = state.tables
     agent = players[0]
-    playout = P.Playout(policies=P.seat_policies("planner", 2), settings=G.settings_row(), values=agent.values)
-    work = P.scratch()
+    playout = playout_kernels.Playout(
+        policies=playout_kernels.seat_policies("planner", 2),
+        settings=greedy_kernels.settings_row(),
+        values=agent.values,
+    )
+    work = playout_kernels.scratch()
     u64, i8, i64 = state.arrays()
-    P.start(u64, i8, i64, tab, meld_bits, work)
+    playout_kernels.start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while not state.deal_over:
         mover = state.current
         mine = players[mover].act({"observation": encode(state, mover), "action_mask": state.legal_mask()})
-        work.mask[: P.NUM_ACTIONS] = state.legal_mask()
-        theirs = P.planner_choice(u64, i8, i64, tab, playout, work)
+        work.mask[: playout_kernels.NUM_ACTIONS] = state.legal_mask()
+        theirs = playout_kernels.planner_choice(u64, i8, i64, tab, playout, work)
         assert mine == theirs, f"move {moves}"
-        PL.remember(work.memory, i8, i64, mine)
+        planner_kernels.remember(work.memory, i8, i64, mine)
         state.apply(mine)
         moves += 1
     assert moves > 10

@@ -1,4 +1,4 @@
-"""The planner's view of each action (``features: planner``; treppen_env/agent_core/features.py,
+"""The planner's view of each action (``features: planner``; treppen_env/agent_core/feature_kernels.py,
 agents/heuristic_features.py): the nine heuristic columns from the planner's decision, its pick the
 planner's action, its discard columns the planner's values; a net that reads them reads them in the
 search's playouts and prior too (agents/search_net.py)."""
@@ -21,14 +21,11 @@ from treppen.agents.action_net import feature_context, legal_rows
 from treppen.agents.heuristic_features import heuristic_features, view_values
 from treppen.agents.search_net import SearchNet
 from treppen.agents.search_settings import RolloutSettings
-from treppen.train.kernel.policy import ActionNet
+from treppen.train.kernel.action_net_torch import ActionNet
 from treppen_env.actions import DISCARD_BASE, MELD_BASE
-from treppen_env.agent_core import features as F
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import feature_kernels, greedy_kernels, playout_kernels, reader
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import playout as P
-from treppen_env.agent_core import reader
-from treppen_env.agent_core.planner import MEMORY_SEATS
+from treppen_env.agent_core.planner_kernels import MEMORY_SEATS
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core.tables import rules_table
 from treppen_env.observation import encode
@@ -52,10 +49,10 @@ def test_the_pick_is_the_planners_action_and_its_best_score(preset: str, players
         for state in deal_states(preset, players, seed, greedy=True):
             obs, mask = encode(state, state.current), state.legal_mask()
             f = heuristic_features(obs, mask, preset, PLANNER)
-            np.testing.assert_array_equal(f[:, F.H_LEGAL], mask.astype(np.float32))
+            np.testing.assert_array_equal(f[:, feature_kernels.H_LEGAL], mask.astype(np.float32))
             action = PlannerAgent(rules=preset).act({"observation": obs, "action_mask": mask})
-            assert np.flatnonzero(f[:, F.H_PICK]).tolist() == [action]
-            assert f[action, F.H_GAP] == 0.0 or f[action, F.H_SCORED] == 0.0
+            assert np.flatnonzero(f[:, feature_kernels.H_PICK]).tolist() == [action]
+            assert f[action, feature_kernels.H_GAP] == 0.0 or f[action, feature_kernels.H_SCORED] == 0.0
             differ += not np.array_equal(f, heuristic_features(obs, mask, preset))
             seen += 1
     assert seen > 40 and differ > seen // 2
@@ -74,8 +71,10 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     f = planner_features(state, preset)
     inputs = reader.observation_inputs(encode(state, state.current))
     memory = np.zeros(MEMORY_SEATS, dtype=np.uint64)
-    d = G.planner_decision(inputs, memory, rules_table(make_rules(preset)), PLANNER, G.workspace())
-    hand = inputs.cards[G.HAND]
+    d = greedy_kernels.planner_decision(
+        inputs, memory, rules_table(make_rules(preset)), PLANNER, greedy_kernels.workspace()
+    )
+    hand = inputs.cards[greedy_kernels.HAND]
     cards = [c for c in range(NUM_CARDS) if hand >> np.uint64(c) & np.uint64(1)]
     unseen = ~(d.ctx[3] | hand) & np.uint64((1 << NUM_CARDS) - 1)
     weights = {c: PV.weight(c, hand, unseen, d.ctx[2], d.threat, PLANNER) for c in cards}
@@ -86,10 +85,14 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     for c in discards.tolist():
         a = DISCARD_BASE + c
         value = PV.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus)
-        assert f[a, F.H_WEIGHT] == np.float32(weights[c] / F.CARD_SCALE)
-        assert f[a, F.H_DANGER] == np.float32(d.danger[c] * PLANNER[PV.V_DANGER] / F.CARD_SCALE)
-        assert f[a, F.H_SCORE] == np.float32(np.clip((value - kept) / F.SCORE_SCALE, -3.0, 3.0))
-    assert f[DISCARD_BASE + discards, F.H_GAP].max() == 0.0
+        assert f[a, feature_kernels.H_WEIGHT] == np.float32(weights[c] / feature_kernels.CARD_SCALE)
+        assert f[a, feature_kernels.H_DANGER] == np.float32(
+            d.danger[c] * PLANNER[PV.V_DANGER] / feature_kernels.CARD_SCALE
+        )
+        assert f[a, feature_kernels.H_SCORE] == np.float32(
+            np.clip((value - kept) / feature_kernels.SCORE_SCALE, -3.0, 3.0)
+        )
+    assert f[DISCARD_BASE + discards, feature_kernels.H_GAP].max() == 0.0
 
 
 def test_the_planners_features_read_only_what_the_mover_may_see() -> None:
@@ -125,13 +128,13 @@ def test_the_search_reads_the_planners_features_in_its_playouts_and_prior(planne
     assert net.features == "planner"
     search_net = SearchNet(planner_net, rules)
     work = search_net.scratch(RolloutSettings(net=str(planner_net), net_pick="argmax"))
-    ctx, settings = feature_context(rules), G.settings_row()
+    ctx, settings = feature_context(rules), greedy_kernels.settings_row()
     positions = searched_deal_states("treppenromme", 2, 2)
     differ = 0
     for state in positions:
         pos = tuple(a.copy() for a in state.arrays())
-        P.start(*pos, *state.tables, work)
-        n = P.action_net_logits(pos, state.tables[0], settings, work)
+        playout_kernels.start(*pos, *state.tables, work)
+        n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
         obs, mask = encode(state, state.current)[None], state.legal_mask()[None].astype(np.int8)
         rows = legal_rows(obs, mask, ctx, "planner")
         np.testing.assert_array_equal(work.net.rows.acts[:n], rows.acts)

@@ -1,4 +1,4 @@
-"""The search with a learned action net (agents/search_net.py, treppen_env/agent_core/playout.py): the
+"""The search with a learned action net (agents/search_net.py, treppen_env/agent_core/playout_kernels.py): the
 net in the playouts equals torch on saved weights, a seeded search with it is deterministic and
 independent of the hidden cards, and its prior keeps the moves it finds most probable."""
 
@@ -17,10 +17,9 @@ from treppen.agents import GreedyAgent, ISMCTSAgent, RolloutAgent
 from treppen.agents.action_net import ActionNetAgent, feature_context, legal_rows
 from treppen.agents.search_net import SearchNet, likely_moves
 from treppen.agents.search_settings import RolloutSettings
-from treppen.train.expert.net import KernelNet
-from treppen.train.kernel.policy import ActionNet
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import playout as P
+from treppen.train.expert.policy_value_torch import KernelNet
+from treppen.train.kernel.action_net_torch import ActionNet
+from treppen_env.agent_core import greedy_kernels, playout_kernels
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -60,12 +59,12 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
     search_net = SearchNet(net_file, rules)
     work = search_net.scratch(RolloutSettings(net=str(net_file), net_pick="argmax"))
     ctx = feature_context(rules)
-    settings, rng = G.settings_row(), np.zeros(1, dtype=np.uint64)
+    settings, rng = greedy_kernels.settings_row(), np.zeros(1, dtype=np.uint64)
     positions = deal_states(preset, players, 2)
     for state in positions:
         pos = tuple(a.copy() for a in state.arrays())
-        P.start(*pos, *state.tables, work)
-        n = P.action_net_logits(pos, state.tables[0], settings, work)
+        playout_kernels.start(*pos, *state.tables, work)
+        n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
         obs = encode(state, state.current)[None]
         np.testing.assert_array_equal(work.net.obs, obs[0])
         rows = legal_rows(obs, state.legal_mask()[None].astype(np.int8), ctx, "heuristic")
@@ -77,7 +76,7 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
         np.testing.assert_allclose(probs[rows.acts], torch.softmax(logits[0], 0).numpy(), atol=1e-6, rtol=0)
         assert probs.sum() == pytest.approx(1.0, abs=1e-9)
         best = int(rows.acts[int(logits[0].argmax())])
-        assert P.net_choice(pos, state.tables[0], settings, rng, work) == best
+        assert playout_kernels.net_choice(pos, state.tables[0], settings, rng, work) == best
     assert len(positions) > 30
 
 
@@ -87,9 +86,11 @@ def test_sampling_net_seats_draw_from_the_softmax(net_file: Path) -> None:
     pos = tuple(a.copy() for a in state.arrays())
     search_net = SearchNet(net_file, state.rules)
     work = search_net.scratch(RolloutSettings(net=str(net_file)))
-    P.start(*pos, *state.tables, work)
+    playout_kernels.start(*pos, *state.tables, work)
     rng = np.full(1, 3, dtype=np.uint64)
-    draws = [P.net_choice(pos, state.tables[0], G.settings_row(), rng, work) for _ in range(4000)]
+    draws = [
+        playout_kernels.net_choice(pos, state.tables[0], greedy_kernels.settings_row(), rng, work) for _ in range(4000)
+    ]
     probs = search_net.probabilities(observe(state))
     counts = np.bincount(draws, minlength=probs.size) / len(draws)
     assert set(np.flatnonzero(counts)) <= set(np.flatnonzero(probs))

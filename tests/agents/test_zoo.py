@@ -15,7 +15,7 @@ import pytest
 
 from treppen import agents
 from treppen.agents import zoo
-from treppen.apps.zoo import level_label
+from treppen.apps.zoo_command import level_label
 from treppen.arena.match import play_match
 from treppen_env import ENV_VERSION, raw_env
 from treppen_env.actions import NUM_ACTIONS

@@ -148,7 +148,7 @@ def test_the_page_opens_on_the_first_level(tmp_path, browser):
     """With the default opponents (the levels), every agent seat opens on easy, as the docs say
     (tests/apps/test_serve.py checks the docs)."""
     from treppen.agents.zoo import LEVELS
-    from treppen.apps.zoo import level_label
+    from treppen.apps.zoo_command import level_label
 
     with serve(tmp_path, tuple(LEVELS)) as url:
         browser.get(url)

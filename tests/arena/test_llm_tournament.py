@@ -18,7 +18,7 @@ import pytest
 
 from tests import chat_server
 from treppen.apps import cli
-from treppen.apps.tournament import PROBE_DECISIONS
+from treppen.apps.tournament_command import PROBE_DECISIONS
 from treppen.arena.agent_stats import FallbackWatch, fallback_warning, total_stats
 from treppen.arena.results import RESULTS_FILE
 from treppen.arena.tournament import run_tournament

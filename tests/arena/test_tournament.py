@@ -248,7 +248,7 @@ def test_search_agents_play_a_rum500_tournament_without_spelling_the_rules():
 
 def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch, tmp_path):
     """A search agent simulating treppenromme would raise on a rum500 mask while it is timed."""
-    from treppen.apps import tournament as command
+    from treppen.apps import tournament_command as command
     from treppen_env.rules import make_rules
 
     timed = {}
@@ -265,7 +265,7 @@ def test_the_estimate_builds_the_agents_with_the_tables_rules(monkeypatch, tmp_p
 
 def test_a_long_run_is_estimated_first(monkeypatch):
     from treppen import agents
-    from treppen.apps import tournament as command
+    from treppen.apps import tournament_command as command
     from treppen_env.rules import make_rules
 
     rules = make_rules("treppenromme")

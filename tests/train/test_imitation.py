@@ -28,7 +28,7 @@ from treppen.train.sb3.policy_net import ActionFeaturePolicy
 from treppen.train.sb3.pool import SelfPlayEnv
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
-from treppen_env.agent_core.features import H_GAP, H_PICK
+from treppen_env.agent_core.feature_kernels import H_GAP, H_PICK
 from treppen_env.observation import SLICES
 
 

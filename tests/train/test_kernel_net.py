@@ -1,4 +1,5 @@
-"""The kernels' network (treppen_env/agent_core/net.py, train/expert/net.py): the Numba forward
+"""The kernels' network (treppen_env/agent_core/policy_value_kernels.py,
+train/expert/policy_value_torch.py): the Numba forward
 pass equals torch on saved weights, for every layer shape the configs use."""
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ import pytest
 import torch
 
 from treppen.agents import GreedyAgent
-from treppen.train.expert.net import KernelNet, fit
+from treppen.train.expert.policy_value_torch import KernelNet, fit
 from treppen_env import raw_env
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import policy_value_kernels
 from treppen_env.observation import OBS_SIZE
 
 
@@ -26,7 +27,7 @@ def positions(count: int = 24):
             obs = env.observe(env.agent_selection)
             seat = env.game.current
             u64 = env.game.arrays()[0].copy()
-            hands = np.zeros(N.VALUE_EXTRA, dtype=np.float32)
+            hands = np.zeros(policy_value_kernels.VALUE_EXTRA, dtype=np.float32)
             for k in range(1, 3):
                 for c in range(52):
                     hands[(k - 1) * 52 + c] = env.game.hands[(seat + k) % 3] >> c & 1
@@ -43,19 +44,23 @@ def test_the_numba_forward_pass_equals_torch(tmp_path, hidden: int, depth: int) 
     with torch.no_grad():
         for p in net.parameters():
             p.mul_(3.0)  # larger weights than at initialisation: saturating units, spread logits
-    w, shape = N.load(net.save(tmp_path / "net.npz"))
-    h, scratch, logits = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32), np.zeros(N.NUM_ACTIONS)
+    w, shape = policy_value_kernels.load(net.save(tmp_path / "net.npz"))
+    h, scratch, logits = (
+        np.zeros(hidden, np.float32),
+        np.zeros(hidden, np.float32),
+        np.zeros(policy_value_kernels.NUM_ACTIONS),
+    )
     for obs, mask, hands, u64, seat in positions():
         with torch.no_grad():
             t_logits, t_value = net(
                 torch.as_tensor(obs[None]), torch.as_tensor(mask[None] != 0), torch.as_tensor(hands[None])
             )
-        N.hidden_units(w, shape, obs, h, scratch)
-        N.policy_logits(w, shape, h, mask, logits)
+        policy_value_kernels.hidden_units(w, shape, obs, h, scratch)
+        policy_value_kernels.policy_logits(w, shape, h, mask, logits)
         legal = mask != 0
         np.testing.assert_allclose(logits[legal], t_logits[0].numpy()[legal], atol=1e-5, rtol=0)
         assert np.isneginf(logits[~legal]).all()
-        assert N.value(w, shape, h, u64, seat, 3) == pytest.approx(float(t_value[0]), abs=1e-5)
+        assert policy_value_kernels.value(w, shape, h, u64, seat, 3) == pytest.approx(float(t_value[0]), abs=1e-5)
 
 
 def test_fit_learns_the_labels_and_the_outcomes() -> None:

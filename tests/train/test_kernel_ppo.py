@@ -20,11 +20,11 @@ from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
 from treppen.arena.tournament import run_tournament
 from treppen.train.config_files import config_path, load_config
+from treppen.train.kernel.action_net_torch import ActionNet, PredictModel, masked_log_probs, nonzero_entries
 from treppen.train.kernel.backend import Learner, train_kernel
-from treppen.train.kernel.policy import ActionNet, PredictModel, masked_log_probs, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows
-from treppen_env.agent_core import action_net as R
-from treppen_env.agent_core.features import H_PICK
+from treppen_env.agent_core import action_net_kernels
+from treppen_env.agent_core.feature_kernels import H_PICK
 from treppen_env.rules import make_rules
 
 
@@ -114,7 +114,7 @@ def test_the_kernel_net_equals_torch_on_saved_weights(tmp_path, batch, hidden: i
     logits = np.zeros(t_logits.shape[1])
     for b in range(len(obs)):
         n = int(rows.counts[b])
-        R.action_logits(w, shape, obs[b], rows.feats[rows.offsets[b] :], n, logits)
+        action_net_kernels.action_logits(w, shape, obs[b], rows.feats[rows.offsets[b] :], n, logits)
         np.testing.assert_allclose(logits[:n], t_logits[b, :n].numpy(), atol=1e-5, rtol=0)
         assert (t_logits[b, n:] == -torch.inf).all()
 

@@ -14,8 +14,8 @@ import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.config_files import config_path, load_config
+from treppen.train.kernel.action_net_torch import ActionNet, Entries, legal_mask, masked_log_probs
 from treppen.train.kernel.backend import Learner, make_workers
-from treppen.train.kernel.policy import ActionNet, Entries, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import (
     ProcessWorkers,
     Rollout,

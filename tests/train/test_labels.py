@@ -15,7 +15,7 @@ import torch
 
 from treppen.apps import cli
 from treppen.train.expert.labels import ARRAYS, LabelJob, read_labels, run_job, targets
-from treppen.train.kernel.policy import ActionNet
+from treppen.train.kernel.action_net_torch import ActionNet
 
 #: Jobs of seconds: four deals in two shards, three in three; a tiny search.
 JOB = LabelJob(deals=4, search="rollout,playouts=8", shard_deals=2, seed=3)

@@ -29,8 +29,8 @@ _PLAY = """
 import json, sys
 import numba
 import numpy as np
-import treppen_env.core.kernels as K
-import treppen_env.agent_core.playout as P
+from treppen_env.core import kernels
+from treppen_env.agent_core import playout_kernels
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
 from treppen_env.rules import make_rules
@@ -45,16 +45,17 @@ for preset in ("treppenromme", "rum500") if "deal" in sys.argv else ():
         actions.append(int(rng.choice(state.legal_actions())))
         state.apply(actions[-1])
 deck = np.arange(52, dtype=np.int8)
-P.shuffle(deck, np.ones(1, dtype=np.uint64))
+playout_kernels.shuffle(deck, np.ones(1, dtype=np.uint64))
 def misses(*modules):
     return sum(sum(d.stats.cache_misses.values()) for m in modules for d in vars(m).values()
                if isinstance(d, numba.core.registry.CPUDispatcher))
-stats = [d.stats for m in (K, P) for d in vars(m).values() if isinstance(d, numba.core.registry.CPUDispatcher)]
-out = {"actions": actions, "deck": deck.tolist(), "file": K.__file__,
+stats = [d.stats for m in (kernels, playout_kernels) for d in vars(m).values()
+         if isinstance(d, numba.core.registry.CPUDispatcher)]
+out = {"actions": actions, "deck": deck.tolist(), "file": kernels.__file__,
        "hits": sum(sum(s.cache_hits.values()) for s in stats),
        "misses": sum(sum(s.cache_misses.values()) for s in stats)}
 if "by-package" in sys.argv:  # the rules core's kernels apart from the agents' (treppen_env/agent_core)
-    out = {"rules_misses": misses(K), "agent_misses": misses(P)}
+    out = {"rules_misses": misses(kernels), "agent_misses": misses(playout_kernels)}
 print(json.dumps(out))
 """
 
@@ -112,7 +113,7 @@ def test_an_edit_to_a_callee_in_another_file_reaches_its_callers(tmp_path: Path,
     with (src / "treppen_env" / "aec.py").open("a") as handle:
         handle.write("# edited\n")
     assert run_play(cache_dir, src)["misses"] == 0
-    # generator.random_below now always draws 0: the Fisher-Yates shuffle in playout.py, compiled with
+    # generator.random_below now always draws 0: the Fisher-Yates shuffle in playout_kernels.py, compiled with
     # it, must leave the deck as it was, and the random deals play other actions
     edit(
         src / "treppen_env" / "core" / "generator.py",
@@ -134,7 +135,7 @@ def test_an_edit_to_the_engine_or_a_search_file_recompiles_no_rules_kernel(tmp_p
         handle.write("# edited\n")
     assert run_play(cache_dir, src, "deal", "by-package") == {"rules_misses": 0, "agent_misses": 0}
     # a search file: the agents' kernels compile afresh, the rules kernels load from the cache
-    with (src / "treppen_env" / "agent_core" / "search.py").open("a") as handle:
+    with (src / "treppen_env" / "agent_core" / "search_kernels.py").open("a") as handle:
         handle.write("# edited\n")
     after = run_play(cache_dir, src, "deal", "by-package")
     assert after["rules_misses"] == 0 and after["agent_misses"] > 0
@@ -199,7 +200,7 @@ def test_every_kernel_is_keyed_on_the_sources_it_is_compiled_from() -> None:
     # what the kernels read from outside treppen_env/core: the melds' bitsets, the card points and
     # the action blocks (greedy), the observation layout (reader), the rules
     names = {str(p.relative_to(cache.PACKAGE_DIR)) for p in sources}
-    assert {"melds.py", "cards.py", "actions.py", "observation.py", "rules.py", "agent_core/greedy.py"} <= names
+    assert {"melds.py", "cards.py", "actions.py", "observation.py", "rules.py", "agent_core/greedy_kernels.py"} <= names
     assert {"aec.py", "records.py", "render.py"}.isdisjoint(names)
 
 
@@ -212,8 +213,8 @@ def test_each_kernel_package_is_stamped_on_its_own_sources() -> None:
     rules = {str(p.relative_to(cache.PACKAGE_DIR)) for p in cache.kernel_sources(cache.CORE_DIR)}
     agents = {str(p.relative_to(cache.PACKAGE_DIR)) for p in cache.kernel_sources(cache.AGENT_DIR)}
     assert not any(name.startswith("agent_core/") for name in rules)  # the core imports no agent kernel
-    assert {"core/kernels.py", "core/layout.py", "agent_core/search.py", "observation.py"} <= agents
+    assert {"core/kernels.py", "core/layout.py", "agent_core/search_kernels.py", "observation.py"} <= agents
     assert "engine.py" not in rules | agents  # the engine's Python (observation.py names it for types only)
-    folders = {cache.package_of(str(cache.PACKAGE_DIR / name)) for name in ("core/kernels.py", "core/vector.py")}
+    folders = {cache.package_of(str(cache.PACKAGE_DIR / name)) for name in ("core/kernels.py", "core/vector_kernels.py")}
     assert folders == {cache.CORE_DIR}
-    assert cache.package_of(str(cache.PACKAGE_DIR / "agent_core" / "search.py")) == cache.AGENT_DIR
+    assert cache.package_of(str(cache.PACKAGE_DIR / "agent_core" / "search_kernels.py")) == cache.AGENT_DIR

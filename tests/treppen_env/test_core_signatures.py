@@ -37,7 +37,7 @@ def test_the_walk_finds_the_kernels() -> None:
     found = kernel_parameters()
     assert len(found) > 90
     assert found["treppen_env/core/kernels.py:legal_mask"] == 6
-    assert found["treppen_env/agent_core/search.py:ismcts"] == 8
+    assert found["treppen_env/agent_core/search_kernels.py:ismcts"] == 8
 
 
 def test_no_kernel_takes_more_than_8_parameters() -> None:

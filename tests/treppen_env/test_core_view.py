@@ -6,7 +6,7 @@ import numpy as np
 
 from tests.env_helpers import swap_hidden
 from treppen_env.cards import bits_to_cards
-from treppen_env.core import layout as L
+from treppen_env.core import layout
 from treppen_env.engine import GameState
 from treppen_env.observation import decode, encode
 from treppen_env.rules import make_rules
@@ -38,7 +38,7 @@ def test_mover_view_matches_the_observation_and_hides_what_it_should() -> None:
                 assert tuple(bits_to_cards(int(view.known[(seat + k) % n]))) == seen.known[k - 1]
             cards = {tuple(bits_to_cards(int(b))) for b in view.meld_bits.tolist()}
             assert cards == {tuple(sorted(m["cards"])) for m in seen.melds}
-            assert view.melds.shape == (len(seen.melds), L.MELD_COLS)
+            assert view.melds.shape == (len(seen.melds), layout.MELD_COLS)
             assert tuple(view.slots.tolist()) == state.layoff_slots
             assert (view.must_use, view.banned) == (state.must_use, state.banned)
             # nothing of what the mover cannot see enters the view

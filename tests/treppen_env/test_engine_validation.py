@@ -12,10 +12,9 @@ import pytest
 
 import treppen_env
 from tests.rules_helpers import bits, new_deal, play
-from treppen_env import actions as A
+from treppen_env import actions
 from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits, parse_card
-from treppen_env.core import kernels as K
-from treppen_env.core import layout as L
+from treppen_env.core import kernels, layout
 from treppen_env.core.tables import rules_table
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState, Phase, TableMeld
@@ -31,15 +30,25 @@ def dealt(seed: int = 0, players: int = 2) -> GameState:
 
 
 def test_kernel_action_blocks_match_the_action_space() -> None:
-    assert (K.A_DRAW, K.A_TAKE_BASE, K.A_MELD_BASE, K.A_LAYOFF_BASE, K.A_DISCARD_BASE) == (
-        A.DRAW,
-        A.TAKE_BASE,
-        A.MELD_BASE,
-        A.LAYOFF_BASE,
-        A.DISCARD_BASE,
+    assert (
+        kernels.A_DRAW,
+        kernels.A_TAKE_BASE,
+        kernels.A_MELD_BASE,
+        kernels.A_LAYOFF_BASE,
+        kernels.A_DISCARD_BASE,
+    ) == (
+        actions.DRAW,
+        actions.TAKE_BASE,
+        actions.MELD_BASE,
+        actions.LAYOFF_BASE,
+        actions.DISCARD_BASE,
     )
-    assert (K.TARGET_SET, K.TARGET_LOW, K.TARGET_HIGH) == (A.TARGET_SET, A.TARGET_LOW, A.TARGET_HIGH)
-    assert tuple(Phase) == (L.DRAW, L.MELD, L.DEAL_OVER)
+    assert (kernels.TARGET_SET, kernels.TARGET_LOW, kernels.TARGET_HIGH) == (
+        actions.TARGET_SET,
+        actions.TARGET_LOW,
+        actions.TARGET_HIGH,
+    )
+    assert tuple(Phase) == (layout.DRAW, layout.MELD, layout.DEAL_OVER)
 
 
 def test_a_bad_deck_option_is_named() -> None:
@@ -58,7 +67,7 @@ def test_a_card_in_two_places_is_named_before_play() -> None:
     with pytest.raises(ValueError, match=r"card \w\w is in two places: the hand of seat 0 and the stock"):
         state.legal_mask()
     with pytest.raises(ValueError, match="in two places"):
-        state.apply(A.DRAW)
+        state.apply(actions.DRAW)
 
 
 def test_a_missing_card_is_named() -> None:
@@ -82,10 +91,10 @@ def test_a_banned_or_must_use_card_must_be_the_movers() -> None:
     with pytest.raises(ValueError, match=r"banned card is .*: it must be a card in the mover's hand"):
         state.legal_mask()
     state = dealt()
-    state.apply(A.DRAW)
+    state.apply(actions.DRAW)
     state.must_use = state.stock[0]
     with pytest.raises(ValueError, match="must-use card"):
-        state.apply(A.DISCARD_BASE + next(c for c in range(52) if state.hands[state.current] >> c & 1))
+        state.apply(actions.DISCARD_BASE + next(c for c in range(52) if state.hands[state.current] >> c & 1))
 
 
 def test_a_table_meld_must_be_a_legal_meld() -> None:
@@ -99,7 +108,7 @@ def test_a_table_meld_must_be_a_legal_meld() -> None:
     with pytest.raises(ValueError, match="not a set of 3 or 4 cards"):
         state.legal_mask()
     rum = new_deal("rum500", hands={0: ["QH", "KH", "AH", "2H"]}, staircase="9C")
-    rum.apply(A.DRAW)
+    rum.apply(actions.DRAW)
     rum.hands[0] &= ~bits("KH", "AH", "2H")
     rum.melds = [TableMeld(0, "run", 1, 12, 3, bits("KH", "AH", "2H"))]  # K-A-2 turns the corner (§3.2)
     with pytest.raises(ValueError, match="not a run allowed by these rules"):
@@ -119,7 +128,7 @@ def test_from_position_is_validated_and_plays_like_the_dealt_state() -> None:
         stock=list(state.stock),
     )
     np.testing.assert_array_equal(twin.legal_mask(), state.legal_mask())
-    for action in (A.DRAW, A.DISCARD_BASE + next(iter(c for c in range(52) if state.hands[0] >> c & 1))):
+    for action in (actions.DRAW, actions.DISCARD_BASE + next(iter(c for c in range(52) if state.hands[0] >> c & 1))):
         if state.legal_mask()[action]:
             state.apply(action)
             twin.apply(action)
@@ -155,7 +164,7 @@ def test_the_arrays_after_an_edit_are_what_the_kernels_play_on() -> None:
     top = state.stock[-1]
     state.hands[0] ^= (1 << mine) | (1 << top)
     state.stock[-1] = mine
-    state.apply(A.DRAW)
+    state.apply(actions.DRAW)
     assert state.hands[state.current] >> mine & 1
 
 
@@ -165,10 +174,13 @@ def test_meld_kernels_find_exactly_the_candidates_within_a_hand(preset: str) -> 
     rules = make_rules(preset)
     tab = rules_table(rules)
     allowed = allowed_melds(rules)
-    empty = np.zeros(L.U64_SIZE, dtype=np.uint64)
-    assert K.NUM_SET_CANDIDATES == NUM_SET_MELDS
+    empty = np.zeros(layout.U64_SIZE, dtype=np.uint64)
+    assert kernels.NUM_SET_CANDIDATES == NUM_SET_MELDS
     assert all(
-        K._run_candidate(s, low, n) == run_index(s, low, n) for s in range(4) for low in range(13) for n in (3, 13)
+        kernels._run_candidate(s, low, n) == run_index(s, low, n)
+        for s in range(4)
+        for low in range(13)
+        for n in (3, 13)
     )
     rng = np.random.default_rng(7)
     for size in [*range(3, 20), 30, 52] * 20:
@@ -176,10 +188,10 @@ def test_meld_kernels_find_exactly_the_candidates_within_a_hand(preset: str) -> 
         fits = ((MELD_BITS & np.uint64(FULL_DECK ^ hand)) == 0) & allowed
         card = int(rng.choice(list(bits_to_cards(hand))))
         for must_use in (-1, card):
-            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-            K.mark_melds(tab, np.uint64(hand), must_use, mask[A.MELD_BASE : A.LAYOFF_BASE])
+            mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
+            kernels.mark_melds(tab, np.uint64(hand), must_use, mask[actions.MELD_BASE : actions.LAYOFF_BASE])
             expected = fits & ((MELD_BITS >> np.uint64(card) & np.uint64(1)) == 1) if must_use >= 0 else fits
-            np.testing.assert_array_equal(mask[A.MELD_BASE : A.LAYOFF_BASE] == 1, expected)
-        assert K.can_play(empty, tab, MELD_BITS, card, np.uint64(hand)) == bool(
+            np.testing.assert_array_equal(mask[actions.MELD_BASE : actions.LAYOFF_BASE] == 1, expected)
+        assert kernels.can_play(empty, tab, MELD_BITS, card, np.uint64(hand)) == bool(
             (fits & ((MELD_BITS >> np.uint64(card) & np.uint64(1)) == 1)).any()
         )

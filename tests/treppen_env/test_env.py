@@ -19,7 +19,7 @@ from pettingzoo.test import api_test, seed_test
 
 import treppen_env
 from tests.env_helpers import B_DECK, B_TURN_1, CONFIGS, play_out, play_texts, random_action, stack_deck, swap_hidden
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import NUM_ACTIONS, action_to_str, encode_discard, parse_action
 from treppen_env.cards import parse_card
 
@@ -117,7 +117,7 @@ def test_spaces_and_agents():
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.agents == env.possible_agents
     space = env.observation_space("player_1")
-    assert space["observation"].shape == (O.OBS_SIZE,)
+    assert space["observation"].shape == (observation.OBS_SIZE,)
     assert space["observation"].dtype == np.float32
     assert space["action_mask"].shape == (NUM_ACTIONS,) == (898,)
     assert space["action_mask"].dtype == np.int8
@@ -129,7 +129,7 @@ def test_spaces_and_agents():
     for n in (2, 4):
         other = treppen_env.raw_env(num_players=n)
         other.reset(seed=0)
-        assert other.observe("player_1")["observation"].shape == (O.OBS_SIZE,)
+        assert other.observe("player_1")["observation"].shape == (observation.OBS_SIZE,)
 
 
 # ---------------------------------------------------------------- determinism and copies
@@ -276,8 +276,8 @@ def test_known_cards_are_shown_to_every_opponent():
     env = treppen_env.env(num_players=2)
     env.reset(options={"deck": B_DECK, "dealer": 0})
     play_texts(env, *B_TURN_1, "take 1")
-    assert O.decode(env.observe("player_0")).known == ((parse_card("6H"),),)
-    assert O.decode(env.observe("player_1")).known == ((),)
+    assert observation.decode(env.observe("player_0")).known == ((parse_card("6H"),),)
+    assert observation.decode(env.observe("player_1")).known == ((),)
 
 
 # ---------------------------------------------------------------- scripted deals and masks
@@ -300,7 +300,7 @@ def test_reset_deals_the_given_deck(num_players, rules, dealer, per_hand, first,
     env.reset(options={"deck": list(range(52)), "dealer": dealer})
     dealt = num_players * per_hand
     for seat, agent in enumerate(env.possible_agents):
-        view = O.decode(env.observe(agent))
+        view = observation.decode(env.observe(agent))
         k = (seat - dealer - 1) % num_players  # 0 for the seat left of the dealer
         assert view.hand == tuple(range(k, dealt, num_players))
         assert view.staircase == (dealt,)
@@ -310,7 +310,7 @@ def test_reset_deals_the_given_deck(num_players, rules, dealer, per_hand, first,
     assert env.agent_selection == f"player_{first}"
     assert mask_texts(env.last()[0]) == legal
     env.step(parse_action("draw"))
-    assert dealt + 1 in O.decode(env.observe(f"player_{first}")).hand  # the stock's top card
+    assert dealt + 1 in observation.decode(env.observe(f"player_{first}")).hand  # the stock's top card
 
 
 def test_reset_accepts_deck_text_and_the_two_player_example():
@@ -320,11 +320,11 @@ def test_reset_accepts_deck_text_and_the_two_player_example():
     deck += [c for c in range(52) if c > 15]
     env = treppen_env.env(num_players=2)
     env.reset(options={"deck": deck, "dealer": 0})
-    assert O.decode(env.observe("player_1")).hand == (0, 2, 4, 6, 8, 10, 12)  # AS 3S 5S 7S 9S JS KS
-    assert O.decode(env.observe("player_0")).hand == (1, 3, 5, 7, 9, 11, 13)  # 2S 4S ... QS AH
-    assert O.decode(env.observe("player_0")).staircase == (parse_card("2H"),)
+    assert observation.decode(env.observe("player_1")).hand == (0, 2, 4, 6, 8, 10, 12)  # AS 3S 5S 7S 9S JS KS
+    assert observation.decode(env.observe("player_0")).hand == (1, 3, 5, 7, 9, 11, 13)  # 2S 4S ... QS AH
+    assert observation.decode(env.observe("player_0")).staircase == (parse_card("2H"),)
     env.step(parse_action("draw"))
-    assert parse_card("3H") in O.decode(env.observe("player_0")).hand
+    assert parse_card("3H") in observation.decode(env.observe("player_0")).hand
 
 
 def test_scripted_deal_masks_and_result():
@@ -692,7 +692,7 @@ def test_numpy_integers_are_actions_in_every_layer(layer, action):
     env.step(action)  # take 1: player_0 takes 2S (scenario B, RULES §4.1)
     raw = raw_of(env)
     assert (raw.game.phase, raw.game.staircase) == (1, [])
-    assert parse_card("2S") in O.decode(raw.observe("player_0")).hand
+    assert parse_card("2S") in observation.decode(raw.observe("player_0")).hand
 
 
 @pytest.mark.parametrize(

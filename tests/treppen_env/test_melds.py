@@ -7,7 +7,7 @@ import pytest
 
 from treppen_env.actions import LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, parse_action
 from treppen_env.cards import FULL_DECK, cards_to_bits, parse_card
-from treppen_env.core import kernels as K
+from treppen_env.core import kernels
 from treppen_env.core.tables import rules_table
 from treppen_env.melds import (
     MELD_BITS,
@@ -156,7 +156,7 @@ def test_layoff_values_rules_5_2(preset: str, card: str, target: int, points: in
 def melds_within(cards: int, rules) -> list[int]:
     """Candidate indices the engine's meld kernel marks legal within the card set ``cards``."""
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    K.mark_melds(rules_table(rules), np.uint64(cards), -1, mask[MELD_BASE:LAYOFF_BASE])
+    kernels.mark_melds(rules_table(rules), np.uint64(cards), -1, mask[MELD_BASE:LAYOFF_BASE])
     return np.flatnonzero(mask[MELD_BASE:LAYOFF_BASE]).tolist()
 
 

@@ -20,7 +20,7 @@ from tests.env_helpers import (
     stack_deck,
     view_dict,
 )
-from treppen_env import observation as O
+from treppen_env import observation
 from treppen_env.actions import decode as decode_action
 from treppen_env.cards import parse_card
 from treppen_env.engine import GameState
@@ -30,17 +30,17 @@ from treppen_env.rules import make_rules
 # ---------------------------------------------------------------- layout
 def test_layout_is_contiguous_and_sized():
     start = 0
-    for name, shape in O.LAYOUT:
-        piece = O.SLICES[name]
+    for name, shape in observation.LAYOUT:
+        piece = observation.SLICES[name]
         assert (piece.start, piece.stop) == (start, start + int(np.prod(shape)))
         start = piece.stop
     # 52 x (1 hand + 1 staircase + 4 owner + 7 table + 3 known + 1 must_use + 1 banned)
     # + 4 hand sizes + 1 stock + 3 phase + 4 x 6 seat pieces + 1 turn. A change here needs a new
     # LAYOUT_VERSION.
-    assert O.OBS_SIZE == start == 52 * 18 + 4 + 1 + 3 + 4 * 6 + 1 == 969
-    assert O.LAYOUT_VERSION == 1
-    obs = np.arange(O.OBS_SIZE, dtype=np.float32)
-    views = O.views(obs)
+    assert observation.OBS_SIZE == start == 52 * 18 + 4 + 1 + 3 + 4 * 6 + 1 == 969
+    assert observation.LAYOUT_VERSION == 1
+    obs = np.arange(observation.OBS_SIZE, dtype=np.float32)
+    views = observation.views(obs)
     assert views["table"].shape == (52, 7) and views["known"].shape == (3, 52)
     views["turn"][0] = -1  # views, not copies
     assert obs[-1] == -1
@@ -48,14 +48,14 @@ def test_layout_is_contiguous_and_sized():
 
 def test_decode_rejects_a_wrong_shape():
     with pytest.raises(ValueError, match=r"observation has shape \(10,\); expected \(969,\)"):
-        O.decode(np.zeros(10, dtype=np.float32))
+        observation.decode(np.zeros(10, dtype=np.float32))
 
 
 # ---------------------------------------------------------------- a built table (scenario T)
 def test_decode_of_a_built_table():
     env = scenario_t()
     # player_1's view: seats relative to player_1, so player_2 is 1 and player_0 is 2
-    view = O.decode(env.observe("player_1"))
+    view = observation.decode(env.observe("player_1"))
     assert view.hand == cards("4D JD")
     assert view.staircase == cards("6S 2S")  # bottom to top
     assert sorted((m["owner"], m["kind"], m["cards"]) for m in view.melds) == [
@@ -74,21 +74,21 @@ def test_decode_of_a_built_table():
     assert (view.must_use, view.banned) == (None, None)
     assert view.laid_before == (True, True, True)
     # the mover's own view
-    mine = O.decode(env.last()[0])
+    mine = observation.decode(env.last()[0])
     assert mine.hand == cards("3S 4S 8S 9S")
     assert mine.known == ((), ())
     assert (mine.dealer, mine.to_move) == (0, 0)
     for seat, agent in enumerate(env.possible_agents):
-        assert view_dict(O.decode(env.observe(agent))) == expected_view(env.unwrapped.game, seat)
+        assert view_dict(observation.decode(env.observe(agent))) == expected_view(env.unwrapped.game, seat)
 
 
 def test_encoded_values_of_a_built_table():
     env = scenario_t()
-    v = O.views(env.observe("player_2")["observation"])
+    v = observation.views(env.observe("player_2")["observation"])
     stairs = np.zeros(52, dtype=np.float32)
     stairs[parse_card("6S")], stairs[parse_card("2S")] = 2 / 52, 1 / 52  # depth / 52, top card 1
     np.testing.assert_array_equal(v["staircase"], stairs)
-    col = {name: i for i, name in enumerate(O.TABLE_COLUMNS)}
+    col = {name: i for i, name in enumerate(observation.TABLE_COLUMNS)}
 
     def column(name: str) -> list[int]:
         return sorted(np.flatnonzero(v["table"][:, col[name]]).tolist())
@@ -128,11 +128,11 @@ def test_banned_and_must_use_cards():
     deck = stack_deck(2, "rum500", hands={1: "7H 8H".split()}, staircase="9H")
     env.reset(options={"deck": deck, "dealer": 0})
     play_texts(env, "take 1")
-    view = O.decode(env.last()[0])
+    view = observation.decode(env.last()[0])
     assert (view.banned, view.must_use) == (parse_card("9H"), parse_card("9H"))
-    assert O.decode(env.observe("player_0")).known == ((parse_card("9H"),),)
+    assert observation.decode(env.observe("player_0")).known == ((parse_card("9H"),),)
     play_texts(env, "meld 7H 8H 9H")
-    assert O.decode(env.last()[0]).must_use is None  # used: discards are open again
+    assert observation.decode(env.last()[0]).must_use is None  # used: discards are open again
 
 
 @pytest.mark.parametrize(
@@ -152,11 +152,11 @@ def test_decode_of_thirteen_card_runs(rules, options, dealer, seat, run, points)
     assert env.agent_selection == f"player_{seat}"
     play_texts(env, "draw", "meld " + run)
     for observer in (0, 1):
-        view = O.decode(env.observe(f"player_{observer}"))
+        view = observation.decode(env.observe(f"player_{observer}"))
         assert [(m["owner"], m["kind"], m["cards"]) for m in view.melds] == [((seat - observer) % 2, "run", cards(run))]
         assert view.points[(seat - observer) % 2] == points
         assert view.hand_sizes[(seat - observer) % 2] == 1
-    v = O.views(env.observe("player_0")["observation"])
+    v = observation.views(env.observe("player_0")["observation"])
     assert v["table"][:, 4:].sum() == 0  # nothing fits a 13-card run
 
 
@@ -164,9 +164,9 @@ def test_totals_are_scaled_and_clipped():
     state = GameState(make_rules("rum500"), 2, np.random.default_rng(0))
     state.deal(0)
     state.totals = [12345, -37]
-    obs = O.encode(state, 1)
-    np.testing.assert_array_equal(O.views(obs)["totals"], np.float32([-0.037, 10.0, 0, 0]))
-    assert O.decode(obs).totals == (-37, 10000)  # totals beyond +-10000 are clipped
+    obs = observation.encode(state, 1)
+    np.testing.assert_array_equal(observation.views(obs)["totals"], np.float32([-0.037, 10.0, 0, 0]))
+    assert observation.decode(obs).totals == (-37, 10000)  # totals beyond +-10000 are clipped
     space = treppen_env.raw_env().observation_space("player_0")["observation"]
     assert space.contains(obs)
 
@@ -178,9 +178,9 @@ def round_trip_all(env) -> None:
     state = raw.game
     for seat, agent in enumerate(raw.possible_agents):
         obs = raw.observe(agent)
-        assert view_dict(O.decode(obs)) == expected_view(state, seat)
+        assert view_dict(observation.decode(obs)) == expected_view(state, seat)
         if seat == state.current:  # the bare vector decodes as the dict does
-            assert O.decode(obs["observation"]) == O.decode(obs)
+            assert observation.decode(obs["observation"]) == observation.decode(obs)
 
 
 def run_round_trips(num_players: int, rules: str, seeds, **kwargs) -> int:
@@ -232,9 +232,11 @@ def check_cached_against_scratch(env, rng: np.random.Generator) -> None:
     raw = env.unwrapped
     state = raw.game
     obs = env.last()[0]["observation"]
-    np.testing.assert_array_equal(obs, O.encode(state, raw.possible_agents.index(env.agent_selection)))
+    np.testing.assert_array_equal(obs, observation.encode(state, raw.possible_agents.index(env.agent_selection)))
     seat = int(rng.integers(raw.num_players))
-    np.testing.assert_array_equal(raw.observe(raw.possible_agents[seat])["observation"], O.encode(state, seat))
+    np.testing.assert_array_equal(
+        raw.observe(raw.possible_agents[seat])["observation"], observation.encode(state, seat)
+    )
 
 
 def run_cached_encoder(num_players: int, rules: str, seeds, **kwargs) -> int:

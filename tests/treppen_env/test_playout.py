@@ -1,4 +1,5 @@
-"""Playouts and determinization kernels (treppen_env.agent_core.playout): greedy seats decide as GreedyAgent does
+"""Playouts and determinization kernels (treppen_env.agent_core.playout_kernels):
+greedy seats decide as GreedyAgent does
 from their observations, playouts reach the deal's end with the engine's scores (RULES §6), the
 same seed repeats them, and a redeal keeps everything public (RULES §4.1-4.2)."""
 
@@ -8,8 +9,7 @@ import numpy as np
 import pytest
 
 from treppen.agents import GreedyAgent
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import playout as P
+from treppen_env.agent_core import greedy_kernels, playout_kernels
 from treppen_env.agent_hooks import redeal
 from treppen_env.engine import GameState
 from treppen_env.observation import encode
@@ -38,12 +38,13 @@ def positions(preset: str, players: int, seed: int, deals: int = 3):
 
 
 def state_action(state: GameState, agent: GreedyAgent) -> int:
-    """The greedy kernel's action from the state's arrays (:func:`treppen_env.agent_core.greedy.state_inputs`)."""
-    inputs = G.empty_inputs()
+    """The greedy kernel's action from the state's arrays
+    (:func:`treppen_env.agent_core.greedy_kernels.state_inputs`)."""
+    inputs = greedy_kernels.empty_inputs()
     u64, i8, i64 = state.arrays()
-    G.state_inputs(u64, i8, i64, state.current, inputs)
+    greedy_kernels.state_inputs(u64, i8, i64, state.current, inputs)
     mask = state.legal_mask().astype(np.int8)
-    return int(G.greedy_action(inputs, mask, state.tables[0], agent._current_settings()))
+    return int(greedy_kernels.greedy_action(inputs, mask, state.tables[0], agent._current_settings()))
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)
@@ -68,7 +69,7 @@ def test_a_greedy_playout_is_the_deal_greedy_agents_play(preset, players):
         state.deal(seed % players)
         for _ in range(4 + seed):  # into the deal
             state.apply(int(np.flatnonzero(state.legal_mask())[0]))
-        (points,) = P.play_out(state, "greedy", count=1, seed=seed)
+        (points,) = playout_kernels.play_out(state, "greedy", count=1, seed=seed)
         agent = GreedyAgent(rules=rules)
         while not state.deal_over:
             state.apply(agent.act({"observation": encode(state, state.current), "action_mask": state.legal_mask()}))
@@ -80,9 +81,9 @@ def test_playouts_repeat_with_their_seed_and_leave_the_state_alone():
     state = GameState(rules, 3, np.random.default_rng(5))
     state.deal(1)
     before = [a.copy() for a in state.arrays()]
-    first = P.play_out(state, "random", count=20, seed=7)
-    assert (P.play_out(state, "random", count=20, seed=7) == first).all()
-    assert not (P.play_out(state, "random", count=20, seed=8) == first).all()
+    first = playout_kernels.play_out(state, "random", count=20, seed=7)
+    assert (playout_kernels.play_out(state, "random", count=20, seed=7) == first).all()
+    assert not (playout_kernels.play_out(state, "random", count=20, seed=8) == first).all()
     assert all((a == b).all() for a, b in zip(state.arrays(), before, strict=True))
     assert first.shape == (20, 3)
 
@@ -91,9 +92,9 @@ def test_bad_playout_requests_are_clear_errors():
     state = GameState(make_rules("treppenromme"), 2, np.random.default_rng(0))
     state.deal(0)
     with pytest.raises(ValueError, match="unknown playout policy"):
-        P.play_out(state, "smart")
+        playout_kernels.play_out(state, "smart")
     with pytest.raises(ValueError, match="3 seat policies for 2 players"):
-        P.play_out(state, ["greedy"] * 3)
+        playout_kernels.play_out(state, ["greedy"] * 3)
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)
@@ -108,7 +109,7 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
         copy = state.clone(np.random.default_rng(0))
         u64, i8, i64 = copy.arrays()
         tab, meld_bits = copy.tables
-        assert P.redeal((u64, i8, i64), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
+        assert playout_kernels.redeal((u64, i8, i64), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]
         assert copy.staircase == state.staircase and copy.melds == state.melds

@@ -1,4 +1,4 @@
-"""The batched env (treppen_env/vector.py, treppen_env/core/vector.py): row for row the AEC env's
+"""The batched env (treppen_env/vector.py, treppen_env/core/vector_kernels.py): row for row the AEC env's
 deals for the same seeds and actions, Gymnasium's next-step auto-reset, kernel opponents, and bad
 actions refused before any row moves."""
 

@@ -10,11 +10,11 @@ continues a generation that was cut off at its next stage:
    gives the observation, mask, the chosen move (the policy's label), the other seats' hands and,
    at the deal's end, the mover's score against the others as ``2 * score - 1`` (the value's
    label; a determinized world is fully known, so the value reads the hands);
-2. ``net.npz``: :class:`~treppen.train.expert.net.KernelNet` (``expert_hidden`` units; from the
+2. ``net.npz``: :class:`~treppen.train.expert.policy_value_torch.KernelNet` (``expert_hidden`` units; from the
    generation before's weights) fitted to all generations' labels so far
-   (:func:`treppen.train.expert.net.fit`);
+   (:func:`treppen.train.expert.policy_value_torch.fit`);
 3. a row of ``generations.jsonl``: the generation's search and its net's policy alone
-   (:class:`treppen.agents.net.NetAgent`) rated against greedy, and its search against the
+   (:class:`treppen.agents.policy_value_net.NetAgent`) rated against greedy, and its search against the
    generation before's, head to head, on ``expert_decks`` duplicate decks
    (:func:`treppen.arena.strength.rate_against`), with 95% intervals.
 """
@@ -34,10 +34,10 @@ from treppen import agents
 from treppen.arena.strength import Strength, rate_against
 from treppen.train.checkpoints import problem
 from treppen.train.config import ExpertConfig
-from treppen.train.expert.net import KernelNet, fit
+from treppen.train.expert.policy_value_torch import KernelNet, fit
 from treppen.train.rundir import next_commands, open_run_dir
 from treppen_env.aec import raw_env
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import policy_value_kernels
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.observation import OBS_SIZE
 
@@ -82,9 +82,9 @@ def label_deals(config: ExpertConfig, spec: str, seed: int) -> dict[str, np.ndar
         columns["outcomes"] += [2.0 * score - 1.0] * (len(columns["actions"]) - start)
     return {
         "obs": np.asarray(columns["obs"], dtype=np.float32).reshape(-1, OBS_SIZE),
-        "masks": np.asarray(columns["masks"], dtype=bool).reshape(-1, N.NUM_ACTIONS),
+        "masks": np.asarray(columns["masks"], dtype=bool).reshape(-1, policy_value_kernels.NUM_ACTIONS),
         "actions": np.asarray(columns["actions"], dtype=np.int64),
-        "hands": np.asarray(columns["hands"], dtype=np.float32).reshape(-1, N.VALUE_EXTRA),
+        "hands": np.asarray(columns["hands"], dtype=np.float32).reshape(-1, policy_value_kernels.VALUE_EXTRA),
         "outcomes": np.asarray(columns["outcomes"], dtype=np.float32),
     }
 
@@ -92,7 +92,7 @@ def label_deals(config: ExpertConfig, spec: str, seed: int) -> dict[str, np.ndar
 def _other_hands(hands: list[int], seat: int) -> np.ndarray:
     """The other seats' hands as 52 bits each, relative seats 1..3 (padded)."""
     n = len(hands)
-    out = np.zeros(N.VALUE_EXTRA, dtype=np.float32)
+    out = np.zeros(policy_value_kernels.VALUE_EXTRA, dtype=np.float32)
     for k in range(1, n):
         hand = hands[(seat + k) % n]
         out[(k - 1) * 52 : k * 52] = [(hand >> c) & 1 for c in range(52)]

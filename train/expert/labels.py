@@ -67,7 +67,7 @@ from treppen.agents.search import SearchAgent
 from treppen.arena.match import play_match
 from treppen.train.checkpoints import problem
 from treppen_env.aec import raw_env
-from treppen_env.agent_core import search as S
+from treppen_env.agent_core import search_kernels
 from treppen_env.files import atomic_write, atomic_write_text
 from treppen_env.observation import OBS_SIZE
 from treppen_env.rules import PRESETS, make_rules
@@ -191,7 +191,7 @@ class _Shard:
 
     def __init__(self, job: LabelJob, objective: str):
         self.job = job
-        self.objective = S.OBJECTIVES[objective]
+        self.objective = search_kernels.OBJECTIVES[objective]
         self.rows: dict[str, list[Any]] = {name: [] for name in ARRAYS if name != "first"}
         self.counts: list[int] = []
 
@@ -199,8 +199,9 @@ class _Shard:
         """One label: its ``(deal, step)``, the position, the search's ``(action, moves, statistics)``
         (:meth:`treppen.agents.search.SearchAgent.search_stats`) and the move played."""
         action, moves, stats = searched
-        count = stats[:, S.S_COUNT]
-        value = np.array([S.objective_value(r[S.S_WIN] / n, r[S.S_MARGIN] / n, self.objective) if n else 0.0
+        count = stats[:, search_kernels.S_COUNT]
+        win, margin = search_kernels.S_WIN, search_kernels.S_MARGIN
+        value = np.array([search_kernels.objective_value(r[win] / n, r[margin] / n, self.objective) if n else 0.0
                           for r, n in zip(stats, count, strict=True)])  # fmt: skip
         rows = self.rows
         rows["obs"].append(np.asarray(observation["observation"], dtype=np.float32))
@@ -220,7 +221,7 @@ class _Shard:
         rows, n = self.rows, len(self.counts)
         out = {
             "obs": np.array(rows["obs"], dtype=np.float32).reshape(n, OBS_SIZE),
-            "mask": np.array(rows["mask"], dtype=bool).reshape(n, S.NUM_ACTIONS),
+            "mask": np.array(rows["mask"], dtype=bool).reshape(n, search_kernels.NUM_ACTIONS),
             "first": np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64),
         }
         for name in ("action", "played", "deal", "step"):

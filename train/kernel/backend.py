@@ -1,6 +1,6 @@
 """``backend: kernel``: PPO over the rows of the batched env, opponents played by kernels.
 
-Reads top to bottom: config -> net (:class:`treppen.train.kernel.policy.ActionNet`) and rollout
+Reads top to bottom: config -> net (:class:`treppen.train.kernel.action_net_torch.ActionNet`) and rollout
 workers (:mod:`treppen.train.kernel.rollouts`: the rows, :class:`treppen.train.kernel.rows.LearnerRows`,
 stepped in the learner's thread, in worker processes or in Ray actors) -> rollouts with GAE ->
 PPO update -> periodic snapshots, checkpoints, evaluations and Elo -> final model. Each rollout step
@@ -8,7 +8,7 @@ is one forward pass over a worker's rows: the learner's legal actions as feature
 softmax, one sample per row, one env step (the opponents' moves inside it). An update makes
 ``n_epochs`` passes over the rollout in minibatches of whole steps (``batch_size / n_envs`` steps of
 every row) with the clipped PPO loss, value loss and entropy bonus
-(:func:`treppen.train.kernel.policy.masked_log_probs`); with ``rollout_workers`` above 0 the next
+(:func:`treppen.train.kernel.action_net_torch.masked_log_probs`); with ``rollout_workers`` above 0 the next
 rollout runs meanwhile, played by the weights before this update.
 
 Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
@@ -37,7 +37,7 @@ from treppen.arena.interrupts import stop_requests
 from treppen.train.callbacks import EloCallback, EvalCallback, Every
 from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
 from treppen.train.config import KernelConfig, resolve_name
-from treppen.train.kernel.policy import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
+from treppen.train.kernel.action_net_torch import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import (
     Pool,
     ProcessWorkers,

@@ -26,7 +26,7 @@ import torch
 from treppen.arena.ray_cluster import init_ray
 from treppen.train.checkpoints import TrainingStopped
 from treppen.train.config import KernelConfig
-from treppen.train.kernel.policy import ActionNet
+from treppen.train.kernel.action_net_torch import ActionNet
 from treppen.train.kernel.rollouts import (
     Pool,
     Rollout,

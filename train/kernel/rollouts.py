@@ -45,7 +45,7 @@ import torch
 from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
 from treppen.train.config import KernelConfig
-from treppen.train.kernel.policy import ActionNet, Entries, nonzero_entries
+from treppen.train.kernel.action_net_torch import ActionNet, Entries, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows, load_rows
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ Pool = list[tuple[int, np.ndarray]]
 class Step:
     """One rollout step of a shard's ``B`` rows, NumPy arrays as the update reads them.
 
-    :ivar entries: the observations' nonzero :class:`~treppen.train.kernel.policy.Entries`.
+    :ivar entries: the observations' nonzero :class:`~treppen.train.kernel.action_net_torch.Entries`.
     :ivar feats: float32 (N, F), the positions' legal rows one after another; ``counts``: int64 (B,), their number.
     :ivar index: int64 (B,), the chosen legal row of each position (its place among the position's rows).
     :ivar logp: float32 (B,), its log-probability under the policy that chose it.

@@ -7,7 +7,7 @@ Each new deal of a row draws the learner's seat uniformly and each other seat's 
 ``probs`` (``random``, ``greedy``, ``snapshot``; while no snapshot is set, the snapshot share goes
 to random and greedy in proportion; RULES §1.2 for the seats). Random and greedy seats play inside
 the env's step kernel; snapshot seats are the env's external seats, played between its calls by
-:func:`treppen_env.agent_core.action_net.net_moves` on every waiting row at once, each seat by its own
+:func:`treppen_env.agent_core.action_net_kernels.net_moves` on every waiting row at once, each seat by its own
 snapshot of the stack, sampling from its softmax with the row's own generator. So every row handed
 back is the learner's decision, and at a deal's end its reward is the learner seat's
 (``seat_rewards``, docs/ARCHITECTURE.md "Rewards"); the row is dealt afresh at once.
@@ -26,13 +26,12 @@ import numpy as np
 
 from treppen.agents.action_net import LegalRows, feature_context, legal_rows
 from treppen.train.seated_rows import SeatedRows
-from treppen_env.agent_core import action_net as R
-from treppen_env.agent_core import seats as V
+from treppen_env.agent_core import action_net_kernels, seat_kernels
 from treppen_env.rules import Rules
 
 #: Opponent kinds of a seat and the env's kind that plays it (snapshots play between env calls).
 KINDS = ("random", "greedy", "snapshot")
-_ENV_KIND = {"random": V.RANDOM, "greedy": V.GREEDY, "snapshot": V.EXTERNAL}
+_ENV_KIND = {"random": seat_kernels.RANDOM, "greedy": seat_kernels.GREEDY, "snapshot": seat_kernels.EXTERNAL}
 
 
 class LearnerRows(SeatedRows):
@@ -59,7 +58,7 @@ class LearnerRows(SeatedRows):
         self.kinds = np.zeros((rows, num_players), dtype=np.int64)  # index into KINDS; the learner's seat -1
         self.picks = np.zeros((rows, num_players), dtype=np.int64)  # the snapshot of each snapshot seat
         self.stack = np.zeros((0, 0), dtype=np.float32)
-        self.shape = np.zeros(R.SHAPE_SIZE, dtype=np.int64)
+        self.shape = np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64)
         #: Finished deals' learner rewards per opponent kind since :meth:`take_results`.
         self.results: dict[str, list[float]] = defaultdict(list)
         self._actions = np.full(rows, -1, dtype=np.int64)
@@ -71,7 +70,7 @@ class LearnerRows(SeatedRows):
 
     def set_snapshots(self, weights: list[np.ndarray], shape: np.ndarray) -> None:
         """The frozen nets snapshot seats draw from (flat weights of one ``shape``,
-        :func:`treppen_env.agent_core.action_net.layout`); seats already seated keep their draw's index
+        :func:`treppen_env.agent_core.action_net_kernels.layout`); seats already seated keep their draw's index
         when it still exists, else the newest."""
         if weights:
             self.stack = np.stack(weights).astype(np.float32)
@@ -126,7 +125,7 @@ class LearnerRows(SeatedRows):
         picks = self.picks[waiting, env.to_move[waiting]]
         chosen = np.zeros(waiting.size, dtype=np.int64)
         rngs = self.net_rngs[waiting]
-        R.net_moves(
+        action_net_kernels.net_moves(
             (self.stack, self.shape),
             env.observations[waiting],
             legal.bundle(),

@@ -25,12 +25,12 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from treppen.train.sb3.pool import OpponentPool, PoolOpponent
 from treppen.train.seated_rows import SeatedRows
-from treppen_env.agent_core import seats as S
-from treppen_env.core import vector as V
+from treppen_env.agent_core import seat_kernels
+from treppen_env.core import vector_kernels
 from treppen_env.rules import Rules, make_rules
 
 #: Pool kinds the kernel plays itself.
-KERNEL_KINDS = {"random": S.RANDOM, "greedy": S.GREEDY}
+KERNEL_KINDS = {"random": seat_kernels.RANDOM, "greedy": seat_kernels.GREEDY}
 
 
 class PoolRows(SeatedRows):
@@ -54,7 +54,7 @@ class PoolRows(SeatedRows):
         for s, opponent in enumerate(self.opponents[i]):
             if s != learner:
                 opponent.reset()
-                self.env.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, S.EXTERNAL)
+                self.env.kinds[i, s] = KERNEL_KINDS.get(opponent.kind, seat_kernels.EXTERNAL)
 
     def external_actions(self, waiting: np.ndarray) -> np.ndarray:
         """The Python opponents' moves, each from its seat's observation."""
@@ -112,7 +112,7 @@ class KernelVecEnv(VecEnv):
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         core, acts = self.core, self._actions
-        bad = V.illegal_rows(core.masks, acts, np.zeros(self.num_envs, dtype=bool))
+        bad = vector_kernels.illegal_rows(core.masks, acts, np.zeros(self.num_envs, dtype=bool))
         if bad.size:
             raise ValueError(f"illegal learner actions in rows {bad.tolist()[:5]}: a masked policy never plays one")
         rewards, done = self.rows.play(acts)

@@ -18,7 +18,7 @@ Actions that move the same cards share what is learnt about those cards; an acti
 training still gets a sensible score from its features.
 
 With ``features="heuristic"`` each action's logit also gets a term from what the greedy
-heuristic computes about that action in this position (:mod:`treppen_env.agent_core.features`: its
+heuristic computes about that action in this position (:mod:`treppen_env.agent_core.feature_kernels`: its
 plan's score after the action, the points it books, a discard's weight and danger, the taken
 cards a take's plan lays, the heuristic's own pick), through one hidden layer modulated by the
 state embedding; ``features="planner"`` gives the planner's view of the same columns instead (its
@@ -53,7 +53,7 @@ from treppen.agents.action_features import (
 )
 from treppen.train.config import FEATURE_SETS
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
-from treppen_env.agent_core.features import H_LEGAL
+from treppen_env.agent_core.feature_kernels import H_LEGAL
 from treppen_env.cards import NUM_CARDS, NUM_RANKS
 from treppen_env.observation import SLICES
 from treppen_env.rules import Rules, make_rules

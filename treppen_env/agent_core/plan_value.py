@@ -1,7 +1,7 @@
 """The planner's value of the end of a turn, in expected deal points (kernels).
 
-The planner (:mod:`treppen_env.agent_core.planner`) searches the same turn plans as the greedy
-heuristic (:mod:`treppen_env.agent_core.greedy`: card-disjoint melds and lay-off chains, RULES §4.3)
+The planner (:mod:`treppen_env.agent_core.planner_kernels`) searches the same turn plans as the greedy
+heuristic (:mod:`treppen_env.agent_core.greedy_kernels`: card-disjoint melds and lay-off chains, RULES §4.3)
 but scores the cards a plan leaves in hand by what they are likely to cost or bring before the
 deal ends, rather than by fixed weights:
 
@@ -24,7 +24,7 @@ deal ends, rather than by fixed weights:
 - **the Rommé** (RULES §6.2): before the mover's first meld of the deal, the plan search keeps the
   melds in hand instead of a plan that lays some but does not go out, when laying nothing scores
   better with ``romme`` times the doubled part of the going-out bonus times the share of the hand
-  its plans could lay (:func:`treppen_env.agent_core.greedy._plan`);
+  its plans could lay (:func:`treppen_env.agent_core.greedy_kernels._plan`);
 - **the draw**: the stock scores the hand's plan plus ``stock_gain`` + ``take_margin``, as the
   greedy heuristic's settings of the same names do.
 

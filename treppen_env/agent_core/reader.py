@@ -1,5 +1,5 @@
 """The greedy heuristic's reader of observations: the input layout of
-:mod:`treppen_env.agent_core.greedy` filled from an observation vector (inside a kernel, for
+:mod:`treppen_env.agent_core.greedy_kernels` filled from an observation vector (inside a kernel, for
 :class:`treppen.agents.GreedyAgent`, the heuristic features and the search's beliefs) or from a decoded
 view (:func:`treppen_env.observation.decode`).
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.agent_core.greedy import (
+from treppen_env.agent_core.greedy_kernels import (
     _ZERO,
     BANNED,
     FITS,

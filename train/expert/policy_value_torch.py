@@ -1,4 +1,4 @@
-"""The small policy/value network that runs inside the kernels (:mod:`treppen_env.agent_core.net`): its
+"""The small policy/value network that runs inside the kernels (:mod:`treppen_env.agent_core.policy_value_kernels`): its
 torch module, its export to the kernels' flat weights, and its training on labelled positions.
 
 :class:`KernelNet` computes what the kernel computes: ``tanh`` hidden layers over the observation,
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import policy_value_kernels
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
 
@@ -34,8 +34,8 @@ class KernelNet(nn.Module):
             raise ValueError(f"hidden={hidden} and depth={depth} must be at least 1")
         self.hidden, self.depth = hidden, depth
         self.layers = nn.ModuleList(nn.Linear(OBS_SIZE if k == 0 else hidden, hidden) for k in range(depth))
-        self.policy = nn.Linear(hidden, N.NUM_ACTIONS)
-        self.value_head = nn.Linear(hidden + N.VALUE_EXTRA, 1)
+        self.policy = nn.Linear(hidden, policy_value_kernels.NUM_ACTIONS)
+        self.value_head = nn.Linear(hidden + policy_value_kernels.VALUE_EXTRA, 1)
 
     def body(self, obs: torch.Tensor) -> torch.Tensor:
         h = obs
@@ -55,8 +55,9 @@ class KernelNet(nn.Module):
         return logits, value
 
     def export(self) -> tuple[np.ndarray, np.ndarray]:
-        """The kernels' flat float32 weights and int64 shape (:func:`treppen_env.agent_core.net.layout`)."""
-        places = N.layout(OBS_SIZE, self.hidden, self.depth)
+        """The kernels' flat float32 weights and int64 shape
+        (:func:`treppen_env.agent_core.policy_value_kernels.layout`)."""
+        places = policy_value_kernels.layout(OBS_SIZE, self.hidden, self.depth)
         w = np.zeros(places["size"][0], dtype=np.float32)
 
         def put(name: str, tensor: torch.Tensor) -> None:

@@ -1,8 +1,8 @@
 """The kernels' network as an agent: its policy alone, played without search and without torch.
 
 :class:`NetAgent` plays the most probable legal action of the policy head of a network saved by
-:meth:`treppen.train.expert.net.KernelNet.save` (``.npz`` of ``w`` and ``shape``), computed by the
-kernels of :mod:`treppen_env.agent_core.net` from the observation alone; ``agents.load`` builds it from
+:meth:`treppen.train.expert.policy_value_torch.KernelNet.save` (``.npz`` of ``w`` and ``shape``), computed by the
+kernels of :mod:`treppen_env.agent_core.policy_value_kernels` from the observation alone; ``agents.load`` builds it from
 such a file.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import policy_value_kernels
 
 
 class NetAgent(Agent):
@@ -32,11 +32,11 @@ class NetAgent(Agent):
     def __init__(self, path: str | os.PathLike[str], seed: int | None = None, deterministic: bool = True):
         super().__init__(seed)
         self.path = Path(path)
-        self.w, self.shape = N.load(self.path)
+        self.w, self.shape = policy_value_kernels.load(self.path)
         self.deterministic = deterministic
-        hidden = int(self.shape[N.SH_HIDDEN])
+        hidden = int(self.shape[policy_value_kernels.SH_HIDDEN])
         self._h, self._scratch = np.zeros(hidden, np.float32), np.zeros(hidden, np.float32)
-        self._logits = np.zeros(N.NUM_ACTIONS)
+        self._logits = np.zeros(policy_value_kernels.NUM_ACTIONS)
         self._rng = np.zeros(1, dtype=np.uint64)
 
     def __repr__(self) -> str:
@@ -47,12 +47,12 @@ class NetAgent(Agent):
         legal_actions(observation)
         obs = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.int8)
-        N.hidden_units(self.w, self.shape, obs, self._h, self._scratch)
-        N.policy_logits(self.w, self.shape, self._h, mask, self._logits)
+        policy_value_kernels.hidden_units(self.w, self.shape, obs, self._h, self._scratch)
+        policy_value_kernels.policy_logits(self.w, self.shape, self._h, mask, self._logits)
         if self.deterministic:
             return int(np.argmax(self._logits))
         self._rng[0] = np.uint64(self.rng.integers(2**63))
-        return int(N.sample_action(self._logits, self._rng))
+        return int(policy_value_kernels.sample_action(self._logits, self._rng))
 
 
 def is_kernel_net(path: Path) -> bool:

@@ -3,7 +3,7 @@ deal, the rows whose action is not legal, and a random legal action per row.
 
 The deals are the rows of three 2-D arrays in the state layout (:mod:`treppen_env.core.layout`):
 ``U`` (uint64 (N, U64_SIZE)), ``I8`` and ``I64``. The step that plays the rows, with the seats the
-kernel plays itself (greedy, random), is :func:`treppen_env.agent_core.seats.step_rows`.
+kernel plays itself (greedy, random), is :func:`treppen_env.agent_core.seat_kernels.step_rows`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Both search the moves of one observer from a root state sampled once from its observation
 (:func:`treppen_env.determinize.sample_state`): every simulation first deals what the observer
-cannot see afresh (:func:`treppen_env.agent_core.playout.redeal`), so the search never reads a hidden
-card, then plays the deal out with each seat's playout policy (:func:`treppen_env.agent_core.playout.play_to_end`).
+cannot see afresh (:func:`treppen_env.agent_core.playout_kernels.redeal`), so the search never reads a hidden
+card, then plays the deal out with each seat's playout policy
+(:func:`treppen_env.agent_core.playout_kernels.play_to_end`).
 
 Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
 
@@ -12,12 +13,12 @@ Searched moves (:func:`candidates`), the greedy heuristic's choice always first:
   (RULES §4.4); melds and lay-offs are played as the heuristic plans them (:func:`greedy_lays`);
 - :data:`ALL`: every legal action.
 
-A simulation's result for a seat (:func:`treppen_env.agent_core.playout.outcome`) is its score against
+A simulation's result for a seat (:func:`treppen_env.agent_core.playout_kernels.outcome`) is its score against
 the other seats, as the ratings count it (``arena.ratings``: more points 1, equal points 0.5,
 averaged over the other seats; for 2 players the deal's win, draw or loss), and its point margin,
 its deal points minus the mean of the others' (RULES §6.2), in hundreds of points. With a value
 network, a flat Monte Carlo simulation may stop after some turns and count the network's
-estimate of the win score instead (:func:`treppen_env.agent_core.playout.finish`). The search maximises the
+estimate of the win score instead (:func:`treppen_env.agent_core.playout_kernels.finish`). The search maximises the
 :data:`WIN`, :data:`MARGIN` or :data:`MIX` (their mean) objective (:func:`objective_value`).
 
 The kernels run a given number of simulations and keep all their state in arrays the caller
@@ -34,9 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import beliefs as B
-from treppen_env.agent_core import playout as P
-from treppen_env.core import kernels as K
+from treppen_env.agent_core import belief_kernels, playout_kernels
+from treppen_env.core import kernels
 from treppen_env.core.bits import bit
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import next_random
@@ -59,7 +59,7 @@ WIN, MARGIN, MIX = 0, 1, 2
 OBJECTIVES = {"win": WIN, "margin": MARGIN, "mix": MIX}
 
 #: Legal actions (the length of the legal mask); a candidate list holds at most this many.
-NUM_ACTIONS = K.A_DISCARD_BASE + NUM_CARDS
+NUM_ACTIONS = kernels.A_DISCARD_BASE + NUM_CARDS
 
 #: Columns of a statistics row.
 S_COUNT, S_WIN, S_WIN_SQ, S_MARGIN, S_MARGIN_SQ = range(5)
@@ -77,8 +77,8 @@ NO_NODE = -1
 # ------------------------------------------------------------------------------ bundles
 # The kernels take their arguments in bundles (named tuples, built by the agent once per decision
 # or per call), besides a state's three arrays as one tuple (``root``, ``det``, ``sim``, ``pos``:
-# :data:`treppen_env.agent_core.playout.Position`) and the rules core's ``tables``
-# (:data:`treppen_env.agent_core.playout.Tables`).
+# :data:`treppen_env.agent_core.playout_kernels.Position`) and the rules core's ``tables``
+# (:data:`treppen_env.agent_core.playout_kernels.Tables`).
 class Search(NamedTuple):
     """A search's settings (a kernel bundle)."""
 
@@ -97,7 +97,7 @@ class Search(NamedTuple):
     #: PUCT's constant at the root (IS-MCTS; 0 for none).
     c_prior: float
     #: How the seats play out.
-    playout: P.Playout
+    playout: playout_kernels.Playout
 
 
 class Tree(NamedTuple):
@@ -137,36 +137,41 @@ class Rounds(NamedTuple):
 class SearchWork(NamedTuple):
     """The arrays a search works in (a kernel bundle)."""
 
-    #: The playout scratch (:func:`treppen_env.agent_core.playout.scratch`).
-    playout: P.Scratch
-    #: The beliefs that deal the determinizations, and their scratch (:mod:`treppen_env.agent_core.beliefs`).
-    beliefs: B.Beliefs
-    belief_work: B.BeliefWork
+    #: The playout scratch (:func:`treppen_env.agent_core.playout_kernels.scratch`).
+    playout: playout_kernels.Scratch
+    #: The beliefs that deal the determinizations, and their scratch (:mod:`treppen_env.agent_core.belief_kernels`).
+    beliefs: belief_kernels.Beliefs
+    belief_work: belief_kernels.BeliefWork
 
 
 # ------------------------------------------------------------------------------ moves
 @kernel
 def greedy_lays(
-    pos: P.Position, tab: np.ndarray, meld_bits: np.ndarray, playout: P.Playout, rng: np.ndarray, work: P.Scratch
+    pos: playout_kernels.Position,
+    tab: np.ndarray,
+    meld_bits: np.ndarray,
+    playout: playout_kernels.Playout,
+    rng: np.ndarray,
+    work: playout_kernels.Scratch,
 ) -> None:
     """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
     would discard or the deal is over (RULES §4.3-4.5; the heuristic of ``playout``)."""
     u64, i8, i64 = pos
     while i64[PHASE] == MELD:
-        action = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
-        if action >= K.A_DISCARD_BASE:
+        action = playout_kernels.greedy_choice(u64, i8, i64, tab, playout.settings, work)
+        if action >= kernels.A_DISCARD_BASE:
             return
-        P.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
+        playout_kernels.advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
 @kernel
 def candidates(
-    pos: P.Position,
+    pos: playout_kernels.Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     moves: int,
-    playout: P.Playout,
-    work: P.Scratch,
+    playout: playout_kernels.Playout,
+    work: playout_kernels.Scratch,
     out: np.ndarray,
 ) -> int:
     """Write the searched moves of the seat to move into ``out`` (int64, at least
@@ -174,7 +179,7 @@ def candidates(
     number (see the module docstring; the legal mask in ``work`` must be the state's)."""
     u64, i8, i64 = pos
     mask = work.mask[:NUM_ACTIONS]
-    first = P.greedy_choice(u64, i8, i64, tab, playout.settings, work)
+    first = playout_kernels.greedy_choice(u64, i8, i64, tab, playout.settings, work)
     out[0] = first
     n = 1
     if moves == ALL:
@@ -184,9 +189,9 @@ def candidates(
                 n += 1
         return n
     if i64[PHASE] == MELD:
-        if first < K.A_DISCARD_BASE:  # a lay: the heuristic's, never searched
+        if first < kernels.A_DISCARD_BASE:  # a lay: the heuristic's, never searched
             return 1
-        for action in range(K.A_DISCARD_BASE, NUM_ACTIONS):
+        for action in range(kernels.A_DISCARD_BASE, NUM_ACTIONS):
             if mask[action] and action != first:
                 out[n] = action
                 n += 1
@@ -197,13 +202,13 @@ def candidates(
     for depth in range(1, length + 1):
         card = i8[STAIRS + length - depth]
         taken |= bit(card)
-        action = K.A_TAKE_BASE + depth
+        action = kernels.A_TAKE_BASE + depth
         if action != first and mask[action]:
-            if depth == 1 or K.can_play(u64, tab, meld_bits, card, hand | taken):
+            if depth == 1 or kernels.can_play(u64, tab, meld_bits, card, hand | taken):
                 out[n] = action
                 n += 1
-    if first != K.A_DRAW and mask[K.A_DRAW]:
-        out[n] = K.A_DRAW
+    if first != kernels.A_DRAW and mask[kernels.A_DRAW]:
+        out[n] = kernels.A_DRAW
         n += 1
     return n
 
@@ -230,7 +235,7 @@ def add_result(stats: np.ndarray, win: float, margin: float) -> None:
 
 
 @kernel
-def _copy(src: P.Position, dst: P.Position) -> None:
+def _copy(src: playout_kernels.Position, dst: playout_kernels.Position) -> None:
     """Copy the state ``src`` into ``dst``."""
     dst[0][:] = src[0]
     dst[1][:] = src[1]
@@ -239,23 +244,28 @@ def _copy(src: P.Position, dst: P.Position) -> None:
 
 @kernel
 def determinize(
-    root: P.Position, det: P.Position, tables: P.Tables, observer: int, rng: np.ndarray, work: SearchWork
+    root: playout_kernels.Position,
+    det: playout_kernels.Position,
+    tables: playout_kernels.Tables,
+    observer: int,
+    rng: np.ndarray,
+    work: SearchWork,
 ) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh, uniformly or weighted by the beliefs in ``work``
-    (:func:`treppen_env.agent_core.beliefs.determinize`), its legal mask in ``work.playout``."""
+    (:func:`treppen_env.agent_core.belief_kernels.determinize`), its legal mask in ``work.playout``."""
     tab, meld_bits = tables
-    B.determinize(root, det, tab, meld_bits, observer, rng, work.beliefs, work.belief_work)
-    P.start(det[0], det[1], det[2], tab, meld_bits, work.playout)
+    belief_kernels.determinize(root, det, tab, meld_bits, observer, rng, work.beliefs, work.belief_work)
+    playout_kernels.start(det[0], det[1], det[2], tab, meld_bits, work.playout)
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @kernel
 def flat_monte_carlo(
-    root: P.Position,
-    det: P.Position,
-    sim: P.Position,
-    tables: P.Tables,
+    root: playout_kernels.Position,
+    det: playout_kernels.Position,
+    sim: playout_kernels.Position,
+    tables: playout_kernels.Tables,
     search: Search,
     rounds: Rounds,
     rng: np.ndarray,
@@ -289,11 +299,11 @@ def flat_monte_carlo(
             det_rng[0] = next_random(rng)
         _copy(det, sim)
         sim_rng[0] = det_rng[0]
-        P.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
-        P.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
+        playout_kernels.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
+        playout_kernels.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
         if search.moves == PLAN:
             greedy_lays(sim, tab, meld_bits, search.playout, sim_rng, scratch)
-        win, margin = P.finish(sim, tab, meld_bits, search.playout, sim_rng, scratch, search.observer)
+        win, margin = playout_kernels.finish(sim, tab, meld_bits, search.playout, sim_rng, scratch, search.observer)
         add_result(stats[j], win, margin)
 
 
@@ -413,25 +423,25 @@ def _backup(tree: Tree, depth: int, i64: np.ndarray, observer: int, objective: i
     """Add the finished deal's result to the root (the observer's) and to every node of the
     :class:`Tree`'s path (its player's)."""
     nodes, values, path = tree.nodes, tree.values, tree.path
-    win, margin = P.outcome(i64, observer)
+    win, margin = playout_kernels.outcome(i64, observer)
     add_result(values[0], win, margin)
     values[0, N_VALUE] += objective_value(win, margin, objective)
     for k in range(depth):
         node = path[k]
-        win, margin = P.outcome(i64, nodes[node, N_PLAYER])
+        win, margin = playout_kernels.outcome(i64, nodes[node, N_PLAYER])
         add_result(values[node], win, margin)
         values[node, N_VALUE] += objective_value(win, margin, objective)
 
 
 @kernel
 def _unsearched(
-    pos: P.Position,
+    pos: playout_kernels.Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     search: Search,
     lays: bool,
     rng: np.ndarray,
-    work: P.Scratch,
+    work: playout_kernels.Scratch,
 ) -> None:
     """Play the moves before the next searched one: without ``search.search_others`` the other
     seats' moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to
@@ -439,16 +449,16 @@ def _unsearched(
     i64 = pos[2]
     if not search.search_others:
         while i64[CURRENT] != search.observer and i64[PHASE] != DEAL_OVER:
-            P.policy_move(pos, tab, meld_bits, search.playout, rng, work)
+            playout_kernels.policy_move(pos, tab, meld_bits, search.playout, rng, work)
     if lays:
         greedy_lays(pos, tab, meld_bits, search.playout, rng, work)
 
 
 @kernel
 def ismcts(
-    root: P.Position,
-    det: P.Position,
-    tables: P.Tables,
+    root: playout_kernels.Position,
+    det: playout_kernels.Position,
+    tables: playout_kernels.Tables,
     search: Search,
     tree: Tree,
     rng: np.ndarray,
@@ -491,13 +501,13 @@ def ismcts(
                 break
             path[depth] = node
             depth += 1
-            P.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, scratch)
+            playout_kernels.advance(u64, i8, i64, tab, meld_bits, nodes[node, N_ACTION], rng, scratch)
             if expand:
                 if search.moves == PLAN:
                     greedy_lays(det, tab, meld_bits, search.playout, rng, scratch)
                 break
         if i64[PHASE] != DEAL_OVER:
-            P.play_to_end(det, tab, meld_bits, search.playout, rng, scratch)
+            playout_kernels.play_to_end(det, tab, meld_bits, search.playout, rng, scratch)
         _backup(tree, depth, i64, search.observer, search.objective)
 
 

@@ -1,6 +1,6 @@
 """A small policy/value network's forward pass as kernels, for playouts and leaf values.
 
-The network (:class:`treppen.train.expert.net.KernelNet` trains it in torch and exports it) reads
+The network (:class:`treppen.train.expert.policy_value_torch.KernelNet` trains it in torch and exports it) reads
 an observation vector (float32 (969,), :mod:`treppen_env.observation`), mostly zeros, so its first
 layer sums the weight rows of the nonzero entries only. Its layers, all ``tanh`` but the heads:
 
@@ -8,7 +8,7 @@ layer sums the weight rows of the nonzero entries only. Its layers, all ``tanh``
 - ``policy``: ``H`` to 898 logits, computed for the legal actions only;
 - ``value``: ``H`` plus the other seats' hands (3 x 52 bits: a determinized world is fully known)
   to one number, ``tanh``: the seat's expected score against the others (-1 lost to all, +1 beat
-  all; the win objective of :mod:`treppen_env.agent_core.search` as ``2 * score - 1``).
+  all; the win objective of :mod:`treppen_env.agent_core.search_kernels` as ``2 * score - 1``).
 
 The weights are one float32 array ``w`` with the layout of :func:`layout`, so a kernel takes the
 net as ``(w, shape)``, ``shape`` int64 (:data:`SHAPE_SIZE`,): observation size, ``H``, depth.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from treppen_env.core import kernels as K
+from treppen_env.core import kernels
 from treppen_env.core.bits import bit, lowest
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import next_random
@@ -29,7 +29,7 @@ from treppen_env.core.layout import HAND, MAX_SEATS, NUM_CARDS
 #: Slots of the shape array.
 SH_INPUT, SH_HIDDEN, SH_DEPTH = range(3)
 SHAPE_SIZE = 3
-NUM_ACTIONS = K.A_DISCARD_BASE + NUM_CARDS
+NUM_ACTIONS = kernels.A_DISCARD_BASE + NUM_CARDS
 #: Inputs of the value head besides the hidden units: the other seats' hands.
 VALUE_EXTRA = (MAX_SEATS - 1) * NUM_CARDS
 
@@ -154,7 +154,7 @@ def sample_action(logits: np.ndarray, rng: np.ndarray) -> int:
 
 def load(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """The flat weights (float32) and shape (int64) in a ``.npz`` of ``w`` and ``shape``
-    (:meth:`treppen.train.expert.net.KernelNet.save` writes them).
+    (:meth:`treppen.train.expert.policy_value_torch.KernelNet.save` writes them).
 
     :raises FileNotFoundError: when there is no such file.
     :raises ValueError: when the weights do not fit the shape.

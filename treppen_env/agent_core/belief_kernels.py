@@ -11,7 +11,7 @@ probability of the action it chose there (:func:`decision_log_likelihood`). The 
 deal's weight.
 
 The opponent model is a softmax over the greedy heuristic's own score of every legal action
-(:func:`treppen_env.agent_core.features.action_scores`, in points) at temperature ``T``, mixed with
+(:func:`treppen_env.agent_core.feature_kernels.action_scores`, in points) at temperature ``T``, mixed with
 ``epsilon`` of the uniform choice over the legal actions (so no deal is ruled out for a move the
 heuristic would not make, while a move illegal with the deal's hand rules it out):
 
@@ -21,7 +21,7 @@ over the legal actions ``b`` the heuristic scores (an unscored legal action gets
 ``epsilon`` share).
 
 :func:`determinize` is sampling-importance-resampling: it deals ``candidates`` candidate deals
-afresh (:func:`treppen_env.agent_core.playout.redeal`), weighs them, and keeps one with probability
+afresh (:func:`treppen_env.agent_core.playout_kernels.redeal`), weighs them, and keeps one with probability
 proportional to its weight; the effective sample size of the weights, ``(sum w)^2 / sum w^2``
 divided by the candidates, is added up in ``stats``. Nothing here reads a hidden card: the root
 state holds the observer's sampled view, and every candidate is a fresh deal of what it cannot see.
@@ -33,10 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import features as F
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import playout as P
-from treppen_env.core import kernels as K
+from treppen_env.agent_core import feature_kernels, greedy_kernels, playout_kernels
+from treppen_env.core import kernels
 from treppen_env.core.bits import bit, count, lowest
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import next_random, random_below
@@ -122,8 +120,8 @@ class Likelihood(NamedTuple):
     #: float32 (898, NUM_FEATURES): the feature table the scores are written beside.
     features: np.ndarray
     #: The heuristic's inputs and its workspace.
-    inputs: G.Inputs
-    workspace: G.Workspace
+    inputs: greedy_kernels.Inputs
+    workspace: greedy_kernels.Workspace
 
 
 class BeliefWork(NamedTuple):
@@ -212,12 +210,14 @@ def decision_log_likelihood(
     seat = decisions.seat[j]
     u64[HAND + seat] = hand
     i8, i64 = decisions.i8[j], decisions.i64[j]
-    K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+    kernels.legal_mask(u64, i8, i64, tab, meld_bits, mask)
     action = decisions.action[j]
     if not mask[action]:
         return -np.inf
-    G.state_inputs(u64, i8, i64, seat, scratch.inputs)
-    F.action_scores(scratch.inputs, mask, tab, model.settings, scratch.workspace, scores, scratch.features)
+    greedy_kernels.state_inputs(u64, i8, i64, seat, scratch.inputs)
+    feature_kernels.action_scores(
+        scratch.inputs, mask, tab, model.settings, scratch.workspace, scores, scratch.features
+    )
     legal, best = 0, -np.inf
     for a in range(mask.size):
         if mask[a]:
@@ -257,11 +257,11 @@ def scratch() -> BeliefWork:
     :func:`decision_log_likelihood`)."""
     likelihood = Likelihood(
         u64=np.zeros(U64_SIZE, dtype=np.uint64),
-        mask=np.zeros(K.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),
-        scores=np.zeros(K.A_DISCARD_BASE + NUM_CARDS),
-        features=np.zeros((K.A_DISCARD_BASE + NUM_CARDS, F.NUM_FEATURES), dtype=np.float32),
-        inputs=G.empty_inputs(),
-        workspace=G.workspace(),
+        mask=np.zeros(kernels.A_DISCARD_BASE + NUM_CARDS, dtype=np.int8),
+        scores=np.zeros(kernels.A_DISCARD_BASE + NUM_CARDS),
+        features=np.zeros((kernels.A_DISCARD_BASE + NUM_CARDS, feature_kernels.NUM_FEATURES), dtype=np.float32),
+        inputs=greedy_kernels.empty_inputs(),
+        workspace=greedy_kernels.workspace(),
     )
     return BeliefWork(
         likelihood=likelihood,
@@ -273,8 +273,8 @@ def scratch() -> BeliefWork:
 
 @kernel
 def determinize(
-    root: P.Position,
-    det: P.Position,
+    root: playout_kernels.Position,
+    det: playout_kernels.Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     observer: int,
@@ -283,7 +283,7 @@ def determinize(
     work: BeliefWork,
 ) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh: uniformly (:func:`treppen_env.agent_core.playout.redeal`) without decisions to weigh, else
+    afresh: uniformly (:func:`treppen_env.agent_core.playout_kernels.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
@@ -297,7 +297,7 @@ def determinize(
         i64[:] = root[2]
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
-        P.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
+        playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
         if count == 1:
             return
         hands[c] = u64[HAND : HAND + MAX_SEATS]
@@ -322,9 +322,9 @@ def determinize(
 
 @kernel
 def card_counts(
-    root: P.Position,
-    det: P.Position,
-    tables: P.Tables,
+    root: playout_kernels.Position,
+    det: playout_kernels.Position,
+    tables: playout_kernels.Tables,
     observer: int,
     rng: np.ndarray,
     beliefs: tuple[Beliefs, BeliefWork],

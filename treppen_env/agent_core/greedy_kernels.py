@@ -72,7 +72,7 @@ from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTION
 from treppen_env.agent_core import plan_value as PV
 from treppen_env.agent_core.plan_value import DOWN, MATES, MEAN_HAND_POINTS, UP, live_completions
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS
-from treppen_env.core import layout as L
+from treppen_env.core import layout
 from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
 from treppen_env.core.kernels import MELD_MARKS, list_melds
@@ -218,9 +218,9 @@ def _context(
             b &= b - _ONE
         opp += points
         opp += (scalars[HAND_SIZES + k] - count(seen)) * MEAN_HAND_POINTS
-    if tab[L.T_GOING_OUT_CREDIT] == 0.0:
+    if tab[layout.T_GOING_OUT_CREDIT] == 0.0:
         opp /= max(1, n - 1)
-    elif tab[L.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+    elif tab[layout.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
         opp *= 2
     # Open ends, sets by rank then runs by low-end card.
     for i in range(num_melds):
@@ -306,7 +306,7 @@ def planner_decision(
     ``values`` (float64, :func:`treppen_env.agent_core.plan_value.values_row`), the opponents'
     threat, an exhaustive plan search (:data:`PLANNER_BUDGET`) and the dangers read with
     ``memory`` (uint64 (3,): the cards each opponent, by relative seat 1..3, discarded or declined;
-    :mod:`treppen_env.agent_core.planner`)."""
+    :mod:`treppen_env.agent_core.planner_kernels`)."""
     return _decision(inputs, tab, np.zeros(NUM_SETTINGS), values, memory, work)
 
 
@@ -327,7 +327,7 @@ def _decision(
     scalars = inputs.scalars
     t = PV.threat(scalars[HAND_SIZES : HAND_SIZES + 4], scalars[NUM_PLAYERS], values) if planner else 0.0
     romme = 0.0
-    if planner and tab[L.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
+    if planner and tab[layout.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
         romme = values[PV.V_ROMME] * (out_bonus - OUT_EXTRA) / 2.0  # the doubled part of the bonus
     return Decision(
         ctx=ctx,
@@ -358,7 +358,7 @@ def lay_candidates(hand: np.uint64, d: Decision) -> int:
     for k in range(n):
         m = c_first[k]
         c_bits[k] = _MELD_BITS[m]
-        c_val[k] = d.tab[L.T_MELD_VALUE + m]
+        c_val[k] = d.tab[layout.T_MELD_VALUE + m]
         c_first[k] = MELD_BASE + m
     return _chain_candidates(hand, d, n)
 
@@ -369,7 +369,7 @@ def _chain_candidates(hand: np.uint64, d: Decision, n: int) -> int:
     candidates of :func:`lay_candidates`; return the new count."""
     tab, slots = d.tab, d.work.slots
     c_bits, c_val, c_first = d.work.wu[U_WORK], d.work.wf[F_WORK], d.work.wi[I_WORK]
-    corner = tab[L.T_CORNER_RUNS] != 0.0
+    corner = tab[layout.T_CORNER_RUNS] != 0.0
     for k in range(d.num_slots):
         card, target, room = slots[k, 0], slots[k, 1], slots[k, 2]
         if not has(hand, card):
@@ -380,7 +380,7 @@ def _chain_candidates(hand: np.uint64, d: Decision, n: int) -> int:
         cur = card
         for _ in range(room):
             bits |= bit(cur)
-            value += tab[L.T_LAYOFF_VALUE + 3 * cur + target]
+            value += tab[layout.T_LAYOFF_VALUE + 3 * cur + target]
             c_bits[n] = bits
             c_val[n] = value
             c_first[n] = first
@@ -664,7 +664,7 @@ def draw_scores(hand: np.uint64, stairs: np.ndarray, scalars: np.ndarray, mask: 
     if mask[0]:
         score, _ = _plan(hand, d, -1, -1, True, -1)
         scores[0] = score + _stock_bonus(d)
-    must_use_taken = d.tab[L.T_MUST_USE_TAKEN] != 0.0
+    must_use_taken = d.tab[layout.T_MUST_USE_TAKEN] != 0.0
     taken = _ZERO
     for take in range(1, depth + 1):
         card = np.int64(stairs[depth - take])
@@ -730,9 +730,9 @@ def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: i
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
             if a < LAYOFF_BASE:
-                value = d.tab[L.T_MELD_VALUE + a - MELD_BASE]
+                value = d.tab[layout.T_MELD_VALUE + a - MELD_BASE]
             else:
-                value = d.tab[L.T_LAYOFF_VALUE + a - LAYOFF_BASE]
+                value = d.tab[layout.T_LAYOFF_VALUE + a - LAYOFF_BASE]
             if best_play < 0 or value >= best_value:
                 best_play, best_value = a, value
     return best_play if best_play >= 0 else first_legal
@@ -779,32 +779,32 @@ def state_inputs(u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, seat: int, in
     card, as its observation lists them."""
     cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     melds, meld_bits = inputs.melds, inputs.meld_bits
-    n = i64[L.NUM_PLAYERS]
-    cards[HAND] = u64[L.HAND + seat]
+    n = i64[layout.NUM_PLAYERS]
+    cards[HAND] = u64[layout.HAND + seat]
     for k in range(3):
-        cards[KNOWN + k] = u64[L.KNOWN + (seat + k + 1) % n] if k < n - 1 else _ZERO
+        cards[KNOWN + k] = u64[layout.KNOWN + (seat + k + 1) % n] if k < n - 1 else _ZERO
     for t in range(3):
-        cards[FITS + t] = u64[L.SLOTS + t]
-    length = i64[L.STAIRS_LEN]
+        cards[FITS + t] = u64[layout.SLOTS + t]
+    length = i64[layout.STAIRS_LEN]
     for k in range(length):
-        stairs[k] = i8[L.STAIRS + k]
+        stairs[k] = i8[layout.STAIRS + k]
     scalars[NUM_PLAYERS] = n
     scalars[STAIRS_LEN] = length
-    scalars[STOCK] = i64[L.STOCK_LEN]
-    scalars[PHASE] = i64[L.PHASE]
-    scalars[MUST_USE] = i64[L.MUST_USE]
-    scalars[BANNED] = i64[L.BANNED]
-    scalars[LAID_BEFORE] = i64[L.LAID_BEFORE + seat]
+    scalars[STOCK] = i64[layout.STOCK_LEN]
+    scalars[PHASE] = i64[layout.PHASE]
+    scalars[MUST_USE] = i64[layout.MUST_USE]
+    scalars[BANNED] = i64[layout.BANNED]
+    scalars[LAID_BEFORE] = i64[layout.LAID_BEFORE + seat]
     for k in range(4):
-        scalars[HAND_SIZES + k] = count(u64[L.HAND + (seat + k) % n]) if k < n else 0
+        scalars[HAND_SIZES + k] = count(u64[layout.HAND + (seat + k) % n]) if k < n else 0
     set_row = np.full(NUM_RANKS, -1, dtype=np.int8)
     run_row = np.full(NUM_CARDS, -1, dtype=np.int8)
-    for i in range(i64[L.NUM_MELDS]):
-        row = L.MELDS + L.MELD_COLS * i
-        if i8[row + L.M_KIND] == L.SET:
-            set_row[i8[row + L.M_LOW]] = i
+    for i in range(i64[layout.NUM_MELDS]):
+        row = layout.MELDS + layout.MELD_COLS * i
+        if i8[row + layout.M_KIND] == layout.SET:
+            set_row[i8[row + layout.M_LOW]] = i
         else:
-            run_row[NUM_RANKS * i8[row + L.M_SUIT] + i8[row + L.M_LOW]] = i
+            run_row[NUM_RANKS * i8[row + layout.M_SUIT] + i8[row + layout.M_LOW]] = i
     m = 0
     for rank in range(NUM_RANKS):
         if set_row[rank] >= 0:
@@ -823,14 +823,14 @@ def _copy_meld(
 ) -> None:
     """Table meld ``i`` of the state into row ``m`` of the heuristic's meld table, its owner as a
     seat relative to ``seat`` (of ``n`` players)."""
-    row = L.MELDS + L.MELD_COLS * i
-    is_set = i8[row + L.M_KIND] == L.SET
-    melds[m, M_OWNER] = (i8[row + L.M_OWNER] - seat) % n
+    row = layout.MELDS + layout.MELD_COLS * i
+    is_set = i8[row + layout.M_KIND] == layout.SET
+    melds[m, M_OWNER] = (i8[row + layout.M_OWNER] - seat) % n
     melds[m, M_KIND] = KIND_SET if is_set else KIND_RUN
-    melds[m, M_SUIT] = -1 if is_set else i8[row + L.M_SUIT]
-    melds[m, M_LOW] = i8[row + L.M_LOW]
-    melds[m, M_LENGTH] = i8[row + L.M_LENGTH]
-    meld_bits[m] = u64[L.MELD_BITS + i]
+    melds[m, M_SUIT] = -1 if is_set else i8[row + layout.M_SUIT]
+    melds[m, M_LOW] = i8[row + layout.M_LOW]
+    melds[m, M_LENGTH] = i8[row + layout.M_LENGTH]
+    meld_bits[m] = u64[layout.MELD_BITS + i]
 
 
 def settings_row(**settings: float) -> np.ndarray:

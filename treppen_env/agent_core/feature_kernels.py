@@ -1,16 +1,16 @@
 """The heuristic's view of every legal action, as features for a learned policy.
 
-For a position in the greedy heuristic's input layout (:mod:`treppen_env.agent_core.greedy`: only
+For a position in the greedy heuristic's input layout (:mod:`treppen_env.agent_core.greedy_kernels`: only
 what the mover may see), :func:`action_features` writes one row of :data:`NUM_FEATURES` float32
 columns per action: what the heuristic computes about that action when it decides. Rows of
 illegal actions are zero. The heuristic is the greedy one, or the planner
-(:mod:`treppen_env.agent_core.planner`) with :func:`decision_features`: the same columns from the
-planner's :class:`~treppen_env.agent_core.greedy.Decision` (its move, its plan scores, its weights
+(:mod:`treppen_env.agent_core.planner_kernels`) with :func:`decision_features`: the same columns from the
+planner's :class:`~treppen_env.agent_core.greedy_kernels.Decision` (its move, its plan scores, its weights
 and dangers; its memory empty, since the features read one observation). The columns (``H_*``):
 
 ==============  ===================================================================================
 ``H_LEGAL``     1 for a legal action
-``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.agent_core.greedy.greedy_action`)
+``H_PICK``      1 for the heuristic's own action (:func:`treppen_env.agent_core.greedy_kernels.greedy_action`)
 ``H_SCORED``    1 when the heuristic scores the action: a take whose deepest card its plan can use
                 (RULES §4.1-4.2), a lay that starts a candidate of its plan search, any discard
 ``H_GAP``       the action's score minus the best score of the legal actions, in points / 10,
@@ -24,7 +24,7 @@ and dangers; its memory empty, since the features read one observation). The col
 
 An action's score is the heuristic's value of the turn after it, in points:
 
-- a draw (RULES §4.1-4.2): :func:`treppen_env.agent_core.greedy.draw_scores`, the score the heuristic
+- a draw (RULES §4.1-4.2): :func:`treppen_env.agent_core.greedy_kernels.draw_scores`, the score the heuristic
   ranks draws by;
 - a meld or lay-off (RULES §4.3): the best of the plan search's candidates that start with it
   (the meld; a chain of lay-offs at one open end), the points that candidate books plus the best
@@ -44,9 +44,9 @@ from __future__ import annotations
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
-from treppen_env.agent_core import greedy as G
+from treppen_env.agent_core import greedy_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core.planner import MEMORY_SEATS
+from treppen_env.agent_core.planner_kernels import MEMORY_SEATS
 from treppen_env.agent_core.reader import read_observation
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core.bits import count, has, lowest
@@ -72,23 +72,28 @@ def _clip(x: float, bound: float) -> float:
 
 @kernel
 def action_features(
-    inputs: G.Inputs, mask: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: G.Workspace, out: np.ndarray
+    inputs: greedy_kernels.Inputs,
+    mask: np.ndarray,
+    tab: np.ndarray,
+    settings: np.ndarray,
+    work: greedy_kernels.Workspace,
+    out: np.ndarray,
 ) -> None:
     """Fill ``out`` (float32 (898, NUM_FEATURES), overwritten) with the greedy heuristic's features
     of every action (see the module docstring) of the position in its input layout
-    (:class:`treppen_env.agent_core.greedy.Inputs`), with its mask (int8 (898,)), rules table and
-    settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy.workspace`."""
+    (:class:`treppen_env.agent_core.greedy_kernels.Inputs`), with its mask (int8 (898,)), rules table and
+    settings, using the scratch arrays ``work`` of :func:`treppen_env.agent_core.greedy_kernels.workspace`."""
     decision_features(inputs, mask, tab, settings, np.zeros(0), work, out)
 
 
 @kernel
 def decision_features(
-    inputs: G.Inputs,
+    inputs: greedy_kernels.Inputs,
     mask: np.ndarray,
     tab: np.ndarray,
     settings: np.ndarray,
     values: np.ndarray,
-    work: G.Workspace,
+    work: greedy_kernels.Workspace,
     out: np.ndarray,
 ) -> None:
     """:func:`action_features` of the heuristic that ``values`` names: size 0 the greedy heuristic
@@ -96,9 +101,9 @@ def decision_features(
     (:data:`~treppen_env.agent_core.plan_value.NUM_VALUES`,),
     :func:`treppen_env.agent_core.plan_value.values_row`)."""
     out[:] = 0.0
-    if not G._any_legal(mask):
+    if not greedy_kernels._any_legal(mask):
         return
-    pick = G.move(inputs, mask, _decide(inputs, tab, settings, values, work))
+    pick = greedy_kernels.move(inputs, mask, _decide(inputs, tab, settings, values, work))
     scores = np.empty(NUM_ACTIONS)
     decision_scores(inputs, mask, _decide(inputs, tab, settings, values, work), scores, out)
     best = -np.inf
@@ -120,22 +125,26 @@ def decision_features(
 
 @kernel
 def _decide(
-    inputs: G.Inputs, tab: np.ndarray, settings: np.ndarray, values: np.ndarray, work: G.Workspace
-) -> G.Decision:
-    """The greedy heuristic's :class:`~treppen_env.agent_core.greedy.Decision` (``values`` of size
+    inputs: greedy_kernels.Inputs,
+    tab: np.ndarray,
+    settings: np.ndarray,
+    values: np.ndarray,
+    work: greedy_kernels.Workspace,
+) -> greedy_kernels.Decision:
+    """The greedy heuristic's :class:`~treppen_env.agent_core.greedy_kernels.Decision` (``values`` of size
     0) or the planner's, its memory empty."""
     if values.size:
-        return G.planner_decision(inputs, np.zeros(MEMORY_SEATS, dtype=np.uint64), tab, values, work)
-    return G.decision(inputs, tab, settings, work)
+        return greedy_kernels.planner_decision(inputs, np.zeros(MEMORY_SEATS, dtype=np.uint64), tab, values, work)
+    return greedy_kernels.decision(inputs, tab, settings, work)
 
 
 @kernel
 def action_scores(
-    inputs: G.Inputs,
+    inputs: greedy_kernels.Inputs,
     mask: np.ndarray,
     tab: np.ndarray,
     settings: np.ndarray,
-    work: G.Workspace,
+    work: greedy_kernels.Workspace,
     scores: np.ndarray,
     out: np.ndarray,
 ) -> None:
@@ -143,13 +152,15 @@ def action_scores(
     ``scores`` (float64 (898,)): -inf for an illegal action or one the heuristic does not score;
     the booked points, weights, dangers and a take's used share go to ``out`` as in
     :func:`action_features` (the other columns untouched). The greedy action has the best score up
-    to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.beliefs`)."""
-    decision_scores(inputs, mask, G.decision(inputs, tab, settings, work), scores, out)
+    to its tie-breaks; the search's opponent model weighs the scores (:mod:`treppen_env.agent_core.belief_kernels`)."""
+    decision_scores(inputs, mask, greedy_kernels.decision(inputs, tab, settings, work), scores, out)
 
 
 @kernel
-def decision_scores(inputs: G.Inputs, mask: np.ndarray, d: G.Decision, scores: np.ndarray, out: np.ndarray) -> None:
-    """:func:`action_scores` in the :class:`~treppen_env.agent_core.greedy.Decision` ``d`` of the
+def decision_scores(
+    inputs: greedy_kernels.Inputs, mask: np.ndarray, d: greedy_kernels.Decision, scores: np.ndarray, out: np.ndarray
+) -> None:
+    """:func:`action_scores` in the :class:`~treppen_env.agent_core.greedy_kernels.Decision` ``d`` of the
     position ``inputs`` (the greedy heuristic's or the planner's)."""
     cards, stairs, scalars = inputs.cards, inputs.stairs, inputs.scalars
     scores[:] = -np.inf
@@ -159,57 +170,62 @@ def decision_scores(inputs: G.Inputs, mask: np.ndarray, d: G.Decision, scores: n
             draw = False
             break
     if draw:
-        depth = G.draw_scores(cards[G.HAND], stairs, scalars, mask, d)
+        depth = greedy_kernels.draw_scores(cards[greedy_kernels.HAND], stairs, scalars, mask, d)
         for k in range(depth + 1):
             if mask[k]:
-                scores[k] = d.work.wf[G.F_SCORES][k]
+                scores[k] = d.work.wf[greedy_kernels.F_SCORES][k]
             if k > 0 and scores[k] > -np.inf:
-                out[k, H_USED] = count(d.work.wu[G.U_USES][k]) / k
+                out[k, H_USED] = count(d.work.wu[greedy_kernels.U_USES][k]) / k
     else:
-        _turn_scores(cards[G.HAND], scalars, mask, d, scores, out)
+        _turn_scores(cards[greedy_kernels.HAND], scalars, mask, d, scores, out)
 
 
 @kernel
 def _turn_scores(
-    hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, d: G.Decision, scores: np.ndarray, out: np.ndarray
+    hand: np.uint64,
+    scalars: np.ndarray,
+    mask: np.ndarray,
+    d: greedy_kernels.Decision,
+    scores: np.ndarray,
+    out: np.ndarray,
 ) -> None:
     """The meld phase's scores (RULES §4.3-4.4; see the module docstring) in the
-    :class:`~treppen_env.agent_core.greedy.Decision` ``d`` into ``scores``, and the booked points,
+    :class:`~treppen_env.agent_core.greedy_kernels.Decision` ``d`` into ``scores``, and the booked points,
     weights and dangers into ``out``."""
     tab, wu, wf, wi = d.tab, d.work.wu, d.work.wf, d.work.wi
-    banned = scalars[G.BANNED]
-    must_use = scalars[G.MUST_USE]
+    banned = scalars[greedy_kernels.BANNED]
+    must_use = scalars[greedy_kernels.MUST_USE]
     for a in range(MELD_BASE, DISCARD_BASE):
         if mask[a]:
             value = tab[T_MELD_VALUE + a - MELD_BASE] if a < LAYOFF_BASE else tab[T_LAYOFF_VALUE + a - LAYOFF_BASE]
             out[a, H_BOOKED] = value / SCORE_SCALE
     # every candidate of the plan search (a meld, a lay-off chain) is scored with the best plan of
     # the cards it leaves; a lay's score is that of the best candidate it starts
-    n = G.lay_candidates(hand, d)
-    c_bits = wu[G.U_WORK][:n].copy()
-    c_val = wf[G.F_WORK][:n].copy()
-    c_first = wi[G.I_WORK][:n].copy()
+    n = greedy_kernels.lay_candidates(hand, d)
+    c_bits = wu[greedy_kernels.U_WORK][:n].copy()
+    c_val = wf[greedy_kernels.F_WORK][:n].copy()
+    c_first = wi[greedy_kernels.I_WORK][:n].copy()
     for j in range(n):
         a = c_first[j]
         if not mask[a]:
             continue
         include = must_use if must_use >= 0 and not has(c_bits[j], must_use) else -1
-        rest, _ = G._plan(hand & ~c_bits[j], d, banned, include, False, -1)
+        rest, _ = greedy_kernels._plan(hand & ~c_bits[j], d, banned, include, False, -1)
         if c_val[j] + rest > scores[a]:
             scores[a] = c_val[j] + rest
-    unseen = ~(d.ctx[3] | hand) & G._FULL
+    unseen = ~(d.ctx[3] | hand) & greedy_kernels._FULL
     weights = np.zeros(NUM_CARDS)
     kept = 0.0
     b = hand
     while b:
         c = lowest(b)
-        b &= b - G._ONE
-        weights[c] = G._keep_weight(c, hand, unseen, d)
+        b &= b - greedy_kernels._ONE
+        weights[c] = greedy_kernels._keep_weight(c, hand, unseen, d)
         kept += weights[c]
     for c in range(NUM_CARDS):
         a = DISCARD_BASE + c
         if mask[a]:
-            scores[a] = G._discard_saving(c, weights[c], hand, unseen, d, False) - kept
+            scores[a] = greedy_kernels._discard_saving(c, weights[c], hand, unseen, d, False) - kept
             out[a, H_WEIGHT] = weights[c] / CARD_SCALE
             out[a, H_DANGER] = (d.danger[c] * d.values[PV.V_DANGER] if d.values.size else d.danger[c]) / CARD_SCALE
 
@@ -222,8 +238,8 @@ def batch_features(
     masks (int8 (B, 898)) into ``out``, each position read by
     :func:`treppen_env.agent_core.reader.read_observation` (only what its mover may see): the
     greedy heuristic's (``values`` of size 0) or the planner's, as :func:`decision_features`."""
-    inputs = G.empty_inputs()
-    work = G.workspace()
+    inputs = greedy_kernels.empty_inputs()
+    work = greedy_kernels.workspace()
     for b in range(obs.shape[0]):
         read_observation(obs[b], inputs)
         decision_features(inputs, masks[b], tab, settings, values, work, out[b])

@@ -1,14 +1,14 @@
 """The policy of ``backend: kernel``: legal actions as feature rows, the action net in torch, its
-masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.action_net`).
+masked log-probabilities, and its export to the kernels (:mod:`treppen_env.agent_core.action_net_kernels`).
 
 A position's legal actions are ``n`` rows of ``F`` features (:func:`treppen.agents.action_net.legal_rows`:
 the static action table of :func:`treppen.agents.action_features.action_table`, and with
-``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.features`;
+``features: heuristic`` the greedy heuristic's view of each action, :mod:`treppen_env.agent_core.feature_kernels`;
 with ``features: planner`` the planner's),
 a batch's positions one after another (flat, ``(N, F)``, with each position's count). The state is
 read through the observation's nonzero entries only (:func:`nonzero_entries`). :class:`ActionNet`
 scores each row against the state, as the kernels do (the formulas are in
-:mod:`treppen_env.agent_core.action_net`), into logits padded to the most legal actions of a
+:mod:`treppen_env.agent_core.action_net_kernels`), into logits padded to the most legal actions of a
 position in the batch: a frozen copy plays any seat inside the kernels and equals the torch logits
 within 1e-5 (tests/train/test_kernel_ppo.py).
 """
@@ -25,8 +25,8 @@ from torch import nn
 from treppen.agents.action_features import ACTION_FEATURES
 from treppen.agents.action_net import legal_rows, load_weights, num_features
 from treppen.agents.heuristic_features import VIEWS
-from treppen_env.agent_core import action_net as R
-from treppen_env.agent_core.features import H_PICK
+from treppen_env.agent_core import action_net_kernels
+from treppen_env.agent_core.feature_kernels import H_PICK
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
 
@@ -45,8 +45,8 @@ class Entries(NamedTuple):
 
 def nonzero_entries(obs: np.ndarray) -> Entries:
     """The nonzero entries (NumPy arrays) of observations, float32 (B, 969)
-    (:func:`treppen_env.agent_core.action_net.nonzero_entries`)."""
-    return Entries(*R.nonzero_entries(obs))
+    (:func:`treppen_env.agent_core.action_net_kernels.nonzero_entries`)."""
+    return Entries(*action_net_kernels.nonzero_entries(obs))
 
 
 class ActionNet(nn.Module):
@@ -127,8 +127,8 @@ class ActionNet(nn.Module):
         }
 
     def export(self) -> np.ndarray:
-        """The flat float32 weights of :func:`treppen_env.agent_core.action_net.layout`."""
-        places = R.layout(*self.shape().tolist())
+        """The flat float32 weights of :func:`treppen_env.agent_core.action_net_kernels.layout`."""
+        places = action_net_kernels.layout(*self.shape().tolist())
         w = np.zeros(places["size"][0], dtype=np.float32)
         for name, tensor in self._tensors().items():
             start, shape = places[name]
@@ -137,7 +137,7 @@ class ActionNet(nn.Module):
 
     def load_flat(self, w: np.ndarray) -> None:
         """Set the weights from flat float32 weights of this net's shape (the inverse of :meth:`export`)."""
-        places = R.layout(*self.shape().tolist())
+        places = action_net_kernels.layout(*self.shape().tolist())
         with torch.no_grad():
             for name, tensor in self._tensors().items():
                 start, shape = places[name]
@@ -158,7 +158,7 @@ class ActionNet(nn.Module):
         :raises ValueError: when the weights do not fit the shape.
         """
         w, shape, features = load_weights(path)
-        net = cls(int(shape[R.SH_HIDDEN]), int(shape[R.SH_ACTION]), features)
+        net = cls(int(shape[action_net_kernels.SH_HIDDEN]), int(shape[action_net_kernels.SH_ACTION]), features)
         net.load_flat(w)
         return net
 

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         for name in args.names:
             print(card_text(rate(name, args.decks, args.seed, args.runs_dir, args.workers)), flush=True)
         return 0
-    from treppen.train.zoo import build
+    from treppen.train.zoo_build import build
 
     for name in args.names:
         print(card_text(build(name, args.runs_dir, args.workers)), flush=True)

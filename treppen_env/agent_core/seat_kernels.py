@@ -9,7 +9,7 @@ given, the caller's action (or none, after a new deal), then the kernel seats' m
 external seat is to move or the deal is over, and writes what the caller needs: that seat's
 observation and legal mask, or at the deal's end the final observation of ``observer[i]`` (or of
 the last external seat that moved), an all-zero mask and every seat's reward
-(:func:`treppen_env.core.vector.deal_rewards`).
+(:func:`treppen_env.core.vector_kernels.deal_rewards`).
 
 A discard that empties the stock under ``stock_exhausted="reshuffle"`` (RULES §6.4) stops the
 row with ``pending[i] = 1``: the caller shuffles the staircase below its top with the row's own
@@ -22,18 +22,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import playout as P
-from treppen_env.core import kernels as K
+from treppen_env.agent_core import greedy_kernels, playout_kernels
+from treppen_env.core import kernels
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import random_legal
 from treppen_env.core.layout import CURRENT, DEAL_OVER, PHASE
 from treppen_env.core.observe import write_observation
-from treppen_env.core.vector import deal_rewards
+from treppen_env.core.vector_kernels import deal_rewards
 
 #: Kinds of a seat: decided by the caller, or played inside the kernel (the playout policies).
 EXTERNAL = -1
-GREEDY, RANDOM = P.GREEDY, P.RANDOM
+GREEDY, RANDOM = playout_kernels.GREEDY, playout_kernels.RANDOM
 
 
 class Seats(NamedTuple):
@@ -49,7 +48,7 @@ class Seats(NamedTuple):
     observer: np.ndarray
     #: uint64 (N,): each row's SplitMix64 state for random seats.
     rngs: np.ndarray
-    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`).
+    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy_kernels.settings_row`).
     settings: np.ndarray
 
 
@@ -59,7 +58,7 @@ class Report(NamedTuple):
     #: The observation layout's offsets and constants (:func:`treppen_env.core.observe.write_observation`).
     offsets: np.ndarray
     consts: np.ndarray
-    #: The reward kind (:data:`treppen_env.core.vector.ZERO_SUM` or ``POINTS``).
+    #: The reward kind (:data:`treppen_env.core.vector_kernels.ZERO_SUM` or ``POINTS``).
     reward: int
 
 
@@ -69,7 +68,7 @@ class Written(NamedTuple):
     #: float32 (N, OBS_SIZE): the observations.
     obs: np.ndarray
     #: int8 (N, 8 * MASK_WORDS): the legal mask in the first 898 entries, the padding 0
-    #: (:func:`treppen_env.core.vector.sample_legal` reads rows as uint64 words).
+    #: (:func:`treppen_env.core.vector_kernels.sample_legal` reads rows as uint64 words).
     masks: np.ndarray
     #: int64 (N,): the external seat to move, -1 when the deal is over.
     to_move: np.ndarray
@@ -92,28 +91,28 @@ def _kernel_move(
     kind: int,
     rng: np.ndarray,
     settings: np.ndarray,
-    work: P.Scratch,
+    work: playout_kernels.Scratch,
 ) -> int:
     """A kernel seat's move in the row (its legal mask already in ``work``)."""
     if kind == GREEDY:
-        return P.greedy_choice(u64, i8, i64, tab, settings, work)
+        return playout_kernels.greedy_choice(u64, i8, i64, tab, settings, work)
     return random_legal(work.mask.view(np.uint64), rng)
 
 
 @kernel
 def step_rows(
-    batch: P.Position,
-    tables: P.Tables,
+    batch: playout_kernels.Position,
+    tables: playout_kernels.Tables,
     rows: np.ndarray,
     seats: Seats,
     report: Report,
     written: Written,
-    work: P.Scratch,
+    work: playout_kernels.Scratch,
 ) -> None:
     """Play the rows ``rows`` (int64) of ``batch`` (the rows' arrays ``(U, I8, I64)``) one step
     (see the module docstring), with the rules core's ``tables``, the bundles :class:`Seats`,
     :class:`Report` and :class:`Written`, and the kernel seats' scratch ``work``
-    (:func:`treppen_env.agent_core.playout.scratch`)."""
+    (:func:`treppen_env.agent_core.playout_kernels.scratch`)."""
     U, I8, I64 = batch
     tab, meld_bits = tables
     kinds, rngs, masks, actor, pending = seats.kinds, seats.rngs, written.masks, written.actor, written.pending
@@ -121,7 +120,7 @@ def step_rows(
     for i in rows:
         u64, i8, i64 = U[i], I8[i], I64[i]
         # the kernel seats decide on the row's own mask
-        row_work = P.Scratch(
+        row_work = playout_kernels.Scratch(
             mask=masks[i],
             inputs=work.inputs,
             workspace=work.workspace,
@@ -129,20 +128,20 @@ def step_rows(
             memory=work.memory,
             relative=work.relative,
         )
-        mask = masks[i, : K.A_DISCARD_BASE + G.NUM_CARDS]
+        mask = masks[i, : kernels.A_DISCARD_BASE + greedy_kernels.NUM_CARDS]
         pending[i] = 0
         a = seats.actions[i]
         if a >= 0:
             actor[i] = i64[CURRENT]
-            if K.step(u64, i8, i64, tab, meld_bits, mask, a) == K.STEP_RESHUFFLE:
+            if kernels.step(u64, i8, i64, tab, meld_bits, mask, a) == kernels.STEP_RESHUFFLE:
                 pending[i] = 1
                 continue
         else:
-            K.legal_mask(u64, i8, i64, tab, meld_bits, mask)
+            kernels.legal_mask(u64, i8, i64, tab, meld_bits, mask)
         rng[0] = rngs[i]
         while i64[PHASE] != DEAL_OVER and kinds[i, i64[CURRENT]] != EXTERNAL:
             move = _kernel_move(u64, i8, i64, tab, kinds[i, i64[CURRENT]], rng, seats.settings, row_work)
-            if K.step(u64, i8, i64, tab, meld_bits, mask, move) == K.STEP_RESHUFFLE:
+            if kernels.step(u64, i8, i64, tab, meld_bits, mask, move) == kernels.STEP_RESHUFFLE:
                 pending[i] = 1
                 break
         rngs[i] = rng[0]

@@ -1,16 +1,16 @@
 """Playouts and determinization as kernels over the compiled core's arrays.
 
-A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy`),
+A playout plays a state to the end of its deal with greedy (:mod:`treppen_env.agent_core.greedy_kernels`),
 uniformly random legal moves or a net's moves at every seat and returns each seat's deal points
 (RULES §6). The
-greedy seats decide from what they may see: :func:`treppen_env.agent_core.greedy.state_inputs`
+greedy seats decide from what they may see: :func:`treppen_env.agent_core.greedy_kernels.state_inputs`
 fills the heuristic's input layout from the state's arrays for the seat to move exactly as the
 heuristic's observation reader does from that seat's observation (the same cards, counts and
 table, melds in the same order), so a greedy seat in a playout makes the move
 :class:`treppen.agents.GreedyAgent` would make from its observation. A net seat (:data:`NET`)
 reads the observation of the seat to move, written into the scratch: the small policy/value net
-(:mod:`treppen_env.agent_core.net`) or the batched learner's action net
-(:mod:`treppen_env.agent_core.action_net`, its legal-action rows listed for that one position),
+(:mod:`treppen_env.agent_core.policy_value_kernels`) or the batched learner's action net
+(:mod:`treppen_env.agent_core.action_net_kernels`, its legal-action rows listed for that one position),
 and plays its most probable move or one drawn from its softmax (:func:`net_choice`).
 
 A determinization (:func:`redeal`) replaces what the observer cannot see in a state by a fresh
@@ -25,7 +25,7 @@ shuffle.
 Randomness inside the kernels is the SplitMix64 generator of :mod:`treppen_env.core.kernels`,
 whose whole state is a uint64 (1,) array the caller seeds: the same seed, the same playouts.
 
-The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.agent_core.greedy`;
+The kernels call kernels of :mod:`treppen_env.core.kernels` and :mod:`treppen_env.agent_core.greedy_kernels`;
 their cache is keyed on every core source (:mod:`treppen_env.core.cache`), so an edit to a callee
 recompiles its callers too.
 """
@@ -36,12 +36,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import action_net as A
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core import net as N
+from treppen_env.agent_core import action_net_kernels, greedy_kernels, planner_kernels, policy_value_kernels
 from treppen_env.agent_core import plan_value as PV
-from treppen_env.agent_core import planner as PL
-from treppen_env.core import kernels as K
+from treppen_env.core import kernels
 from treppen_env.core.bits import bit, count, has
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import MASK_WORDS, random_below, random_legal
@@ -67,10 +64,11 @@ from treppen_env.core.observe import write_observation
 GREEDY, RANDOM, NET, PLANNER = 0, 1, 2, 3
 POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET, "planner": PLANNER}
 #: Kinds of the network of :data:`NET` seats (:attr:`NetScratch.kind`): none, the small
-#: policy/value net (:mod:`treppen_env.agent_core.net`), the action net (:mod:`treppen_env.agent_core.action_net`).
+#: policy/value net (:mod:`treppen_env.agent_core.policy_value_kernels`), the action net
+#: (:mod:`treppen_env.agent_core.action_net_kernels`).
 NO_NET, SMALL_NET, ACTION_NET = 0, 1, 2
 #: Legal actions (the length of the legal mask).
-NUM_ACTIONS = K.A_DISCARD_BASE + NUM_CARDS
+NUM_ACTIONS = kernels.A_DISCARD_BASE + NUM_CARDS
 
 #: A state's three arrays ``(u64, i8, i64)`` as one argument (:mod:`treppen_env.core.layout`).
 Position = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -83,7 +81,7 @@ class Playout(NamedTuple):
 
     #: int64 (num_players,): each seat's :data:`GREEDY`, :data:`RANDOM` or :data:`NET`.
     policies: np.ndarray
-    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy.settings_row`;
+    #: float64: the greedy seats' settings (:func:`treppen_env.agent_core.greedy_kernels.settings_row`;
     #: their rules are the rules table the kernels are given).
     settings: np.ndarray
     #: float64: the planner seats' settings (:func:`treppen_env.agent_core.plan_value.values_row`).
@@ -100,8 +98,8 @@ class NetScratch(NamedTuple):
     argmax: bool
     #: float32: the flat weights (none: size 0).
     w: np.ndarray
-    #: int64: the net's shape (:data:`treppen_env.agent_core.net.SHAPE_SIZE` or
-    #: :data:`treppen_env.agent_core.action_net.SHAPE_SIZE` slots, the observation size first).
+    #: int64: the net's shape (:data:`treppen_env.agent_core.policy_value_kernels.SHAPE_SIZE` or
+    #: :data:`treppen_env.agent_core.action_net_kernels.SHAPE_SIZE` slots, the observation size first).
     shape: np.ndarray
     #: The observation layout's offsets and constants (:func:`treppen_env.core.observe.write_observation`).
     offsets: np.ndarray
@@ -113,8 +111,8 @@ class NetScratch(NamedTuple):
     spare: np.ndarray
     #: float64 (898,): the policy's logits (the small net's by action, the action net's by legal row).
     logits: np.ndarray
-    #: The action net's legal-action rows and units (:func:`treppen_env.agent_core.action_net.row_scratch`).
-    rows: A.RowScratch
+    #: The action net's legal-action rows and units (:func:`treppen_env.agent_core.action_net_kernels.row_scratch`).
+    rows: action_net_kernels.RowScratch
     #: Turns after which a search's playout is valued by the small net's value head (0: never).
     value_turns: int
     #: The value head's share of that playout's result, in [0, 1].
@@ -127,13 +125,13 @@ class Scratch(NamedTuple):
     #: int8 (8 MASK_WORDS,): the legal mask padded to whole words
     #: (:func:`treppen_env.core.generator.random_legal` reads it as uint64 words).
     mask: np.ndarray
-    #: The greedy seat's inputs and its decision's workspace (:mod:`treppen_env.agent_core.greedy`).
-    inputs: G.Inputs
-    workspace: G.Workspace
+    #: The greedy seat's inputs and its decision's workspace (:mod:`treppen_env.agent_core.greedy_kernels`).
+    inputs: greedy_kernels.Inputs
+    workspace: greedy_kernels.Workspace
     #: The network of :data:`NET` seats (none without :func:`with_net`).
     net: NetScratch
     #: uint64 (4,): what each seat was seen to discard or decline since the playout started
-    #: (:func:`treppen_env.agent_core.planner.remember`), and (3,) the planner seat's view of it.
+    #: (:func:`treppen_env.agent_core.planner_kernels.remember`), and (3,) the planner seat's view of it.
     memory: np.ndarray
     relative: np.ndarray
 
@@ -156,7 +154,7 @@ def _reshuffle(pos: Position, tab: np.ndarray, meld_bits: np.ndarray, mask: np.n
     u64, i8, i64 = pos
     stock = i8[STAIRS : STAIRS + i64[STAIRS_LEN] - 1].copy()
     shuffle(stock, rng)
-    K.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
+    kernels.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
 
 
 @kernel
@@ -165,7 +163,7 @@ def scratch() -> Scratch:
     no_weights = np.zeros(0, dtype=np.float32)
     no_table = np.zeros((0, 0), dtype=np.float32)
     observe = (np.zeros(1, dtype=np.int64), np.zeros(1))
-    no_net = np.zeros(A.SHAPE_SIZE, dtype=np.int64)
+    no_net = np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64)
     return with_net(NO_NET, no_weights, no_net, (no_table, np.zeros(0)), observe, (0, 0.0), False)
 
 
@@ -186,7 +184,7 @@ def with_net(
     :param shape: its shape (int64).
     :param features: ``(table, values)``: the action net's static action table (float32 (898, S))
         and the heuristic of its feature columns (float64, size 0: the greedy heuristic, else the
-        planner's values; :func:`treppen_env.agent_core.action_net.legal_features`); unused by the
+        planner's values; :func:`treppen_env.agent_core.action_net_kernels.legal_features`); unused by the
         small net.
     :param observe: ``(offsets, consts)`` of the observation layout the net reads
         (:func:`treppen_env.core.observe.write_observation`).
@@ -195,7 +193,7 @@ def with_net(
         against the playout's own result (:func:`finish`).
     :param argmax: whether net seats play the most probable move (else sample; :func:`pick`).
     """
-    small = max(shape[N.SH_HIDDEN], 1) if kind == SMALL_NET else 1
+    small = max(shape[policy_value_kernels.SH_HIDDEN], 1) if kind == SMALL_NET else 1
     net = NetScratch(
         kind=kind,
         argmax=argmax,
@@ -207,8 +205,10 @@ def with_net(
         hidden=np.zeros(small, dtype=np.float32),
         spare=np.zeros(small, dtype=np.float32),
         logits=np.zeros(NUM_ACTIONS),
-        rows=A.row_scratch(
-            features[0], features[1], shape if kind == ACTION_NET else np.zeros(A.SHAPE_SIZE, dtype=np.int64)
+        rows=action_net_kernels.row_scratch(
+            features[0],
+            features[1],
+            shape if kind == ACTION_NET else np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64),
         ),
         value_turns=value[0],
         value_weight=value[1],
@@ -216,11 +216,11 @@ def with_net(
     mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     return Scratch(
         mask=mask,
-        inputs=G.empty_inputs(),
-        workspace=G.workspace(),
+        inputs=greedy_kernels.empty_inputs(),
+        workspace=greedy_kernels.workspace(),
         net=net,
         memory=np.zeros(4, dtype=np.uint64),
-        relative=np.zeros(PL.MEMORY_SEATS, dtype=np.uint64),
+        relative=np.zeros(planner_kernels.MEMORY_SEATS, dtype=np.uint64),
     )
 
 
@@ -230,7 +230,7 @@ def pick(logits: np.ndarray, argmax: bool, rng: np.ndarray) -> int:
     drawn from their softmax with the generator ``rng`` (-inf: never)."""
     if argmax:
         return int(np.argmax(logits))
-    return N.sample_action(logits, rng)
+    return policy_value_kernels.sample_action(logits, rng)
 
 
 @kernel
@@ -245,7 +245,7 @@ def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work
     rows = net.rows
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
     mask = work.mask[:NUM_ACTIONS]
-    n = A.position_features(
+    n = action_net_kernels.position_features(
         net.obs,
         mask,
         (tab, settings, rows.values, rows.table),
@@ -255,7 +255,7 @@ def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work
         rows.acts,
         rows.feats,
     )
-    A.score_rows(net.w, net.shape, net.obs, rows.feats, n, net.logits, rows.units)
+    action_net_kernels.score_rows(net.w, net.shape, net.obs, rows.feats, n, net.logits, rows.units)
     return n
 
 
@@ -271,8 +271,8 @@ def net_choice(pos: Position, tab: np.ndarray, settings: np.ndarray, rng: np.nda
         return net.rows.acts[pick(net.logits[:n], net.argmax, rng)]
     u64, i8, i64 = pos
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
-    N.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
-    N.policy_logits(net.w, net.shape, net.hidden, work.mask[:NUM_ACTIONS], net.logits)
+    policy_value_kernels.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
+    policy_value_kernels.policy_logits(net.w, net.shape, net.hidden, work.mask[:NUM_ACTIONS], net.logits)
     return pick(net.logits, net.argmax, rng)
 
 
@@ -281,9 +281,9 @@ def greedy_choice(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, settings: np.ndarray, work: Scratch
 ) -> int:
     """The greedy heuristic's move for the seat to move, from what that seat may see
-    (:func:`treppen_env.agent_core.greedy.state_inputs`), with the legal mask and arrays of ``work``."""
-    G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
-    return G.greedy_move(work.inputs, work.mask[:NUM_ACTIONS], tab, settings, work.workspace)
+    (:func:`treppen_env.agent_core.greedy_kernels.state_inputs`), with the legal mask and arrays of ``work``."""
+    greedy_kernels.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
+    return greedy_kernels.greedy_move(work.inputs, work.mask[:NUM_ACTIONS], tab, settings, work.workspace)
 
 
 @kernel
@@ -291,12 +291,12 @@ def planner_choice(
     u64: np.ndarray, i8: np.ndarray, i64: np.ndarray, tab: np.ndarray, playout: Playout, work: Scratch
 ) -> int:
     """The planner's move for the seat to move, from what that seat may see
-    (:func:`treppen_env.agent_core.greedy.state_inputs`) and its memory of the playout so far, with
+    (:func:`treppen_env.agent_core.greedy_kernels.state_inputs`) and its memory of the playout so far, with
     the legal mask and arrays of ``work``."""
-    G.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
-    memory = PL.relative_memory(work.memory, i64, work.relative)
+    greedy_kernels.state_inputs(u64, i8, i64, i64[CURRENT], work.inputs)
+    memory = planner_kernels.relative_memory(work.memory, i64, work.relative)
     mask = work.mask[:NUM_ACTIONS]
-    return PL.planner_move(work.inputs, memory, mask, tab, playout.values, work.workspace)
+    return planner_kernels.planner_move(work.inputs, memory, mask, tab, playout.values, work.workspace)
 
 
 @kernel
@@ -313,7 +313,7 @@ def advance(
     """Play the legal ``action`` (the legal mask in ``work`` follows), reshuffling with ``rng``
     when the discard emptied the stock (RULES §6.4)."""
     mask = work.mask[:NUM_ACTIONS]
-    if K.step(u64, i8, i64, tab, meld_bits, mask, action) == K.STEP_RESHUFFLE:
+    if kernels.step(u64, i8, i64, tab, meld_bits, mask, action) == kernels.STEP_RESHUFFLE:
         _reshuffle((u64, i8, i64), tab, meld_bits, mask, rng)
 
 
@@ -323,7 +323,7 @@ def start(
 ) -> None:
     """Write the state's legal mask into ``work`` (before the first :func:`advance` of a copy) and
     forget the seats' memory."""
-    K.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[:NUM_ACTIONS])
+    kernels.legal_mask(u64, i8, i64, tab, meld_bits, work.mask[:NUM_ACTIONS])
     work.memory[:] = 0
 
 
@@ -369,8 +369,8 @@ def finish(
     if i64[PHASE] == DEAL_OVER:
         return outcome(i64, observer)
     write_observation(u64, i8, i64, tab, observer, net.offsets, net.consts, net.obs)
-    N.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
-    estimate = 0.5 * (N.value(net.w, net.shape, net.hidden, u64, observer, i64[NUM_PLAYERS]) + 1.0)
+    policy_value_kernels.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
+    estimate = 0.5 * (policy_value_kernels.value(net.w, net.shape, net.hidden, u64, observer, i64[NUM_PLAYERS]) + 1.0)
     if net.value_weight >= 1.0:
         return estimate, 0.0
     play_to_end(pos, tab, meld_bits, playout, rng, work)
@@ -412,7 +412,7 @@ def policy_move(
         action = planner_choice(u64, i8, i64, tab, playout, work)
     else:
         action = random_legal(work.mask.view(np.uint64), rng)
-    PL.remember(work.memory, i8, i64, action)
+    planner_kernels.remember(work.memory, i8, i64, action)
     advance(u64, i8, i64, tab, meld_bits, action, rng, work)
 
 
@@ -472,7 +472,7 @@ def redeal(
                 u64[HAND + s] = hand
                 j += need[s]
         i8[STOCK : STOCK + stock_len] = pool[:stock_len] if reshuffled else pool[j:]
-        if must_use < 0 or mover == observer or K.can_play(u64, tab, meld_bits, must_use, u64[HAND + mover]):
+        if must_use < 0 or mover == observer or kernels.can_play(u64, tab, meld_bits, must_use, u64[HAND + mover]):
             return True
     return False
 
@@ -555,7 +555,7 @@ def play_out(
     :param seed: seeds the random moves, reshuffles and redeals (the same seed, the same playouts).
     :param observer: redeal what this seat cannot see before every playout (a determinization);
         ``None`` plays the state's own cards.
-    :param settings: the greedy seats' settings row (:func:`treppen_env.agent_core.greedy.settings_row`;
+    :param settings: the greedy seats' settings row (:func:`treppen_env.agent_core.greedy_kernels.settings_row`;
         default: the default heuristic); the rules are the state's.
     :return: int64 (count, num_players): each playout's deal points per seat (RULES §6).
     :raises ValueError: for a deal that is over, or a bad policy or observer.
@@ -570,7 +570,7 @@ def play_out(
     points = np.zeros((count, n), dtype=np.int64)
     playout = Playout(
         policies=seat_policies(policy, n),
-        settings=G.settings_row() if settings is None else settings,
+        settings=greedy_kernels.settings_row() if settings is None else settings,
         values=PV.values_row(),
     )
     playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)

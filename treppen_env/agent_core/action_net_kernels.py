@@ -5,7 +5,7 @@ and as the frozen snapshots that the batched learner (``backend: kernel``) seats
 **Legal-action rows.** :func:`legal_features` lists each position's legal actions (ascending) and
 describes each by one float32 row of ``F`` columns: its static features (the rules' action table
 of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
-what a heuristic computes about it in this position (:mod:`treppen_env.agent_core.features`,
+what a heuristic computes about it in this position (:mod:`treppen_env.agent_core.feature_kernels`,
 read from the observation and mask only): the greedy heuristic, or the planner when the context
 holds the planner's values (``features: planner``). The rows of a batch lie one after another, without
 padding; its output bundle ``rows`` is ``(acts, feats, offsets)``:
@@ -20,7 +20,7 @@ array        dtype and shape              meaning
                                           least the legal actions of the batch) at the end
 ===========  ===========================  =====================================================
 
-**The action net** (:class:`treppen.train.kernel.policy.ActionNet` trains it in torch). With ``h``
+**The action net** (:class:`treppen.train.kernel.action_net_torch.ActionNet` trains it in torch). With ``h``
 the state's ``H`` hidden units and ``x`` an action's feature row::
 
     h     = tanh(W0' obs + b0)                       the state (obs float32 (969,), mostly zeros)
@@ -34,7 +34,7 @@ Its weights are one flat float32 array ``w`` laid out by :func:`layout`, with an
 per row of ``W``, all of one shape.
 
 **In a playout** the net scores one position at a time from the seat to move's observation
-(:func:`treppen_env.agent_core.playout.net_choice`): :func:`position_features` lists that
+(:func:`treppen_env.agent_core.playout_kernels.net_choice`): :func:`position_features` lists that
 position's rows and :func:`score_rows` scores them, both in the arrays of a :class:`RowScratch`
 allocated once per search (:func:`row_scratch`).
 """
@@ -45,9 +45,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import greedy as G
-from treppen_env.agent_core.features import NUM_FEATURES, decision_features
-from treppen_env.agent_core.net import NUM_ACTIONS, sample_action
+from treppen_env.agent_core import greedy_kernels
+from treppen_env.agent_core.feature_kernels import NUM_FEATURES, decision_features
+from treppen_env.agent_core.policy_value_kernels import NUM_ACTIONS, sample_action
 from treppen_env.agent_core.reader import read_observation
 from treppen_env.core.cache import kernel
 
@@ -120,8 +120,8 @@ def position_features(
     obs: np.ndarray,
     mask: np.ndarray,
     ctx: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    inputs: G.Inputs,
-    work: G.Workspace,
+    inputs: greedy_kernels.Inputs,
+    work: greedy_kernels.Workspace,
     extra: np.ndarray,
     acts: np.ndarray,
     feats: np.ndarray,
@@ -132,7 +132,7 @@ def position_features(
     :param obs: the observation (float32 (969,)); ``mask``: its legal mask (int8 (898,)).
     :param ctx: ``(tab, settings, values, table)`` as in :func:`legal_features`.
     :param inputs, work, extra: scratch: the heuristic's inputs and workspace
-        (:mod:`treppen_env.agent_core.greedy`) and float32 (898, NUM_FEATURES), written when
+        (:mod:`treppen_env.agent_core.greedy_kernels`) and float32 (898, NUM_FEATURES), written when
         ``feats`` has the heuristic's columns.
     """
     tab, settings, values, table = ctx
@@ -164,15 +164,15 @@ def legal_features(
     (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`.
 
     :param ctx: ``(tab, settings, values, table)``: the rules table, the greedy heuristic's settings
-        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy.settings_row`),
+        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy_kernels.settings_row`),
         the heuristic of the feature columns (float64: size 0 the greedy heuristic, else the
-        planner's values, :func:`treppen_env.agent_core.features.decision_features`) and the static
+        planner's values, :func:`treppen_env.agent_core.feature_kernels.decision_features`) and the static
         action table (float32 (898, S)); the heuristic's columns are written when ``feats`` has
         ``S + 9`` columns.
     """
     acts, feats, offsets = rows
-    inputs = G.empty_inputs()
-    work = G.workspace()
+    inputs = greedy_kernels.empty_inputs()
+    work = greedy_kernels.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
     offsets[0] = 0
     for b in range(obs.shape[0]):
