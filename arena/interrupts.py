@@ -112,7 +112,7 @@ def _redelivered() -> Iterator[None]:
 
     def deliver() -> None:
         while (signum := lost.get()) is not None:
-            _thread.interrupt_main(signum)
+            _thread.interrupt_main(signal.Signals(signum))
 
     def hook(unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, Interrupted):
