@@ -9,6 +9,7 @@ import importlib
 import importlib.util
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -101,6 +102,20 @@ def test_a_later_process_loads_the_kernels_from_the_cache(tmp_path: Path) -> Non
     assert later == {**first, "hits": later["hits"], "misses": 0} and later["hits"] > 0
     assert Path(first["file"]).is_relative_to(ROOT)
     assert any(tmp_path.rglob("*.nbi")), "the cache index files lie in NUMBA_CACHE_DIR"
+
+
+def test_an_index_naming_a_module_that_is_gone_is_compiled_afresh(tmp_path: Path) -> None:
+    """A cache written before a module was renamed: its indexes pickled types of a module that no
+    longer imports. Each such kernel compiles again (a miss, not an error) and rewrites its index."""
+    first = run_play(tmp_path, ROOT)
+    indexes = list(tmp_path.rglob("*.nbi"))
+    for index in indexes:
+        with index.open("rb") as handle:
+            version = pickle.load(handle)  # the index's header, then the pickled (stamp, overloads)
+        index.write_bytes(pickle.dumps(version) + b"cmodule_renamed_since\nBundle\n.")
+    again = run_play(tmp_path, ROOT)
+    assert again["deck"] == first["deck"] and again["misses"] == first["misses"] > 0
+    assert run_play(tmp_path, ROOT)["misses"] == 0  # the rewritten indexes read
 
 
 @pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "__pycache__ beside the sources"])

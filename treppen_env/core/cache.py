@@ -175,11 +175,27 @@ def _locked(path: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class _KernelIndex(caching.IndexDataCacheFile):
+    """Numba's index of a kernel's cache entries. An index that cannot be read back, because the
+    types it pickled name a module that is no longer there (written before a module was renamed or
+    removed), reads as empty: the kernel compiles afresh and its new index replaces the old."""
+
+    def _load_index(self) -> dict[Any, Any]:
+        try:
+            return super()._load_index()
+        except (ImportError, AttributeError):
+            return {}
+
+
 class KernelCache(caching.FunctionCache):
     """The on-disk cache of one kernel: keyed on its package's :func:`source_stamp`, written under
-    a lock."""
+    a lock; an index naming modules that are gone is a miss (:class:`_KernelIndex`)."""
 
     _impl_class = _KernelCacheImpl
+
+    def __init__(self, py_func: Callable[..., Any]):
+        super().__init__(py_func)
+        self._cache_file.__class__ = _KernelIndex
 
     def save_overload(self, sig: Any, data: Any) -> None:
         """Save a compiled signature; one process at a time per kernel (the index lists every
