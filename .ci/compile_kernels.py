@@ -70,7 +70,15 @@ for preset in ("treppenromme", "rum500"):
     shape = np.array([obs.shape[1], 4, num_features("heuristic"), 4], dtype=np.int64)
     weights = np.zeros((1, action_net_kernels.layout(*shape)["size"][0]), dtype=np.float32)
     picked = np.zeros(1, dtype=np.int64)
-    action_net_kernels.net_moves((weights, shape), obs, rows.bundle(), picked, picked, np.ones(1, np.uint64), picked)
+    action_net_kernels.net_moves(
+        action_net_kernels.NetStack(weights=weights, shape=shape),
+        obs,
+        rows,
+        picked,
+        picked,
+        np.ones(1, np.uint64),
+        picked,
+    )
     action_net_kernels.nonzero_entries(obs)
     # the search with that (zero) net in its playouts and as its prior
     with tempfile.TemporaryDirectory() as folder:

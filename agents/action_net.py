@@ -12,7 +12,6 @@ them with :func:`treppen_env.agent_core.action_net_kernels.action_logits` and pl
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from treppen.agents.action_features import ACTION_FEATURES, action_table
 from treppen.agents.base import Agent, legal_actions
 from treppen.agents.heuristic_features import VIEWS, view_values
 from treppen_env.agent_core import action_net_kernels, greedy_kernels
+from treppen_env.agent_core.action_net_kernels import FeatureContext, LegalRows
 from treppen_env.agent_core.feature_kernels import NUM_FEATURES
 from treppen_env.agent_core.policy_value_kernels import NUM_ACTIONS, sample_action
 from treppen_env.core.tables import rules_table
@@ -37,50 +37,31 @@ def num_features(features: str) -> int:
     return ACTION_FEATURES + (NUM_FEATURES if features in VIEWS else 0)
 
 
-@dataclass
-class LegalRows:
-    """The legal actions of a batch, one position's after another's (the bundle of
-    :func:`treppen_env.agent_core.action_net_kernels.legal_features`).
-
-    :ivar acts: int64 (N,), position ``b``'s legal actions (ascending) in ``acts[offsets[b]:offsets[b + 1]]``.
-    :ivar feats: float32 (N, F), their feature rows.
-    :ivar offsets: int64 (B + 1,), where each position's legal actions start, ``N`` at the end.
-    """
-
-    acts: np.ndarray
-    feats: np.ndarray
-    offsets: np.ndarray
-
-    @property
-    def counts(self) -> np.ndarray:
-        """int64 (B,): the legal actions of each position."""
-        return np.diff(self.offsets)
-
-    def bundle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(acts, feats, offsets)``: the kernels' bundle."""
-        return self.acts, self.feats, self.offsets
-
-
-def feature_context(rules: Rules | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(tab, settings, table)`` of ``rules``: the rules table, the greedy heuristic's settings and
-    the static action table (RULES §5 values), for :func:`legal_rows`."""
+def feature_context(rules: Rules | str) -> FeatureContext:
+    """The :class:`~treppen_env.agent_core.action_net_kernels.FeatureContext` of ``rules`` for
+    :func:`legal_rows`: the rules table, the greedy heuristic's settings and the static action table
+    (RULES §5 values); :func:`legal_rows` sets the ``values`` of its feature set."""
     rules = make_rules(rules)
-    return rules_table(rules), greedy_kernels.settings_row(), np.ascontiguousarray(action_table(rules))
+    return FeatureContext(
+        tab=rules_table(rules),
+        settings=greedy_kernels.settings_row(),
+        values=view_values("heuristic"),
+        table=np.ascontiguousarray(action_table(rules)),
+    )
 
 
-def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: tuple[np.ndarray, ...], features: str) -> LegalRows:
+def legal_rows(obs: np.ndarray, masks: np.ndarray, ctx: FeatureContext, features: str) -> LegalRows:
     """The legal-action rows of observations (float32 (B, 969)) and their masks (int8 or bool
     (B, >= 898)), with the columns of the feature set ``features`` (:data:`FEATURE_SETS`) in the
     context ``ctx`` of :func:`feature_context`."""
     masks = masks.view(np.int8) if masks.dtype == np.bool_ else masks
     total = int(masks[:, :NUM_ACTIONS].sum(dtype=np.int64))
     rows = LegalRows(
-        np.empty(total, dtype=np.int64),
-        np.empty((total, num_features(features)), dtype=np.float32),
-        np.empty(obs.shape[0] + 1, dtype=np.int64),
+        acts=np.empty(total, dtype=np.int64),
+        feats=np.empty((total, num_features(features)), dtype=np.float32),
+        offsets=np.empty(obs.shape[0] + 1, dtype=np.int64),
     )
-    tab, settings, table = ctx
-    action_net_kernels.legal_features(obs, masks, (tab, settings, view_values(features), table), rows.bundle())
+    action_net_kernels.legal_features(obs, masks, ctx._replace(values=view_values(features)), rows)
     return rows
 
 

@@ -154,9 +154,8 @@ class _Root:
     """One decision's root sample as the kernels read it, with their scratch arrays."""
 
     def __init__(self, state: GameState, agent: SearchAgent):
-        u64, i8, i64 = state.arrays()
-        self.arrays = (u64.copy(), i8.copy(), i64.copy())
-        self.det = (u64.copy(), i8.copy(), i64.copy())
+        self.arrays = state.arrays().copy()
+        self.det = state.arrays().copy()
         self.tables = state.tables
         self.settings = greedy_kernels.settings_row()
         policies = playout_kernels.seat_policies(
@@ -169,9 +168,16 @@ class _Root:
         self.belief_work = belief_kernels.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(search_kernels.NUM_ACTIONS, dtype=np.int64)
-        playout_kernels.start(*self.arrays, *self.tables, self.work)
+        position, tables = self.arrays, self.tables
+        playout_kernels.start(position.u64, position.i8, position.i64, tables.tab, tables.meld_bits, self.work)
         n = search_kernels.candidates(
-            self.arrays, *self.tables, search_kernels.MOVES[agent.settings.moves], self.playout, self.work, cand
+            self.arrays,
+            tables.tab,
+            tables.meld_bits,
+            search_kernels.MOVES[agent.settings.moves],
+            self.playout,
+            self.work,
+            cand,
         )
         self.choices = cand[:n].copy()
         #: A policy's probabilities of the searched moves (float64 (898,), :class:`ISMCTSAgent`'s
@@ -347,7 +353,7 @@ class SearchAgent(Agent):
         while done < samples and not (done and self.clock() >= ends):
             count = min(BELIEF_CHUNK, samples - done)
             belief_kernels.card_counts(
-                root.arrays, root.det, root.tables, 0, root.rng, (root.beliefs, root.belief_work), count, counts
+                root.arrays, root.det, root.tables, 0, root.rng, root.beliefs, root.belief_work, count, counts
             )
             done += count
         return counts[: decode(observation).num_players] / done
@@ -592,7 +598,7 @@ class RolloutAgent(SearchAgent):
         return root
 
     def _begin(self, root: _Root) -> Any:
-        sim = tuple(a.copy() for a in root.arrays)
+        sim = root.arrays.copy()
         m = root.choices.size
         rounds = _Rounds(m, self.playouts, self.settings.allocation == "halving")
         return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, search_kernels.NUM_STATS)), rounds

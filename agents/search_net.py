@@ -99,14 +99,18 @@ class SearchNet:
         :raises ValueError: as :meth:`check`.
         """
         self.check(settings)
-        if self.policy is None:
-            features = (np.zeros((0, 0), dtype=np.float32), np.zeros(0))
-        else:
-            features = (self.policy.ctx[2], view_values(self.policy.features))
-        value = (settings.value_turns, settings.value_weight)
-        observe = (KERNEL_OFFSETS, KERNEL_CONSTS)
+        policy = self.policy
         return playout_kernels.with_net(
-            self.kind, self.w, self.shape, features, observe, value, settings.net_pick == "argmax"
+            kind=self.kind,
+            w=self.w,
+            shape=self.shape,
+            table=np.zeros((0, 0), dtype=np.float32) if policy is None else policy.ctx.table,
+            values=np.zeros(0) if policy is None else view_values(policy.features),
+            offsets=KERNEL_OFFSETS,
+            consts=KERNEL_CONSTS,
+            value_turns=settings.value_turns,
+            value_weight=settings.value_weight,
+            argmax=settings.net_pick == "argmax",
         )
 
     def probabilities(self, observation: dict[str, Any]) -> np.ndarray:

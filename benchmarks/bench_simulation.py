@@ -93,7 +93,9 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
         seed = next(round_seed)
         moves[0] = 0
         for k, s in enumerate(samples):
-            moves[0] += playout_kernels.playouts(s.arrays(), *s.tables, 0, playout, seed * 1000 + k, points)
+            moves[0] += playout_kernels.playouts(
+                s.arrays(), s.tables.tab, s.tables.meld_bits, 0, playout, seed * 1000 + k, points
+            )
         return len(samples) * playouts
 
     one_round()  # load (or compile) the kernels before timing

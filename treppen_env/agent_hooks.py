@@ -41,12 +41,11 @@ def random_playout(state: GameState, seed: int) -> int:
 
     :return: the number of actions played.
     """
-    u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     policies = np.full(state.num_players, playout_kernels.RANDOM, dtype=np.int64)
     playout = playout_kernels.Playout(policies=policies, settings=greedy_kernels.settings_row(), values=PV.values_row())
     steps = playout_kernels.play_to_end(
-        (u64, i8, i64), tab, meld_bits, playout, _generator(seed), playout_kernels.scratch()
+        state.arrays(), tab, meld_bits, playout, _generator(seed), playout_kernels.scratch()
     )
     state.kernel_wrote()
     return int(steps)
@@ -64,9 +63,8 @@ def redeal(state: GameState, observer: int, seed: int, tries: int = 10_000) -> N
     """
     if not 0 <= observer < state.num_players:
         raise ValueError(f"observer {observer} is not a seat 0..{state.num_players - 1}")
-    u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
-    found = playout_kernels.redeal((u64, i8, i64), tab, meld_bits, observer, _generator(seed), tries)
+    found = playout_kernels.redeal(state.arrays(), tab, meld_bits, observer, _generator(seed), tries)
     state.kernel_wrote()
     if not found:
         raise ValueError(f"no deal of the unseen cards in {tries} tries lets the player to move use its taken card")

@@ -457,12 +457,12 @@ class GameState:
             return None
         return ints[layout.DEAL_POINTS : layout.DEAL_POINTS + self.num_players]
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The validated ``(u64, i8, i64)`` arrays of the state (:mod:`treppen_env.core.layout`),
-        not copies: for kernels that read them; write only through the kernels."""
+    def arrays(self) -> layout.Position:
+        """The validated arrays of the state (:class:`treppen_env.core.layout.Position`), not copies:
+        for kernels that read them; write only through the kernels."""
         self._check()
         self._stale()  # the caller may write
-        return self._u64, self._i8, self._i64
+        return layout.Position(u64=self._u64, i8=self._i8, i64=self._i64)
 
     def kernel_wrote(self) -> None:
         """Note that a kernel changed the position through :meth:`arrays` (a playout, a redeal):
@@ -471,9 +471,10 @@ class GameState:
         self._stale()
 
     @property
-    def tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(tab, meld_bits)``: the rules table and the candidate melds' bitsets the kernels read."""
-        return self._tab, MELD_BITS
+    def tables(self) -> layout.Tables:
+        """The rules table and the candidate melds' bitsets the kernels read
+        (:class:`treppen_env.core.layout.Tables`)."""
+        return layout.Tables(tab=self._tab, meld_bits=MELD_BITS)
 
     def _need_deal(self, name: str) -> None:
         if not self._ints()[layout.DEALT]:

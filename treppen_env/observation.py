@@ -133,7 +133,7 @@ def table_view(state: GameState) -> TableView:
     out = np.zeros(_TABLE_SIZE, dtype=np.float32)  # meld_owner, then table
     write_table(u64, i8, i64, 0, out, 0, _OWNER_SIZE)  # seat 0: relative seats are absolute
     owned = out[:_OWNER_SIZE].reshape(NUM_CARDS, MAX_SEATS)[:, : state.num_players].T.astype(np.uint8)
-    return TableView(owned, out[_OWNER_SIZE:].reshape(NUM_CARDS, len(TABLE_COLUMNS)))
+    return TableView(owned=owned, features=out[_OWNER_SIZE:].reshape(NUM_CARDS, len(TABLE_COLUMNS)))
 
 
 class Encoder:

@@ -219,12 +219,14 @@ def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> Non
     tab, meld_bits = state.tables
     rng = np.ones(1, dtype=np.uint64)
     for _ in range(5):
-        u64, i8, i64 = (a.copy() for a in state.arrays())
-        assert playout_kernels.redeal((u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(pool))
+        position = state.arrays().copy()
+        u64, i8 = position.u64, position.i8
+        assert playout_kernels.redeal(position, tab, meld_bits, 0, rng, 10, np.uint64(pool))
         assert cards_to_bits([int(c) for c in i8[STOCK : STOCK + len(stock)]]) == pool
         assert int(u64[HAND + 1]) == cards_to_bits(stock[:3] + opponent[3:])
-    u64, i8, i64 = (a.copy() for a in state.arrays())
+    position = state.arrays().copy()
+    i8 = position.i8
     playout_kernels.redeal(
-        (u64, i8, i64), tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10]))
+        position, tab, meld_bits, 0, rng, 10, np.uint64(cards_to_bits(stock[:10]))
     )  # too few: any deal
     assert sorted(int(c) for c in i8[STOCK : STOCK + len(stock)]) != sorted(stock[:10])

@@ -132,8 +132,8 @@ def test_the_search_reads_the_planners_features_in_its_playouts_and_prior(planne
     positions = searched_deal_states("treppenromme", 2, 2)
     differ = 0
     for state in positions:
-        pos = tuple(a.copy() for a in state.arrays())
-        playout_kernels.start(*pos, *state.tables, work)
+        pos = state.arrays().copy()
+        playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
         n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
         obs, mask = encode(state, state.current)[None], state.legal_mask()[None].astype(np.int8)
         rows = legal_rows(obs, mask, ctx, "planner")

@@ -62,8 +62,8 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
     settings, rng = greedy_kernels.settings_row(), np.zeros(1, dtype=np.uint64)
     positions = deal_states(preset, players, 2)
     for state in positions:
-        pos = tuple(a.copy() for a in state.arrays())
-        playout_kernels.start(*pos, *state.tables, work)
+        pos = state.arrays().copy()
+        playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
         n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
         obs = encode(state, state.current)[None]
         np.testing.assert_array_equal(work.net.obs, obs[0])
@@ -83,10 +83,10 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
 def test_sampling_net_seats_draw_from_the_softmax(net_file: Path) -> None:
     """A sampling net seat's moves at one position follow the net's probabilities."""
     state = discard_position()
-    pos = tuple(a.copy() for a in state.arrays())
+    pos = state.arrays().copy()
     search_net = SearchNet(net_file, state.rules)
     work = search_net.scratch(RolloutSettings(net=str(net_file)))
-    playout_kernels.start(*pos, *state.tables, work)
+    playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
     rng = np.full(1, 3, dtype=np.uint64)
     draws = [
         playout_kernels.net_choice(pos, state.tables[0], greedy_kernels.settings_row(), rng, work) for _ in range(4000)

@@ -14,7 +14,7 @@ import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.config_files import config_path, load_config
-from treppen.train.kernel.action_net_torch import ActionNet, Entries, legal_mask, masked_log_probs
+from treppen.train.kernel.action_net_torch import ActionNet, legal_mask, masked_log_probs
 from treppen.train.kernel.backend import Learner, make_workers
 from treppen.train.kernel.rollouts import (
     ProcessWorkers,
@@ -132,7 +132,7 @@ def behaviour_logp(weights: np.ndarray, step: Step) -> np.ndarray:
     net.load_flat(weights)
     counts = torch.from_numpy(step.counts)
     with torch.no_grad():
-        logits, _ = net.score(Entries(*map(torch.from_numpy, step.entries)), torch.from_numpy(step.feats), counts)
+        logits, _ = net.score(step.entries.map(torch.from_numpy), torch.from_numpy(step.feats), counts)
         logp, _ = masked_log_probs(logits, legal_mask(counts, logits.shape[1]), torch.from_numpy(step.index))
     return logp.numpy()
 

@@ -230,6 +230,8 @@ def test_each_kernel_package_is_stamped_on_its_own_sources() -> None:
     assert not any(name.startswith("agent_core/") for name in rules)  # the core imports no agent kernel
     assert {"core/kernels.py", "core/layout.py", "agent_core/search_kernels.py", "observation.py"} <= agents
     assert "engine.py" not in rules | agents  # the engine's Python (observation.py names it for types only)
-    folders = {cache.package_of(str(cache.PACKAGE_DIR / name)) for name in ("core/kernels.py", "core/vector_kernels.py")}
+    folders = {
+        cache.package_of(str(cache.PACKAGE_DIR / name)) for name in ("core/kernels.py", "core/vector_kernels.py")
+    }
     assert folders == {cache.CORE_DIR}
     assert cache.package_of(str(cache.PACKAGE_DIR / "agent_core" / "search_kernels.py")) == cache.AGENT_DIR

@@ -107,9 +107,8 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
             continue
         observer = (state.current + k) % players
         copy = state.clone(np.random.default_rng(0))
-        u64, i8, i64 = copy.arrays()
         tab, meld_bits = copy.tables
-        assert playout_kernels.redeal((u64, i8, i64), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
+        assert playout_kernels.redeal(copy.arrays(), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]
         assert copy.staircase == state.staircase and copy.melds == state.melds

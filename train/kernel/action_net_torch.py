@@ -15,6 +15,7 @@ within 1e-5 (tests/train/test_kernel_ppo.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,11 +43,16 @@ class Entries(NamedTuple):
     values: Any
     counts: Any
 
+    def map(self, convert: Callable[[Any], Any]) -> Entries:
+        """The entries with ``convert`` applied to each field (e.g. NumPy to torch)."""
+        return Entries(cols=convert(self.cols), values=convert(self.values), counts=convert(self.counts))
+
 
 def nonzero_entries(obs: np.ndarray) -> Entries:
     """The nonzero entries (NumPy arrays) of observations, float32 (B, 969)
     (:func:`treppen_env.agent_core.action_net_kernels.nonzero_entries`)."""
-    return Entries(*action_net_kernels.nonzero_entries(obs))
+    cols, values, counts = action_net_kernels.nonzero_entries(obs)
+    return Entries(cols=cols, values=values, counts=counts)
 
 
 class ActionNet(nn.Module):
@@ -85,7 +91,8 @@ class ActionNet(nn.Module):
             another (:class:`treppen.agents.action_net.LegalRows`); ``counts``: int64 (B,), their number.
         """
         rows, cols = obs.nonzero(as_tuple=True)
-        return self.score(Entries(cols, obs[rows, cols], torch.bincount(rows, minlength=obs.shape[0])), feats, counts)
+        entries = Entries(cols=cols, values=obs[rows, cols], counts=torch.bincount(rows, minlength=obs.shape[0]))
+        return self.score(entries, feats, counts)
 
     def score(self, entries: Entries, feats: torch.Tensor, counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` from the observations' nonzero :class:`Entries` (torch tensors); ``K`` is

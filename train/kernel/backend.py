@@ -195,7 +195,11 @@ class Learner:
     def _score(self, steps: list[Step]) -> tuple[torch.Tensor, torch.Tensor]:
         """The net's logits and values over ``steps``' positions, one after another."""
         cat = self._cat
-        entries = Entries(*(cat([step.entries[i] for step in steps]) for i in range(3)))
+        entries = Entries(
+            cols=cat([step.entries.cols for step in steps]),
+            values=cat([step.entries.values for step in steps]),
+            counts=cat([step.entries.counts for step in steps]),
+        )
         return self.net.score(entries, cat([step.feats for step in steps]), cat([step.counts for step in steps]))
 
     def _minibatch(self, pieces: list[tuple[Step, np.ndarray, np.ndarray]]) -> dict[str, float]:

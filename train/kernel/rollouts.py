@@ -166,7 +166,7 @@ class Shard:
             counts = legal.counts
             with torch.no_grad():
                 logits, value = net.score(
-                    Entries(*(torch.from_numpy(a).to(device) for a in entries)),
+                    entries.map(lambda a: torch.from_numpy(a).to(device)),
                     torch.from_numpy(legal.feats).to(device),
                     torch.from_numpy(counts).to(device),
                 )
@@ -176,7 +176,7 @@ class Shard:
                 index = torch.multinomial(logp_all.exp(), 1, generator=self.sampler).squeeze(1)
             reward, done = rows.step(legal.acts[legal.offsets[:-1] + index.numpy()])
             logp = logp_all.gather(1, index[:, None]).squeeze(1)
-            out.append(Step(entries, legal.feats, counts, index.numpy(), logp.numpy()))
+            out.append(Step(entries=entries, feats=legal.feats, counts=counts, index=index.numpy(), logp=logp.numpy()))
             values.append(value.cpu())
             rewards.append(torch.from_numpy(reward))
             dones.append(torch.from_numpy(done))
@@ -184,7 +184,7 @@ class Shard:
             legal = rows.legal()
             entries = nonzero_entries(rows.obs)
             _, last = net.score(
-                Entries(*(torch.from_numpy(a).to(device) for a in entries)),
+                entries.map(lambda a: torch.from_numpy(a).to(device)),
                 torch.from_numpy(legal.feats).to(device),
                 torch.from_numpy(legal.counts).to(device),
             )

@@ -126,9 +126,9 @@ class LearnerRows(SeatedRows):
         chosen = np.zeros(waiting.size, dtype=np.int64)
         rngs = self.net_rngs[waiting]
         action_net_kernels.net_moves(
-            (self.stack, self.shape),
+            action_net_kernels.NetStack(weights=self.stack, shape=self.shape),
             env.observations[waiting],
-            legal.bundle(),
+            legal,
             self.all_rows[: waiting.size],
             picks,
             rngs,

@@ -66,9 +66,7 @@ class Decisions:
     @staticmethod
     def concat(parts: list[Decisions]) -> Decisions:
         """All decisions of ``parts`` in one set."""
-        return Decisions(
-            *(np.concatenate([getattr(p, f) for p in parts]) for f in ("obs", "masks", "actions", "returns"))
-        )
+        return Decisions(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in Decisions._fields})
 
 
 def student_actions(policy: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -169,10 +167,10 @@ def collect(
             if progress is not None:
                 progress(len(batch))
     return Decisions(
-        np.stack(obs_rows).astype(np.float32),
-        np.stack(mask_rows).astype(bool),
-        np.array(labels, dtype=np.int64),
-        np.array(returns, dtype=np.float32),
+        obs=np.stack(obs_rows).astype(np.float32),
+        masks=np.stack(mask_rows).astype(bool),
+        actions=np.array(labels, dtype=np.int64),
+        returns=np.array(returns, dtype=np.float32),
     )
 
 

@@ -7,8 +7,8 @@ describes each by one float32 row of ``F`` columns: its static features (the rul
 of :func:`treppen.agents.action_features.action_table`, ``S`` columns) and, when ``F = S + 9``,
 what a heuristic computes about it in this position (:mod:`treppen_env.agent_core.feature_kernels`,
 read from the observation and mask only): the greedy heuristic, or the planner when the context
-holds the planner's values (``features: planner``). The rows of a batch lie one after another, without
-padding; its output bundle ``rows`` is ``(acts, feats, offsets)``:
+holds the planner's values (``features: planner``; the context is a :class:`FeatureContext`). The
+rows of a batch lie one after another, without padding, in a :class:`LegalRows`:
 
 ===========  ===========================  =====================================================
 array        dtype and shape              meaning
@@ -30,8 +30,8 @@ the state's ``H`` hidden units and ``x`` an action's feature row::
 
 Its weights are one flat float32 array ``w`` laid out by :func:`layout`, with an int64 ``shape``
 (:data:`SHAPE_SIZE`,): observation size, ``H``, ``F``, ``D``. The kernels take a *stack* of nets
-(several frozen snapshots), the bundle ``nets = (W, shape)`` with ``W`` float32 (P, size): one net
-per row of ``W``, all of one shape.
+(several frozen snapshots), a :class:`NetStack`: one net per row of its float32 (P, size)
+``weights``, all of one shape.
 
 **In a playout** the net scores one position at a time from the seat to move's observation
 (:func:`treppen_env.agent_core.playout_kernels.net_choice`): :func:`position_features` lists that
@@ -56,6 +56,46 @@ SH_INPUT, SH_HIDDEN, SH_FEATURES, SH_ACTION = range(4)
 SHAPE_SIZE = 4
 #: Names of the flat weights' tensors, in their order (see :func:`layout`).
 TENSORS = ("w0", "b0", "wh", "ba", "wa", "wo", "u", "vw", "vb")
+
+
+class FeatureContext(NamedTuple):
+    """What legal-action rows are computed in (a kernel bundle; :func:`legal_features`)."""
+
+    #: int64: the rules table (:func:`treppen_env.core.tables.rules_table`).
+    tab: np.ndarray
+    #: float64: the greedy heuristic's settings (:func:`treppen_env.agent_core.greedy_kernels.settings_row`).
+    settings: np.ndarray
+    #: float64: the heuristic of the feature columns: size 0 the greedy heuristic, else the planner's
+    #: values (:func:`treppen_env.agent_core.feature_kernels.decision_features`).
+    values: np.ndarray
+    #: float32 (898, S): the static action table (:func:`treppen.agents.action_features.action_table`).
+    table: np.ndarray
+
+
+class LegalRows(NamedTuple):
+    """The legal actions of a batch, one position's after another's (a kernel bundle; see the
+    module docstring)."""
+
+    #: int64 (N,): position ``b``'s legal actions (ascending) in ``acts[offsets[b]:offsets[b + 1]]``.
+    acts: np.ndarray
+    #: float32 (N, F): their feature rows, in the same places.
+    feats: np.ndarray
+    #: int64 (B + 1,): where each position's legal actions start; ``N`` at the end.
+    offsets: np.ndarray
+
+    @property
+    def counts(self) -> np.ndarray:
+        """int64 (B,): the legal actions of each position (in Python, not in a kernel)."""
+        return np.diff(self.offsets)
+
+
+class NetStack(NamedTuple):
+    """Action nets of one shape, one per row (a kernel bundle; :func:`net_moves`)."""
+
+    #: float32 (P, size): each net's flat weights (:func:`layout`).
+    weights: np.ndarray
+    #: int64 (:data:`SHAPE_SIZE`,): their shape.
+    shape: np.ndarray
 
 
 def layout(obs_size: int, hidden: int, features: int, action_dim: int) -> dict[str, tuple[int, tuple[int, ...]]]:
@@ -119,7 +159,7 @@ def row_scratch(table: np.ndarray, values: np.ndarray, shape: np.ndarray) -> Row
 def position_features(
     obs: np.ndarray,
     mask: np.ndarray,
-    ctx: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ctx: FeatureContext,
     inputs: greedy_kernels.Inputs,
     work: greedy_kernels.Workspace,
     extra: np.ndarray,
@@ -130,17 +170,17 @@ def position_features(
     ``feats`` (float32 (., F)); their number ``n`` (the arrays after it untouched).
 
     :param obs: the observation (float32 (969,)); ``mask``: its legal mask (int8 (898,)).
-    :param ctx: ``(tab, settings, values, table)`` as in :func:`legal_features`.
+    :param ctx: the :class:`FeatureContext`.
     :param inputs, work, extra: scratch: the heuristic's inputs and workspace
         (:mod:`treppen_env.agent_core.greedy_kernels`) and float32 (898, NUM_FEATURES), written when
         ``feats`` has the heuristic's columns.
     """
-    tab, settings, values, table = ctx
+    table = ctx.table
     static = table.shape[1]
     heuristic = feats.shape[1] == static + NUM_FEATURES
     if heuristic:
         read_observation(obs, inputs)
-        decision_features(inputs, mask, tab, settings, values, work, extra)
+        decision_features(inputs, mask, ctx.tab, ctx.settings, ctx.values, work, extra)
     k = 0
     for a in range(NUM_ACTIONS):
         if mask[a] == 0:
@@ -157,20 +197,15 @@ def position_features(
 def legal_features(
     obs: np.ndarray,
     masks: np.ndarray,
-    ctx: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ctx: FeatureContext,
+    rows: LegalRows,
 ) -> None:
-    """Fill the bundle ``rows = (acts, feats, offsets)`` (see the module docstring) for observations
-    (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`.
-
-    :param ctx: ``(tab, settings, values, table)``: the rules table, the greedy heuristic's settings
-        (:func:`treppen_env.core.tables.rules_table`, :func:`treppen_env.agent_core.greedy_kernels.settings_row`),
-        the heuristic of the feature columns (float64: size 0 the greedy heuristic, else the
-        planner's values, :func:`treppen_env.agent_core.feature_kernels.decision_features`) and the static
-        action table (float32 (898, S)); the heuristic's columns are written when ``feats`` has
-        ``S + 9`` columns.
+    """Fill ``rows`` (:class:`LegalRows`, see the module docstring) for observations
+    (float32 (B, 969)) and their legal masks (int8 (B, >= 898)), each by :func:`position_features`
+    in the :class:`FeatureContext` ``ctx``; the heuristic's columns are written when ``rows.feats``
+    has ``S + 9`` columns.
     """
-    acts, feats, offsets = rows
+    acts, feats, offsets = rows.acts, rows.feats, rows.offsets
     inputs = greedy_kernels.empty_inputs()
     work = greedy_kernels.workspace()
     extra = np.zeros((NUM_ACTIONS, NUM_FEATURES), dtype=np.float32)
@@ -274,20 +309,20 @@ def score_rows(
 
 @kernel
 def net_moves(
-    nets: tuple[np.ndarray, np.ndarray],
+    nets: NetStack,
     obs: np.ndarray,
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    rows: LegalRows,
     which: np.ndarray,
     picks: np.ndarray,
     rngs: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """Actions of the rows ``which`` (int64) drawn from the softmax of their nets' logits: row ``i``
-    is played by net ``picks[i]`` of the stack ``nets = (W, shape)``, from its observation
-    ``obs[i]`` and legal rows (the bundle ``rows`` of :func:`legal_features`, indexed like ``obs``),
+    is played by net ``picks[i]`` of the :class:`NetStack` ``nets``, from its observation
+    ``obs[i]`` and legal rows (the :class:`LegalRows` of :func:`legal_features`, indexed like ``obs``),
     its generator ``rngs[i]`` (uint64 SplitMix64 state, advanced) and into ``out[i]`` (int64)."""
-    stack, shape = nets
-    acts, feats, offsets = rows
+    stack, shape = nets.weights, nets.shape
+    acts, feats, offsets = rows.acts, rows.feats, rows.offsets
     logits = np.empty(NUM_ACTIONS)
     rng = np.empty(1, dtype=np.uint64)
     for i in which:

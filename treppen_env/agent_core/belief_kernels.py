@@ -48,6 +48,8 @@ from treppen_env.core.layout import (
     STOCK,
     STOCK_LEN,
     U64_SIZE,
+    Position,
+    Tables,
 )
 
 
@@ -273,8 +275,8 @@ def scratch() -> BeliefWork:
 
 @kernel
 def determinize(
-    root: playout_kernels.Position,
-    det: playout_kernels.Position,
+    root: Position,
+    det: Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     observer: int,
@@ -287,14 +289,14 @@ def determinize(
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
-    u64, i8, i64 = det
+    u64, i8, i64 = det.u64, det.i8, det.i64
     count = b.candidates if b.decisions.size[0] > 0 else 1
     hands, stocks, logw = work.hands, work.stocks, work.log_weights
     best = -np.inf
     for c in range(count):
-        u64[:] = root[0]
-        i8[:] = root[1]
-        i64[:] = root[2]
+        u64[:] = root.u64
+        i8[:] = root.i8
+        i64[:] = root.i64
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
         playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
@@ -322,24 +324,24 @@ def determinize(
 
 @kernel
 def card_counts(
-    root: playout_kernels.Position,
-    det: playout_kernels.Position,
-    tables: playout_kernels.Tables,
+    root: Position,
+    det: Position,
+    tables: Tables,
     observer: int,
     rng: np.ndarray,
-    beliefs: tuple[Beliefs, BeliefWork],
+    beliefs: Beliefs,
+    work: BeliefWork,
     samples: int,
     counts: np.ndarray,
 ) -> None:
-    """Deal ``samples`` determinizations (:func:`determinize`, with ``beliefs = (b, work)``: the
-    beliefs and their :func:`scratch`; ``tables``: the rules core's ``(tab, meld_bits)``) and count
+    """Deal ``samples`` determinizations (:func:`determinize`, with the ``beliefs`` and their
+    :func:`scratch` ``work``; ``tables``: the rules core's :class:`~treppen_env.core.layout.Tables`) and count
     in ``counts`` (float64 (MAX_SEATS, 52)) how often each seat holds each card it is not publicly
     known to hold: the beliefs' probability that it holds the card, times ``samples``."""
-    tab, meld_bits = tables
-    b, work = beliefs
-    u64 = det[0]
+    tab, meld_bits = tables.tab, tables.meld_bits
+    u64 = det.u64
     for _ in range(samples):
-        determinize(root, det, tab, meld_bits, observer, rng, b, work)
+        determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
         for s in range(MAX_SEATS):
             if s == observer:
                 continue

@@ -57,6 +57,7 @@ from treppen_env.core.layout import (
     STOCK,
     STOCK_LEN,
     TURN,
+    Position,
 )
 from treppen_env.core.observe import write_observation
 
@@ -69,11 +70,6 @@ POLICIES = {"greedy": GREEDY, "random": RANDOM, "net": NET, "planner": PLANNER}
 NO_NET, SMALL_NET, ACTION_NET = 0, 1, 2
 #: Legal actions (the length of the legal mask).
 NUM_ACTIONS = kernels.A_DISCARD_BASE + NUM_CARDS
-
-#: A state's three arrays ``(u64, i8, i64)`` as one argument (:mod:`treppen_env.core.layout`).
-Position = tuple[np.ndarray, np.ndarray, np.ndarray]
-#: The rules core's tables ``(tab, meld_bits)`` as one argument (:attr:`treppen_env.engine.GameState.tables`).
-Tables = tuple[np.ndarray, np.ndarray]
 
 
 class Playout(NamedTuple):
@@ -151,7 +147,7 @@ def shuffle(cards: np.ndarray, rng: np.ndarray) -> None:
 def _reshuffle(pos: Position, tab: np.ndarray, meld_bits: np.ndarray, mask: np.ndarray, rng: np.ndarray) -> None:
     """RULES §6.4 with ``stock_exhausted="reshuffle"``: the staircase below its top card,
     shuffled, becomes the stock, and the turn ends."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     stock = i8[STAIRS : STAIRS + i64[STAIRS_LEN] - 1].copy()
     shuffle(stock, rng)
     kernels.reshuffle(u64, i8, i64, tab, meld_bits, mask, stock)
@@ -160,11 +156,18 @@ def _reshuffle(pos: Position, tab: np.ndarray, meld_bits: np.ndarray, mask: np.n
 @kernel
 def scratch() -> Scratch:
     """The :class:`Scratch` of a playout loop, without a network (:func:`with_net` gives one)."""
-    no_weights = np.zeros(0, dtype=np.float32)
-    no_table = np.zeros((0, 0), dtype=np.float32)
-    observe = (np.zeros(1, dtype=np.int64), np.zeros(1))
-    no_net = np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64)
-    return with_net(NO_NET, no_weights, no_net, (no_table, np.zeros(0)), observe, (0, 0.0), False)
+    return with_net(
+        kind=NO_NET,
+        w=np.zeros(0, dtype=np.float32),
+        shape=np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64),
+        table=np.zeros((0, 0), dtype=np.float32),
+        values=np.zeros(0),
+        offsets=np.zeros(1, dtype=np.int64),
+        consts=np.zeros(1),
+        value_turns=0,
+        value_weight=0.0,
+        argmax=False,
+    )
 
 
 @kernel
@@ -172,9 +175,12 @@ def with_net(
     kind: int,
     w: np.ndarray,
     shape: np.ndarray,
-    features: tuple[np.ndarray, np.ndarray],
-    observe: tuple[np.ndarray, np.ndarray],
-    value: tuple[int, float],
+    table: np.ndarray,
+    values: np.ndarray,
+    offsets: np.ndarray,
+    consts: np.ndarray,
+    value_turns: int,
+    value_weight: float,
     argmax: bool,
 ) -> Scratch:
     """:func:`scratch` with a network for :data:`NET` seats.
@@ -182,15 +188,14 @@ def with_net(
     :param kind: :data:`SMALL_NET` or :data:`ACTION_NET` (:data:`NO_NET`: none).
     :param w: its flat weights (float32).
     :param shape: its shape (int64).
-    :param features: ``(table, values)``: the action net's static action table (float32 (898, S))
-        and the heuristic of its feature columns (float64, size 0: the greedy heuristic, else the
-        planner's values; :func:`treppen_env.agent_core.action_net_kernels.legal_features`); unused by the
-        small net.
-    :param observe: ``(offsets, consts)`` of the observation layout the net reads
+    :param table, values: the action net's static action table (float32 (898, S)) and the heuristic
+        of its feature columns (float64, size 0: the greedy heuristic, else the planner's values;
+        :class:`treppen_env.agent_core.action_net_kernels.FeatureContext`); unused by the small net.
+    :param offsets, consts: the observation layout the net reads
         (:func:`treppen_env.core.observe.write_observation`).
-    :param value: ``(value_turns, value_weight)``: with ``value_turns > 0`` a search's playout is
-        valued by the small net's value head after that many turns, weighed ``value_weight``
-        against the playout's own result (:func:`finish`).
+    :param value_turns, value_weight: with ``value_turns > 0`` a search's playout is valued by the
+        small net's value head after that many turns, weighed ``value_weight`` against the
+        playout's own result (:func:`finish`).
     :param argmax: whether net seats play the most probable move (else sample; :func:`pick`).
     """
     small = max(shape[policy_value_kernels.SH_HIDDEN], 1) if kind == SMALL_NET else 1
@@ -199,19 +204,19 @@ def with_net(
         argmax=argmax,
         w=w,
         shape=shape,
-        offsets=observe[0],
-        consts=observe[1],
+        offsets=offsets,
+        consts=consts,
         obs=np.zeros(max(shape[0], 1), dtype=np.float32),
         hidden=np.zeros(small, dtype=np.float32),
         spare=np.zeros(small, dtype=np.float32),
         logits=np.zeros(NUM_ACTIONS),
         rows=action_net_kernels.row_scratch(
-            features[0],
-            features[1],
+            table,
+            values,
             shape if kind == ACTION_NET else np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64),
         ),
-        value_turns=value[0],
-        value_weight=value[1],
+        value_turns=value_turns,
+        value_weight=value_weight,
     )
     mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     return Scratch(
@@ -240,7 +245,7 @@ def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work
     ``work``: the moves in ``work.net.rows.acts[:n]`` (ascending), their logits in
     ``work.net.logits[:n]``; returns ``n``. ``settings``: the greedy heuristic's, for its feature
     columns (the planner's values are the scratch's, :func:`with_net`)."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     net = work.net
     rows = net.rows
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
@@ -269,7 +274,7 @@ def net_choice(pos: Position, tab: np.ndarray, settings: np.ndarray, rng: np.nda
     if net.kind == ACTION_NET:
         n = action_net_logits(pos, tab, settings, work)
         return net.rows.acts[pick(net.logits[:n], net.argmax, rng)]
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     write_observation(u64, i8, i64, tab, i64[CURRENT], net.offsets, net.consts, net.obs)
     policy_value_kernels.hidden_units(net.w, net.shape, net.obs, net.hidden, net.spare)
     policy_value_kernels.policy_logits(net.w, net.shape, net.hidden, work.mask[:NUM_ACTIONS], net.logits)
@@ -314,7 +319,7 @@ def advance(
     when the discard emptied the stock (RULES §6.4)."""
     mask = work.mask[:NUM_ACTIONS]
     if kernels.step(u64, i8, i64, tab, meld_bits, mask, action) == kernels.STEP_RESHUFFLE:
-        _reshuffle((u64, i8, i64), tab, meld_bits, mask, rng)
+        _reshuffle(Position(u64=u64, i8=i8, i64=i64), tab, meld_bits, mask, rng)
 
 
 @kernel
@@ -334,7 +339,7 @@ def play_to_end(
     """Play the state ``pos`` (its arrays changed in place) to the end of its deal, each seat by
     its policy (the :class:`Playout` ``playout``), with the generator ``rng`` for random moves and
     reshuffles (RULES §6.4) and the arrays ``work`` of :func:`scratch`; the number of moves."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while i64[PHASE] != DEAL_OVER:
@@ -357,7 +362,7 @@ def finish(
     ``(win, margin)`` (:func:`outcome`'s units); with a value network
     (:func:`with_net`), after ``value_turns`` turns its value head's score of the observer's side
     is mixed in, ``value_weight`` of it (1: the playout stops there, its margin counted 0)."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     net = work.net
     if net.value_turns <= 0:
         play_to_end(pos, tab, meld_bits, playout, rng, work)
@@ -402,7 +407,7 @@ def policy_move(
     """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
     :data:`RANDOM`, :data:`NET`, the network of ``work``, or :data:`PLANNER`), kept in the seats'
     memory; the legal mask in ``work`` must be the state's."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
         action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
@@ -437,7 +442,7 @@ def redeal(
         that became the stock was public), when enough of them are unseen.
     :return: whether a deal was found (the arrays hold the last one tried either way).
     """
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     n = i64[NUM_PLAYERS]
     need = np.zeros(4, dtype=np.int64)
     hidden = _ZERO
@@ -504,21 +509,21 @@ def playouts(
     (:func:`redeal`), or from the state as it is when ``observer`` is -1; playout ``k``'s deal
     points per seat go to ``points[k, :n]`` (RULES §6). The generator is seeded with ``seed``.
     Returns the moves played in all (the inner loop of flat Monte Carlo search)."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     rng = np.full(1, seed, dtype=np.uint64)
     work = scratch()
     n = i64[NUM_PLAYERS]
-    cu64, ci8, ci64 = u64.copy(), i8.copy(), i64.copy()
+    copy = Position(u64=u64.copy(), i8=i8.copy(), i64=i64.copy())
     moves = 0
     for k in range(points.shape[0]):
-        cu64[:] = u64
-        ci8[:] = i8
-        ci64[:] = i64
+        copy.u64[:] = u64
+        copy.i8[:] = i8
+        copy.i64[:] = i64
         if observer >= 0:
-            redeal((cu64, ci8, ci64), tab, meld_bits, observer, rng, 100)
-        moves += play_to_end((cu64, ci8, ci64), tab, meld_bits, playout, rng, work)
+            redeal(copy, tab, meld_bits, observer, rng, 100)
+        moves += play_to_end(copy, tab, meld_bits, playout, rng, work)
         for s in range(n):
-            points[k, s] = ci64[DEAL_POINTS + s]
+            points[k, s] = copy.i64[DEAL_POINTS + s]
     return moves
 
 
@@ -565,7 +570,6 @@ def play_out(
     n = state.num_players
     if observer is not None and not 0 <= observer < n:
         raise ValueError(f"observer {observer} is not a seat 0..{n - 1}")
-    u64, i8, i64 = state.arrays()
     tab, meld_bits = state.tables
     points = np.zeros((count, n), dtype=np.int64)
     playout = Playout(
@@ -573,5 +577,5 @@ def play_out(
         settings=greedy_kernels.settings_row() if settings is None else settings,
         values=PV.values_row(),
     )
-    playouts((u64, i8, i64), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
+    playouts(state.arrays(), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points

@@ -49,6 +49,8 @@ from treppen_env.core.layout import (
     PHASE,
     STAIRS,
     STAIRS_LEN,
+    Position,
+    Tables,
 )
 
 #: Searched moves (see the module docstring).
@@ -77,8 +79,8 @@ NO_NODE = -1
 # ------------------------------------------------------------------------------ bundles
 # The kernels take their arguments in bundles (named tuples, built by the agent once per decision
 # or per call), besides a state's three arrays as one tuple (``root``, ``det``, ``sim``, ``pos``:
-# :data:`treppen_env.agent_core.playout_kernels.Position`) and the rules core's ``tables``
-# (:data:`treppen_env.agent_core.playout_kernels.Tables`).
+# :data:`treppen_env.agent_core.Position`) and the rules core's ``tables``
+# (:data:`treppen_env.agent_core.Tables`).
 class Search(NamedTuple):
     """A search's settings (a kernel bundle)."""
 
@@ -147,7 +149,7 @@ class SearchWork(NamedTuple):
 # ------------------------------------------------------------------------------ moves
 @kernel
 def greedy_lays(
-    pos: playout_kernels.Position,
+    pos: Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     playout: playout_kernels.Playout,
@@ -156,7 +158,7 @@ def greedy_lays(
 ) -> None:
     """With :data:`PLAN`: play the heuristic's melds and lay-offs for the seat to move until it
     would discard or the deal is over (RULES §4.3-4.5; the heuristic of ``playout``)."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     while i64[PHASE] == MELD:
         action = playout_kernels.greedy_choice(u64, i8, i64, tab, playout.settings, work)
         if action >= kernels.A_DISCARD_BASE:
@@ -166,7 +168,7 @@ def greedy_lays(
 
 @kernel
 def candidates(
-    pos: playout_kernels.Position,
+    pos: Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     moves: int,
@@ -177,7 +179,7 @@ def candidates(
     """Write the searched moves of the seat to move into ``out`` (int64, at least
     :data:`NUM_ACTIONS`), the heuristic's choice (that of ``playout``) first, and return their
     number (see the module docstring; the legal mask in ``work`` must be the state's)."""
-    u64, i8, i64 = pos
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
     mask = work.mask[:NUM_ACTIONS]
     first = playout_kernels.greedy_choice(u64, i8, i64, tab, playout.settings, work)
     out[0] = first
@@ -235,18 +237,18 @@ def add_result(stats: np.ndarray, win: float, margin: float) -> None:
 
 
 @kernel
-def _copy(src: playout_kernels.Position, dst: playout_kernels.Position) -> None:
+def _copy(src: Position, dst: Position) -> None:
     """Copy the state ``src`` into ``dst``."""
-    dst[0][:] = src[0]
-    dst[1][:] = src[1]
-    dst[2][:] = src[2]
+    dst.u64[:] = src.u64
+    dst.i8[:] = src.i8
+    dst.i64[:] = src.i64
 
 
 @kernel
 def determinize(
-    root: playout_kernels.Position,
-    det: playout_kernels.Position,
-    tables: playout_kernels.Tables,
+    root: Position,
+    det: Position,
+    tables: Tables,
     observer: int,
     rng: np.ndarray,
     work: SearchWork,
@@ -254,18 +256,18 @@ def determinize(
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
     afresh, uniformly or weighted by the beliefs in ``work``
     (:func:`treppen_env.agent_core.belief_kernels.determinize`), its legal mask in ``work.playout``."""
-    tab, meld_bits = tables
+    tab, meld_bits = tables.tab, tables.meld_bits
     belief_kernels.determinize(root, det, tab, meld_bits, observer, rng, work.beliefs, work.belief_work)
-    playout_kernels.start(det[0], det[1], det[2], tab, meld_bits, work.playout)
+    playout_kernels.start(det.u64, det.i8, det.i64, tab, meld_bits, work.playout)
 
 
 # ------------------------------------------------------------------------------ flat Monte Carlo
 @kernel
 def flat_monte_carlo(
-    root: playout_kernels.Position,
-    det: playout_kernels.Position,
-    sim: playout_kernels.Position,
-    tables: playout_kernels.Tables,
+    root: Position,
+    det: Position,
+    sim: Position,
+    tables: Tables,
     search: Search,
     rounds: Rounds,
     rng: np.ndarray,
@@ -286,7 +288,7 @@ def flat_monte_carlo(
     :param search: the :class:`Search` settings (its ``observer``, ``moves`` and ``playout``).
     :param rng: the search's generator (uint64 (1,)); ``work``: the :class:`SearchWork`.
     """
-    tab, meld_bits = tables
+    tab, meld_bits = tables.tab, tables.meld_bits
     choices, active, num_active = rounds.choices, rounds.active, rounds.num_active
     det_rng, stats = rounds.det_rng, rounds.stats
     sim_rng = np.empty(1, dtype=np.uint64)
@@ -299,8 +301,8 @@ def flat_monte_carlo(
             det_rng[0] = next_random(rng)
         _copy(det, sim)
         sim_rng[0] = det_rng[0]
-        playout_kernels.start(sim[0], sim[1], sim[2], tab, meld_bits, scratch)
-        playout_kernels.advance(sim[0], sim[1], sim[2], tab, meld_bits, choices[j], sim_rng, scratch)
+        playout_kernels.start(sim.u64, sim.i8, sim.i64, tab, meld_bits, scratch)
+        playout_kernels.advance(sim.u64, sim.i8, sim.i64, tab, meld_bits, choices[j], sim_rng, scratch)
         if search.moves == PLAN:
             greedy_lays(sim, tab, meld_bits, search.playout, sim_rng, scratch)
         win, margin = playout_kernels.finish(sim, tab, meld_bits, search.playout, sim_rng, scratch, search.observer)
@@ -435,7 +437,7 @@ def _backup(tree: Tree, depth: int, i64: np.ndarray, observer: int, objective: i
 
 @kernel
 def _unsearched(
-    pos: playout_kernels.Position,
+    pos: Position,
     tab: np.ndarray,
     meld_bits: np.ndarray,
     search: Search,
@@ -446,7 +448,7 @@ def _unsearched(
     """Play the moves before the next searched one: without ``search.search_others`` the other
     seats' moves by their playout policy, then with ``lays`` the heuristic's lays of the seat to
     move."""
-    i64 = pos[2]
+    i64 = pos.i64
     if not search.search_others:
         while i64[CURRENT] != search.observer and i64[PHASE] != DEAL_OVER:
             playout_kernels.policy_move(pos, tab, meld_bits, search.playout, rng, work)
@@ -456,9 +458,9 @@ def _unsearched(
 
 @kernel
 def ismcts(
-    root: playout_kernels.Position,
-    det: playout_kernels.Position,
-    tables: playout_kernels.Tables,
+    root: Position,
+    det: Position,
+    tables: Tables,
     search: Search,
     tree: Tree,
     rng: np.ndarray,
@@ -480,12 +482,12 @@ def ismcts(
     PUCT over ``tree.prior`` (a policy's probabilities of the root's moves, :func:`_select_prior`)
     instead of trying every move once, then UCB1.
     """
-    tab, meld_bits = tables
+    tab, meld_bits = tables.tab, tables.meld_bits
     nodes, path, cand = tree.nodes, tree.path, tree.cand
     scratch = work.playout
     for _ in range(count):
         determinize(root, det, tables, search.observer, rng, work)
-        u64, i8, i64 = det
+        u64, i8, i64 = det.u64, det.i8, det.i64
         node, depth = 0, 0
         while i64[PHASE] != DEAL_OVER:
             lays = depth > 0 and search.moves == PLAN

@@ -26,7 +26,7 @@ from treppen_env.agent_core import greedy_kernels, playout_kernels
 from treppen_env.core import kernels
 from treppen_env.core.cache import kernel
 from treppen_env.core.generator import random_legal
-from treppen_env.core.layout import CURRENT, DEAL_OVER, PHASE
+from treppen_env.core.layout import CURRENT, DEAL_OVER, PHASE, Position, Tables
 from treppen_env.core.observe import write_observation
 from treppen_env.core.vector_kernels import deal_rewards
 
@@ -101,8 +101,8 @@ def _kernel_move(
 
 @kernel
 def step_rows(
-    batch: playout_kernels.Position,
-    tables: playout_kernels.Tables,
+    batch: Position,
+    tables: Tables,
     rows: np.ndarray,
     seats: Seats,
     report: Report,
@@ -114,7 +114,7 @@ def step_rows(
     :class:`Report` and :class:`Written`, and the kernel seats' scratch ``work``
     (:func:`treppen_env.agent_core.playout_kernels.scratch`)."""
     U, I8, I64 = batch
-    tab, meld_bits = tables
+    tab, meld_bits = tables.tab, tables.meld_bits
     kinds, rngs, masks, actor, pending = seats.kinds, seats.rngs, written.masks, written.actor, written.pending
     rng = np.empty(1, dtype=np.uint64)
     for i in rows:

@@ -87,6 +87,8 @@ cache is keyed on this file too (:mod:`treppen_env.core.cache`), so a change her
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 NUM_CARDS = 52
@@ -165,8 +167,32 @@ NUM_PHASES = 3
 NO_OUTCOME, WENT_OUT_OUTCOME, ROMME, STOCK_EXHAUSTED, MAX_TURNS_OUTCOME = range(5)
 
 
-def new_arrays(num_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Zeroed ``(u64, i8, i64)`` arrays of a state for ``num_players`` before its first deal."""
+class Position(NamedTuple):
+    """A state's three arrays as one argument (a kernel bundle; the slots above)."""
+
+    #: uint64 (:data:`U64_SIZE`,): the card bitsets.
+    u64: np.ndarray
+    #: int8 (:data:`I8_SIZE`,): cards and small fields.
+    i8: np.ndarray
+    #: int64 (:data:`I64_SIZE`,): counters, scores and flags.
+    i64: np.ndarray
+
+    def copy(self) -> Position:
+        """A copy of the three arrays (for a kernel to write; in Python, not in a kernel)."""
+        return Position(u64=self.u64.copy(), i8=self.i8.copy(), i64=self.i64.copy())
+
+
+class Tables(NamedTuple):
+    """The rules tables the kernels read, as one argument (a kernel bundle)."""
+
+    #: int64 (:data:`TAB_SIZE`,): the rules table of the preset (:func:`treppen_env.core.tables.rules_table`).
+    tab: np.ndarray
+    #: uint64: the candidate melds' card bitsets (:data:`treppen_env.melds.MELD_BITS`).
+    meld_bits: np.ndarray
+
+
+def new_arrays(num_players: int) -> Position:
+    """Zeroed arrays of a state for ``num_players`` before its first deal."""
     u64 = np.zeros(U64_SIZE, dtype=np.uint64)
     i8 = np.zeros(I8_SIZE, dtype=np.int8)
     i8[SLOT_OWNER : SLOT_OWNER + NUM_TARGETS * NUM_CARDS] = -1
@@ -174,4 +200,4 @@ def new_arrays(num_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     i64[NUM_PLAYERS] = num_players
     i64[PHASE] = DEAL_OVER
     i64[MUST_USE] = i64[BANNED] = i64[WENT_OUT] = -1
-    return u64, i8, i64
+    return Position(u64=u64, i8=i8, i64=i64)
