@@ -450,7 +450,8 @@ class SearchAgent(Agent):
         seen, undo = beliefs.decisions, beliefs.undo
         decisions = self.history.decisions[-belief_kernels.MAX_DECISIONS :] if weighted else []
         for j, d in enumerate(decisions):
-            seen.u64[j], seen.i8[j], seen.i64[j] = d.state.arrays()
+            position = d.state.arrays()
+            seen.u64[j], seen.i8[j], seen.i64[j] = position.u64, position.i8, position.i64
             seen.seat[j], seen.action[j], undo.steps[j] = d.seat, d.action, len(d.undo)
             for k, step in enumerate(d.undo):
                 undo.add[j, k], undo.remove[j, k] = step.add, step.remove

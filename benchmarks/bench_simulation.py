@@ -293,7 +293,7 @@ def net_main(argv: Sequence[str] | None = None) -> int:
             o = env.observe(env.agent_selection)
             obs.append(o["observation"])
             masks.append(o["action_mask"])
-            u64s.append(env.game.arrays()[0].copy())
+            u64s.append(env.game.arrays().u64.copy())
             seats.append(env.game.current)
             env.step(greedy.act(o))
         seed += 1

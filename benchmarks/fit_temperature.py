@@ -40,7 +40,7 @@ def decisions(spec: str, deals: int) -> list[tuple]:
             seat = env.game.current
             action = players[seat].act(env.observe(env.agent_selection))
             if seat == 0 and (action < MELD_BASE or action >= DISCARD_BASE):
-                out.append((tuple(a.copy() for a in env.game.arrays()), seat, action))
+                out.append((env.game.arrays().copy(), seat, action))
             env.step(action)
     return out
 
@@ -51,8 +51,9 @@ def log_likelihood(recorded: list[tuple], temperature: float, epsilon: float = 0
     scratch = belief_kernels.scratch().likelihood
     total = 0.0
     table = rules_table(rules)
-    for (u64, i8, i64), seat, action in recorded:
-        b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
+    for position, seat, action in recorded:
+        u64 = position.u64
+        b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, position.i8, position.i64
         b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = seat, action, 0
         b.decisions.size[0] = 1
         total += belief_kernels.decision_log_likelihood(b, 0, u64[seat], table, MELD_BITS, scratch)

@@ -28,7 +28,8 @@ def heuristic_inputs(state: GameState, seat: int) -> greedy_kernels.Inputs:
 
     :raises IndexError: for a seat not in play (negative seats count from the last).
     """
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     inputs = greedy_kernels.empty_inputs()
     greedy_kernels.state_inputs(u64, i8, i64, seat_index(seat, state.num_players), inputs)
     return inputs
@@ -41,7 +42,7 @@ def random_playout(state: GameState, seed: int) -> int:
 
     :return: the number of actions played.
     """
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     policies = np.full(state.num_players, playout_kernels.RANDOM, dtype=np.int64)
     playout = playout_kernels.Playout(policies=policies, settings=greedy_kernels.settings_row(), values=PV.values_row())
     steps = playout_kernels.play_to_end(
@@ -63,7 +64,7 @@ def redeal(state: GameState, observer: int, seed: int, tries: int = 10_000) -> N
     """
     if not 0 <= observer < state.num_players:
         raise ValueError(f"observer {observer} is not a seat 0..{state.num_players - 1}")
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     found = playout_kernels.redeal(state.arrays(), tab, meld_bits, observer, _generator(seed), tries)
     state.kernel_wrote()
     if not found:

@@ -122,14 +122,16 @@ def encode(state: GameState, seat: int) -> np.ndarray:
     (:func:`treppen_env.core.observe.write_observation`) from the state's arrays.
     """
     obs = np.empty(OBS_SIZE, dtype=np.float32)
-    u64, i8, i64 = state.arrays()
-    write_observation(u64, i8, i64, state.tables[0], seat, KERNEL_OFFSETS, KERNEL_CONSTS, obs)
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
+    write_observation(u64, i8, i64, state.tables.tab, seat, KERNEL_OFFSETS, KERNEL_CONSTS, obs)
     return obs
 
 
 def table_view(state: GameState) -> TableView:
     """The table's per-card view, from the melds and the lay-off slots (RULES §3, §4.3)."""
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     out = np.zeros(_TABLE_SIZE, dtype=np.float32)  # meld_owner, then table
     write_table(u64, i8, i64, 0, out, 0, _OWNER_SIZE)  # seat 0: relative seats are absolute
     owned = out[:_OWNER_SIZE].reshape(NUM_CARDS, MAX_SEATS)[:, : state.num_players].T.astype(np.uint8)

@@ -61,7 +61,8 @@ class MoverView(NamedTuple):
 
 def mover_view(state: GameState) -> MoverView:
     """The visible information of the player to move in ``state`` (validated first)."""
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     n = state.num_players
     seat = int(i64[layout.CURRENT])
     k = int(i64[layout.NUM_MELDS])

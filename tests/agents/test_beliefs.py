@@ -75,7 +75,8 @@ def _decision_position(top: str) -> GameState:
 
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
     b = belief_kernels.new_beliefs(8, temperature, epsilon, greedy_kernels.settings_row())
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64
     b.decisions.seat[0], b.decisions.action[0], b.undo.steps[0] = 1, action, 0  # its hand now is its hand then
     b.decisions.size[0] = 1
@@ -85,9 +86,10 @@ def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilo
 def _model_probability(state: GameState, hand: int, action: int, temperature: float, epsilon: float) -> float:
     """The opponent model's probability of ``action``, worked out here from the heuristic's scores."""
     rules = make_rules("treppenromme")
-    u64, i8, i64 = (a.copy() for a in state.arrays())
+    position = state.arrays().copy()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     u64[HAND + 1] = hand  # the hypothesis (the placeholder stock is not read)
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     mask = np.zeros(898, dtype=np.int8)
     kernels.legal_mask(u64, i8, i64, tab, meld_bits, mask)
     inputs = greedy_kernels.empty_inputs()
@@ -116,9 +118,9 @@ def test_a_declined_card_that_would_complete_a_meld_weighs_by_the_exact_likeliho
     rng = np.ones(1, dtype=np.uint64)
     weights = []
     for hand in (with_pair, without):
-        u64 = state.arrays()[0].copy()
+        u64 = state.arrays().u64.copy()
         u64[HAND + 1] = hand
-        weights.append(belief_kernels.log_weight(b, u64, state.tables[0], MELD_BITS, rng, scratch))
+        weights.append(belief_kernels.log_weight(b, u64, state.tables.tab, MELD_BITS, rng, scratch))
     ratio = np.exp(weights[0] - weights[1])
     expected = _model_probability(state, with_pair, DRAW, 2.0, 0.05) / _model_probability(
         state, without, DRAW, 2.0, 0.05
@@ -130,9 +132,9 @@ def test_a_declined_card_that_would_complete_a_meld_weighs_by_the_exact_likeliho
     b_take = _beliefs_for(state, take)
     taken = []
     for hand in (with_pair, without):
-        u64 = state.arrays()[0].copy()
+        u64 = state.arrays().u64.copy()
         u64[HAND + 1] = hand
-        taken.append(belief_kernels.log_weight(b_take, u64, state.tables[0], MELD_BITS, rng, scratch))
+        taken.append(belief_kernels.log_weight(b_take, u64, state.tables.tab, MELD_BITS, rng, scratch))
     assert taken[0] > taken[1]
 
 
@@ -216,7 +218,7 @@ def test_the_stock_after_a_reshuffle_is_dealt_from_the_reshuffled_cards() -> Non
     stock = list(state.stock)
     opponent = bits_to_cards_of(c for c in range(52) if state.hands[1] >> c & 1)
     pool = cards_to_bits(stock[3:] + opponent[:3])  # as many cards as the stock holds
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     rng = np.ones(1, dtype=np.uint64)
     for _ in range(5):
         position = state.arrays().copy()

@@ -76,7 +76,7 @@ def _best_booked(state: GameState) -> int:
 def _planner_best(state: GameState, values: np.ndarray) -> float:
     """The planner's turn search's best score for the mover's hand (RULES §4.3-4.5)."""
     inputs = heuristic_inputs(state, state.current)
-    tab, _ = state.tables
+    tab = state.tables.tab
     work = greedy_kernels.workspace()
     d = greedy_kernels.planner_decision(inputs, np.zeros(3, dtype=np.uint64), tab, values, work)
     score, _ = greedy_kernels._plan(inputs.cards[greedy_kernels.HAND], d, -1, -1, False, -1)
@@ -197,7 +197,7 @@ def test_plays_the_same_moves_as_an_agent_and_in_a_playout(seed: int) -> None:
     state = GameState(rules, 2, np.random.default_rng(seed))
     state.deal(seed % 2)
     players = [PlannerAgent(rules=rules), PlannerAgent(rules=rules)]
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     agent = players[0]
     playout = playout_kernels.Playout(
         policies=playout_kernels.seat_policies("planner", 2),
@@ -205,7 +205,8 @@ def test_plays_the_same_moves_as_an_agent_and_in_a_playout(seed: int) -> None:
         values=agent.values,
     )
     work = playout_kernels.scratch()
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     playout_kernels.start(u64, i8, i64, tab, meld_bits, work)
     moves = 0
     while not state.deal_over:

@@ -134,7 +134,7 @@ def test_the_search_reads_the_planners_features_in_its_playouts_and_prior(planne
     for state in positions:
         pos = state.arrays().copy()
         playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
-        n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
+        n = playout_kernels.action_net_logits(pos, state.tables.tab, settings, work)
         obs, mask = encode(state, state.current)[None], state.legal_mask()[None].astype(np.int8)
         rows = legal_rows(obs, mask, ctx, "planner")
         np.testing.assert_array_equal(work.net.rows.acts[:n], rows.acts)

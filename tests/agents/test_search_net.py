@@ -64,7 +64,7 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
     for state in positions:
         pos = state.arrays().copy()
         playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
-        n = playout_kernels.action_net_logits(pos, state.tables[0], settings, work)
+        n = playout_kernels.action_net_logits(pos, state.tables.tab, settings, work)
         obs = encode(state, state.current)[None]
         np.testing.assert_array_equal(work.net.obs, obs[0])
         rows = legal_rows(obs, state.legal_mask()[None].astype(np.int8), ctx, "heuristic")
@@ -76,7 +76,7 @@ def test_the_net_in_the_playouts_equals_torch_on_saved_weights(net_file: Path, p
         np.testing.assert_allclose(probs[rows.acts], torch.softmax(logits[0], 0).numpy(), atol=1e-6, rtol=0)
         assert probs.sum() == pytest.approx(1.0, abs=1e-9)
         best = int(rows.acts[int(logits[0].argmax())])
-        assert playout_kernels.net_choice(pos, state.tables[0], settings, rng, work) == best
+        assert playout_kernels.net_choice(pos, state.tables.tab, settings, rng, work) == best
     assert len(positions) > 30
 
 
@@ -89,7 +89,7 @@ def test_sampling_net_seats_draw_from_the_softmax(net_file: Path) -> None:
     playout_kernels.start(pos.u64, pos.i8, pos.i64, state.tables.tab, state.tables.meld_bits, work)
     rng = np.full(1, 3, dtype=np.uint64)
     draws = [
-        playout_kernels.net_choice(pos, state.tables[0], greedy_kernels.settings_row(), rng, work) for _ in range(4000)
+        playout_kernels.net_choice(pos, state.tables.tab, greedy_kernels.settings_row(), rng, work) for _ in range(4000)
     ]
     probs = search_net.probabilities(observe(state))
     counts = np.bincount(draws, minlength=probs.size) / len(draws)

@@ -26,7 +26,7 @@ def positions(count: int = 24):
         while not env.game.deal_over and len(out) < count:
             obs = env.observe(env.agent_selection)
             seat = env.game.current
-            u64 = env.game.arrays()[0].copy()
+            u64 = env.game.arrays().u64.copy()
             hands = np.zeros(policy_value_kernels.VALUE_EXTRA, dtype=np.float32)
             for k in range(1, 3):
                 for c in range(52):

@@ -41,10 +41,11 @@ def state_action(state: GameState, agent: GreedyAgent) -> int:
     """The greedy kernel's action from the state's arrays
     (:func:`treppen_env.agent_core.greedy_kernels.state_inputs`)."""
     inputs = greedy_kernels.empty_inputs()
-    u64, i8, i64 = state.arrays()
+    position = state.arrays()
+    u64, i8, i64 = position.u64, position.i8, position.i64
     greedy_kernels.state_inputs(u64, i8, i64, state.current, inputs)
     mask = state.legal_mask().astype(np.int8)
-    return int(greedy_kernels.greedy_action(inputs, mask, state.tables[0], agent._current_settings()))
+    return int(greedy_kernels.greedy_action(inputs, mask, state.tables.tab, agent._current_settings()))
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)
@@ -107,7 +108,7 @@ def test_a_redeal_keeps_the_public_part_and_deals_the_hidden_cards(preset, playe
             continue
         observer = (state.current + k) % players
         copy = state.clone(np.random.default_rng(0))
-        tab, meld_bits = copy.tables
+        tab, meld_bits = copy.tables.tab, copy.tables.meld_bits
         assert playout_kernels.redeal(copy.arrays(), tab, meld_bits, observer, np.full(1, k, dtype=np.uint64), 1000)
         copy.validate()
         assert copy.hands[observer] == state.hands[observer]

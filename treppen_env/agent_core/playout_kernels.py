@@ -570,7 +570,7 @@ def play_out(
     n = state.num_players
     if observer is not None and not 0 <= observer < n:
         raise ValueError(f"observer {observer} is not a seat 0..{n - 1}")
-    tab, meld_bits = state.tables
+    tab, meld_bits = state.tables.tab, state.tables.meld_bits
     points = np.zeros((count, n), dtype=np.int64)
     playout = Playout(
         policies=seat_policies(policy, n),
