@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,8 @@ class Decisions:
     @staticmethod
     def concat(parts: list[Decisions]) -> Decisions:
         """All decisions of ``parts`` in one set."""
-        return Decisions(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in Decisions._fields})
+        joined = {field.name: np.concatenate([getattr(p, field.name) for p in parts]) for field in fields(Decisions)}
+        return Decisions(**joined)
 
 
 def student_actions(policy: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
