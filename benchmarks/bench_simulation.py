@@ -47,6 +47,7 @@ import time
 import types
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from harness import RESULTS, conditions, median_interval, observe, positions, rounds_of, run_variant, write
@@ -259,18 +260,37 @@ def greedy_main(argv: Sequence[str] | None = None) -> int:
 NET_SHAPES = ((32, 1), (64, 1), (64, 2))
 
 
+class Positions(NamedTuple):
+    """The positions the net is timed on (a kernel bundle)."""
+
+    #: float32 (P, 969) observations and int8 (P, 898) their legal masks.
+    obs: np.ndarray
+    masks: np.ndarray
+    #: uint64 (P, U64_SIZE): each position's card bitsets, and int64 (P,) its seat to move.
+    u64s: np.ndarray
+    seats: np.ndarray
+
+
+class NetWork(NamedTuple):
+    """The arrays one evaluation works in (a kernel bundle)."""
+
+    #: float32 (H,): the hidden units, and the scratch of deeper layers.
+    hidden: np.ndarray
+    spare: np.ndarray
+    #: float64 (898,): the legal logits.
+    logits: np.ndarray
+
+
 @kernel
-def evaluate_all(w, shape, data, repeats, work) -> float:
+def evaluate_all(w: np.ndarray, shape: np.ndarray, data: Positions, repeats: int, work: NetWork) -> float:
     """Every position's hidden units, legal logits and value, ``repeats`` times; their sum
-    (``data``: ``(obs, masks, u64s, seats)`` of the positions; ``work``: the scratch ``(h, scratch, logits)``)."""
-    obs, masks, u64s, seats = data
-    h, scratch, logits = work
+    (``w``, ``shape``: the net, :mod:`treppen_env.agent_core.policy_value_kernels`)."""
     total = 0.0
     for _ in range(repeats):
-        for i in range(obs.shape[0]):
-            policy_value_kernels.hidden_units(w, shape, obs[i], h, scratch)
-            policy_value_kernels.policy_logits(w, shape, h, masks[i], logits)
-            total += policy_value_kernels.value(w, shape, h, u64s[i], seats[i], 2)
+        for i in range(data.obs.shape[0]):
+            policy_value_kernels.hidden_units(w, shape, data.obs[i], work.hidden, work.spare)
+            policy_value_kernels.policy_logits(w, shape, work.hidden, data.masks[i], work.logits)
+            total += policy_value_kernels.value(w, shape, work.hidden, data.u64s[i], data.seats[i], 2)
     return total
 
 
@@ -297,19 +317,21 @@ def net_main(argv: Sequence[str] | None = None) -> int:
             seats.append(env.game.current)
             env.step(greedy.act(o))
         seed += 1
-    data = (np.stack(obs), np.stack(masks), np.stack(u64s), np.array(seats, dtype=np.int64))
+    data = Positions(
+        obs=np.stack(obs), masks=np.stack(masks), u64s=np.stack(u64s), seats=np.array(seats, dtype=np.int64)
+    )
     results = {}
     for hidden, depth in NET_SHAPES:
         torch.manual_seed(0)
         w, shape = KernelNet(hidden, depth).export()
-        h, scratch, logits = (
-            np.zeros(hidden, np.float32),
-            np.zeros(hidden, np.float32),
-            np.zeros(policy_value_kernels.NUM_ACTIONS),
+        work = NetWork(
+            hidden=np.zeros(hidden, np.float32),
+            spare=np.zeros(hidden, np.float32),
+            logits=np.zeros(policy_value_kernels.NUM_ACTIONS),
         )
-        evaluate_all(w, shape, data, 1, (h, scratch, logits))  # compile
+        evaluate_all(w, shape, data, 1, work)  # compile
         start = time.process_time()
-        evaluate_all(w, shape, data, args.repeats, (h, scratch, logits))
+        evaluate_all(w, shape, data, args.repeats, work)
         micros = (time.process_time() - start) / (args.repeats * args.positions) * 1e6
         results[f"H={hidden}, depth={depth}"] = micros
         print(f"H={hidden}, depth {depth}: {micros:.2f} µs per evaluation (hidden units, legal logits, value)")
