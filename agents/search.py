@@ -353,7 +353,14 @@ class SearchAgent(Agent):
         while done < samples and not (done and self.clock() >= ends):
             count = min(BELIEF_CHUNK, samples - done)
             belief_kernels.card_counts(
-                root.arrays, root.det, root.tables, 0, root.rng, root.beliefs, root.belief_work, count, counts
+                root.arrays,
+                root.det,
+                root.tables,
+                0,
+                root.rng,
+                belief_kernels.Dealer(beliefs=root.beliefs, work=root.belief_work),
+                count,
+                counts,
             )
             done += count
         return counts[: decode(observation).num_players] / done

@@ -104,12 +104,12 @@ class SearchNet:
             kind=self.kind,
             w=self.w,
             shape=self.shape,
-            table=np.zeros((0, 0), dtype=np.float32) if policy is None else policy.ctx.table,
-            values=np.zeros(0) if policy is None else view_values(policy.features),
-            offsets=KERNEL_OFFSETS,
-            consts=KERNEL_CONSTS,
-            value_turns=settings.value_turns,
-            value_weight=settings.value_weight,
+            features=playout_kernels.NetFeatures(
+                table=np.zeros((0, 0), dtype=np.float32) if policy is None else policy.ctx.table,
+                values=np.zeros(0) if policy is None else view_values(policy.features),
+            ),
+            observe=playout_kernels.ObservationLayout(offsets=KERNEL_OFFSETS, consts=KERNEL_CONSTS),
+            value=playout_kernels.LeafValue(turns=settings.value_turns, weight=settings.value_weight),
             argmax=settings.net_pick == "argmax",
         )
 

@@ -1,5 +1,5 @@
 """``treppen train``: self-play training from a YAML config, on the backend it names
-(:data:`treppen.train.config.BACKENDS`: ``sb3``, ``rllib``, ``kernel``, ``expert``;
+(:data:`treppen.train.common.config.BACKENDS`: ``sb3``, ``rllib``, ``kernel``, ``expert``;
 :mod:`treppen.train.launch`).
 
 Usage::
@@ -7,9 +7,9 @@ Usage::
     treppen train [--config NAME_OR_FILE] [key=value ...] [--resume RUN_DIR]
 
 ``--config`` takes a YAML file or the name of a shipped config (``selfplay``, ``selfplay_long``,
-``rllib_selfplay``, ``kernel``, ``expert_iteration``; :func:`treppen.train.config_files.shipped_configs`);
+``rllib_selfplay``, ``kernel``, ``expert_iteration``; :func:`treppen.train.common.config_files.shipped_configs`);
 without it, the shipped config of the backend an override names (``backend=kernel``: ``kernel``),
-else ``kernel``, the batched learner (:func:`treppen.train.config_files.default_config`).
+else ``kernel``, the batched learner (:func:`treppen.train.common.config_files.default_config`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 from treppen.arena.interrupts import exit_status, interrupts_raise
-from treppen.train.checkpoints import TrainingStopped
-from treppen.train.config import BACKENDS, DEFAULT_CONFIG
-from treppen.train.config_files import (
+from treppen.train.common.checkpoints import TrainingStopped
+from treppen.train.common.config import BACKENDS, DEFAULT_CONFIG
+from treppen.train.common.config_files import (
     config_path,
     default_config,
     load_config,

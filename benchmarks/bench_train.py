@@ -50,8 +50,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import treppen_env
-from treppen.train.config import KernelConfig, RLlibConfig, SB3Config, TrainConfig
-from treppen.train.config_files import load_config
+from treppen.train.common.config import KernelConfig, RLlibConfig, SB3Config, TrainConfig
+from treppen.train.common.config_files import load_config
 from treppen.train.sb3.backend import make_model, make_vec_env
 from treppen.train.sb3.callbacks import StatsCallback
 from treppen.train.sb3.pool import save_snapshot
@@ -365,13 +365,13 @@ def kernel(argv: Sequence[str] | None = None) -> int:
 
 
 def imitation(argv: Sequence[str] | None = None) -> int:
-    """Imitation collection speed: decisions per CPU second that :func:`treppen.train.sb3.imitation.collect`
+    """Imitation collection speed: decisions per CPU second that :func:`treppen.train.common.imitation.collect`
     records with the greedy teacher at every seat, as the default config's warm start does (16
     tables side by side, 2 players, treppenromme). Each round collects ``--decisions`` decisions
     from new seeded deals (CPU seconds of this process); a first, untimed round loads the kernels.
     ``bench_train.py imitation [--decisions 4000] [--rounds 5]``.
     """
-    from treppen.train.sb3.imitation import collect, make_teacher
+    from treppen.train.common.imitation import collect, make_teacher
 
     parser = argparse.ArgumentParser(prog="bench_train imitation", description="imitation collection speed")
     parser.add_argument("--decisions", type=int, default=4000, help="decisions per round")

@@ -112,7 +112,7 @@ def test_the_walk_sees_imports_inside_functions():
         "treppen_env.engine",
         "treppen.agents.snapshot",
         "treppen.arena.match",
-        "treppen.train.rundir",
+        "treppen.train.common.rundir",
         "treppen.apps.cli",
     }
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from treppen.arena.ray_address import check_ray_address
-from treppen.train.config import (
+from treppen.train.common.config import (
     ExpertConfig,
     KernelConfig,
     RayAddressKey,
@@ -23,7 +23,7 @@ from treppen.train.config import (
     TrainConfig,
     resolve_name,
 )
-from treppen.train.rundir import hold_run_dir
+from treppen.train.common.rundir import hold_run_dir
 from treppen_env.messages import shorten
 
 
@@ -33,9 +33,9 @@ def train(config: TrainConfig, resume: bool = False, command_line: list[str] | N
     The settings are checked before the run folder is made (:func:`check_agent_specs`,
     :func:`check_device`, :func:`check_workers`, a cluster that does not answer:
     :func:`treppen.arena.ray_address.check_ray_address`); the run holds its folder while it trains
-    (:func:`treppen.train.rundir.hold_run_dir`).
+    (:func:`treppen.train.common.rundir.hold_run_dir`).
 
-    :param config: a checked config of its backend's class (see :func:`treppen.train.config_files.load_config`).
+    :param config: a checked config of its backend's class (see :func:`treppen.train.common.config_files.load_config`).
     :param resume: continue the run folder's newest readable checkpoint.
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
     :raises ValueError: when starting a new run in a folder that already holds one, for a folder that

@@ -18,7 +18,7 @@ from typing import Any
 
 from treppen.agents import zoo
 from treppen.arena.strength import rate_against
-from treppen.train.config_files import config_path, load_config
+from treppen.train.common.config_files import config_path, load_config
 from treppen.train.launch import train
 from treppen_env.files import atomic_write, atomic_write_text
 from treppen_env.version import ENV_VERSION

@@ -290,7 +290,7 @@ class TreppenVectorEnv(VectorEnv):
     def deal_rows(self, rows: np.ndarray) -> None:
         """New deals in ``rows`` (int64 row indices; dealer 0, each from its row's generator), then
         the kernel seats' moves up to the first external seat (for adapters that seat opponents
-        of their own through :attr:`kinds` and :attr:`observer`, e.g. ``treppen.train.seated_rows``)."""
+        of their own through :attr:`kinds` and :attr:`observer`, e.g. ``treppen.train.common.seated_rows``)."""
         per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
         for i in rows:
             cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)
@@ -313,8 +313,8 @@ class TreppenVectorEnv(VectorEnv):
                 settings=self._settings,
             )
             seat_kernels.step_rows(
-                (self._u64, self._i8, self._i64),
-                (self._tab, MELD_BITS),
+                layout.Position(u64=self._u64, i8=self._i8, i64=self._i64),
+                layout.Tables(tab=self._tab, meld_bits=MELD_BITS),
                 rows,
                 seats,
                 self._report,

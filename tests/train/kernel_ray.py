@@ -96,7 +96,7 @@ def actor_lost(address: str) -> dict[str, Any]:
     """Three rollouts of two actors; one actor's process killed while the second runs."""
     import ray
 
-    from treppen.train.config_files import config_path, load_config
+    from treppen.train.common.config_files import config_path, load_config
     from treppen.train.kernel.backend import Learner
     from treppen.train.kernel.ray_workers import RayWorkers
 

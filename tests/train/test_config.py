@@ -1,4 +1,5 @@
-"""The training config (train/config.py): defaults, sections, typed overrides, clear errors for bad keys and values."""
+"""The training config (train/common/config.py): defaults, sections, typed overrides, clear errors for
+bad keys and values."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from treppen.apps import train as train_command
-from treppen.train.config import (
+from treppen.train.common.config import (
     BACKEND_CONFIGS,
     CONFIGS,
     READERS,
@@ -21,7 +22,7 @@ from treppen.train.config import (
     SB3Config,
     TrainConfig,
 )
-from treppen.train.config_files import config_from_dict, config_path, default_config, load_config, save_config
+from treppen.train.common.config_files import config_from_dict, config_path, default_config, load_config, save_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -182,7 +183,7 @@ def test_one_config_format_serves_both_backends():
 
 def test_the_defaults_are_the_shipped_recipe():
     """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
-    ``treppen train`` runs; the fields that file leaves out keep the defaults train/config.py writes."""
+    ``treppen train`` runs; the fields that file leaves out keep the defaults train/common/config.py writes."""
     recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
     defaults = SB3Config().to_dict()
     assert {key: defaults[key] for key in recipe if key != "sb3"} == {k: v for k, v in recipe.items() if k != "sb3"}

@@ -1,4 +1,4 @@
-"""Evaluations and Elo ratings during training (train/evaluate.py, train/callbacks.py), and the masked
+"""Evaluations and Elo ratings during training (train/common/evaluate.py, train/common/ratings.py), and the masked
 distribution check."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from treppen.agents import GreedyAgent
-from treppen.train.callbacks import EloCallback
-from treppen.train.evaluate import deal_result, evaluate
+from treppen.train.common.evaluate import deal_result, evaluate
+from treppen.train.common.ratings import EloRating
 from treppen.train.sb3 import backend as sb3_backend
 from treppen_env.rules import make_rules
 from treppen_env.single_agent import SingleAgentEnv
@@ -65,8 +65,8 @@ def test_elo_rating_plays_the_runs_rules(tmp_path, mlp_model):
 
     model, _ = mlp_model()
     model.set_logger(Logger(folder=None, output_formats=[]))
-    elo = EloCallback(0, tmp_path / "elo.jsonl", 2, make_rules(max_turns=5), decks=2)
-    elo.init_callback(model)
+    elo = EloRating(tmp_path / "elo.jsonl", 2, make_rules(max_turns=5), decks=2)
+    elo.model = model
     elo.run(0)
     assert elo.latest["outcomes"] == {"max_turns": 2 * 3 * 2}  # decks x pairings x seatings
     assert json.loads((tmp_path / "elo.jsonl").read_text())["outcomes"] == elo.latest["outcomes"]

@@ -1,4 +1,4 @@
-"""Tests of the imitation warm start (train/sb3/imitation.py): recorded decisions and value targets,
+"""Tests of the imitation warm start (train/common/imitation.py): recorded decisions and value targets,
 and a student that reproduces its teacher."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from treppen import agents
 from treppen.agents.base import Agent, legal_actions
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
-from treppen.train.sb3.imitation import (
+from treppen.train.common.imitation import (
     DECISION_KINDS,
     agreement,
     collect,
@@ -213,8 +213,8 @@ def test_the_imitation_bar_knows_its_total_from_the_start(tmp_path, capsys):
     their targets (the deals in play finish past them), fits their epochs times those targets."""
     import re
 
-    from treppen.train.config import SB3Config
-    from treppen.train.sb3.imitation import warm_start
+    from treppen.train.common.config import SB3Config
+    from treppen.train.common.imitation import warm_start
 
     env = SelfPlayEnv(probs={"random": 1.0}, seed=0)
     model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu",

@@ -1,4 +1,4 @@
-"""Tests of keep-best (train/keep_best.py) and of the opponent pool's best and agent kinds."""
+"""Tests of keep-best (train/common/keep_best.py) and of the opponent pool's best and agent kinds."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from treppen.arena.ratings import fit_ratings
-from treppen.train import keep_best
-from treppen.train.config_files import load_config
-from treppen.train.keep_best import gate_score
-from treppen.train.rundir import describe_strength
+from treppen.train.common import keep_best
+from treppen.train.common.config_files import load_config
+from treppen.train.common.keep_best import gate_score
+from treppen.train.common.rundir import describe_strength
 from treppen.train.sb3.callbacks import KeepBestCallback
 from treppen.train.sb3.pool import OpponentPool, SelfPlayEnv
 

@@ -19,7 +19,7 @@ from treppen.agents.action_net import ActionNetAgent, feature_context, legal_row
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.apps import cli
 from treppen.arena.tournament import run_tournament
-from treppen.train.config_files import config_path, load_config
+from treppen.train.common.config_files import config_path, load_config
 from treppen.train.kernel.action_net_torch import ActionNet, PredictModel, masked_log_probs, nonzero_entries
 from treppen.train.kernel.backend import Learner, train_kernel
 from treppen.train.kernel.rows import LearnerRows

@@ -38,7 +38,7 @@ def test_episodes_end_with_sb3_infos_and_the_learner_always_to_move() -> None:
 
 
 def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path) -> None:
-    from treppen.train.config_files import load_config
+    from treppen.train.common.config_files import load_config
     from treppen.train.sb3.backend import make_policy
     from treppen.train.sb3.pool import save_snapshot
 

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from treppen.train import launch
-from treppen.train.config_files import config_path, load_config
+from treppen.train.common.config_files import config_path, load_config
 from treppen.train.kernel import rollouts
 
 

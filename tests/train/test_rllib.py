@@ -27,7 +27,7 @@ import treppen_env
 from tests.train.run_end import assert_run_end
 from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
-from treppen.train.config_files import config_from_dict
+from treppen.train.common.config_files import config_from_dict
 from treppen_env.actions import NUM_ACTIONS
 
 # Ray resolves 127.0.0.1 to the machine's outward address unless its cluster mode is off; off (read

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from treppen.train.checkpoints import latest_checkpoint
-from treppen.train.config_files import config_path, load_config
+from treppen.train.common.checkpoints import latest_checkpoint
+from treppen.train.common.config_files import config_path, load_config
+from treppen.train.common.rundir import LOCK_FILE, hold_run_dir
 from treppen.train.launch import train
-from treppen.train.rundir import LOCK_FILE, hold_run_dir
 
 #: Seconds a command has to start and take its run folder (imports, Numba's cache, a loaded machine).
 START_S = 180

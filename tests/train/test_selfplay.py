@@ -17,10 +17,10 @@ from treppen.apps import cli
 from treppen.apps import train as train_command
 from treppen.arena.match import play_match
 from treppen.arena.scale import elo_text
-from treppen.train.checkpoints import latest_checkpoint
-from treppen.train.config import SB3Config
-from treppen.train.config_files import load_config
-from treppen.train.rundir import LOCK_FILE
+from treppen.train.common.checkpoints import latest_checkpoint
+from treppen.train.common.config import SB3Config
+from treppen.train.common.config_files import load_config
+from treppen.train.common.rundir import LOCK_FILE
 from treppen.train.sb3.callbacks import ProgressCallback
 from treppen_env import raw_env
 
@@ -150,7 +150,7 @@ def test_train_cli_subprocess_envs(tmp_path, tiny_train):
 
 
 def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsys):
-    from treppen.train.rundir import describe_time
+    from treppen.train.common.rundir import describe_time
     from treppen.train.sb3.backend import print_summary
 
     assert describe_time(125.2, 0, 512) == "total time: 2 min 5 s for 512 steps (training and evaluations)"
@@ -170,7 +170,7 @@ def test_resume_falls_back_to_the_newest_readable_checkpoint(tmp_path, capsys):
     """Issue 36, row 4: a checkpoint cut short by a full disk or a kill is passed over, and said so."""
     import zipfile
 
-    from treppen.train.checkpoints import readable_checkpoint
+    from treppen.train.common.checkpoints import readable_checkpoint
 
     folder = tmp_path / "checkpoints"
     folder.mkdir()

@@ -64,7 +64,7 @@ def train_on(out: Path) -> dict[str, Any]:
     import ray
 
     from tests.train.test_rllib import TINY, ModuleAgent, fixed_observation
-    from treppen.train.config_files import config_from_dict
+    from treppen.train.common.config_files import config_from_dict
     from treppen.train.rllib.backend import build_algorithm, iteration_steps, save_checkpoint, stop_algorithm
 
     config = config_from_dict(dict(TINY))
@@ -94,7 +94,7 @@ def resume_on_one_node(checkpoint: Path) -> dict[str, Any]:
     import ray
 
     from tests.train.test_rllib import TINY, ModuleAgent, fixed_observation
-    from treppen.train.config_files import config_from_dict
+    from treppen.train.common.config_files import config_from_dict
     from treppen.train.rllib.backend import build_algorithm, newest_checkpoint, restore, stop_algorithm
 
     ray.init(address="local", num_cpus=1, include_dashboard=False, configure_logging=False, log_to_driver=False)

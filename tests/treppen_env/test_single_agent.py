@@ -159,7 +159,7 @@ def test_maskable_ppo_learns_on_one_step_episodes():
 
 def test_evaluation_counts_a_deal_over_before_the_learner_moves():
     # train.evaluate plays SingleAgentEnv episodes through the mask: the acknowledging step counts
-    from treppen.train.evaluate import deal_result
+    from treppen.train.common.evaluate import deal_result
 
     env = SingleAgentEnv(scripted(*R_SCRIPT), seat=1)
     env.reset(options={"deck": R_DECK, "dealer": 0})

@@ -32,10 +32,10 @@ import torch
 
 from treppen import agents
 from treppen.arena.strength import Strength, rate_against
-from treppen.train.checkpoints import problem
-from treppen.train.config import ExpertConfig
+from treppen.train.common.checkpoints import problem
+from treppen.train.common.config import ExpertConfig
+from treppen.train.common.rundir import next_commands, open_run_dir
 from treppen.train.expert.policy_value_torch import KernelNet, fit
-from treppen.train.rundir import next_commands, open_run_dir
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import policy_value_kernels
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
@@ -187,7 +187,7 @@ def _written(folder: Path, names: list[str], damaged: set[Path]) -> bool:
 
 def print_end(config: ExpertConfig, run_dir: Path) -> None:
     """The last lines of a run: the last generation's search and net alone against greedy (Elo,
-    greedy = 0), and the commands that use its search (:func:`treppen.train.rundir.next_commands`)."""
+    greedy = 0), and the commands that use its search (:func:`treppen.train.common.rundir.next_commands`)."""
     rows = {row["generation"]: row for row in read_jsonl(run_dir / ROWS)}
     last = rows[max(rows)]
     print(f"expert iteration: {run_dir / ROWS}")

@@ -65,7 +65,7 @@ import numpy as np
 from treppen import agents
 from treppen.agents.search import SearchAgent
 from treppen.arena.match import play_match
-from treppen.train.checkpoints import problem
+from treppen.train.common.checkpoints import problem
 from treppen_env.aec import raw_env
 from treppen_env.agent_core import search_kernels
 from treppen_env.files import atomic_write, atomic_write_text
@@ -299,7 +299,7 @@ def done_shards(folder: Path) -> set[int]:
 
 def damaged_shards(folder: Path, shards: set[int]) -> dict[int, str]:
     """The ``shards`` of ``folder`` that do not read whole (cut short, empty, an array missing or
-    failing its CRC check), each with its problem (:func:`treppen.train.checkpoints.problem`)."""
+    failing its CRC check), each with its problem (:func:`treppen.train.common.checkpoints.problem`)."""
     damaged = {}
     for k in sorted(shards):
         try:

@@ -11,7 +11,7 @@ every row) with the clipped PPO loss, value loss and entropy bonus
 (:func:`treppen.train.kernel.action_net_torch.masked_log_probs`); with ``rollout_workers`` above 0 the next
 rollout runs meanwhile, played by the weights before this update.
 
-Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
+Besides the shared layout (:mod:`treppen.train.common.rundir`), its run folder holds::
 
     tb/                losses, rewards per opponent kind, evaluations and Elo
     checkpoints/       model_<steps>_steps.pt: net, optimizer, generators and the rows' deals
@@ -34,9 +34,10 @@ from torch import nn
 
 from treppen.agents.action_net import feature_context
 from treppen.arena.interrupts import stop_requests
-from treppen.train.callbacks import EloCallback, EvalCallback, Every
-from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
-from treppen.train.config import KernelConfig, resolve_name
+from treppen.train.common.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
+from treppen.train.common.config import KernelConfig, resolve_name
+from treppen.train.common.ratings import EloRating, Evaluation, Every
+from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen.train.kernel.action_net_torch import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
 from treppen.train.kernel.rollouts import (
     Pool,
@@ -48,7 +49,6 @@ from treppen.train.kernel.rollouts import (
     updates,
     worker_count,
 )
-from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
 from treppen_env.files import atomic_write
 
 CHECKPOINT_SUFFIX = ".pt"
@@ -64,7 +64,7 @@ def device_of(name: str) -> torch.device:
 
 class Logger:
     """TensorBoard scalars gathered by ``record`` and written by ``dump`` (the interface the
-    evaluation and Elo callbacks of :mod:`treppen.train.callbacks` log through)."""
+    evaluation and Elo callbacks of :mod:`treppen.train.common.ratings` log through)."""
 
     def __init__(self, folder: Path | None):
         self.values: dict[str, float] = {}
@@ -247,7 +247,7 @@ def make_workers(config: KernelConfig, learner: Learner, state: dict[str, Any] |
 def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train the action net by PPO over the batched env as ``config`` says; returns the run folder.
 
-    :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.config_files.load_config`).
+    :param config: a checked config of ``backend: kernel`` (:func:`treppen.train.common.config_files.load_config`).
     :param resume: continue from the run folder's newest checkpoint that reads, exactly as it was written
         (newer ones that do not read are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
@@ -272,10 +272,10 @@ def train_kernel(config: KernelConfig, resume: bool = False, command_line: list[
         learner.restore(state)
     start_steps = learner.steps
     logger = Logger(run_dir / "tb")
-    evals, elo = rating_callbacks(config, config.make_rules(), run_dir)
+    evals, elo = run_ratings(config, config.make_rules(), run_dir)
     model = PredictModel(learner.net, feature_context(config.make_rules()), logger)
     for callback in (evals, elo):
-        callback.model = model  # type: ignore[assignment]  # played through predict(), logged through .logger
+        callback.model = model  # played through predict(), logged through .logger
     periods = {
         name: Every(every, learner.steps)
         for name, every in (
@@ -343,7 +343,7 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     return state
 
 
-def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallback, logger: Logger) -> None:
+def _finish(learner: Learner, run_dir: Path, evals: Evaluation, elo: EloRating, logger: Logger) -> None:
     """Save the final model, evaluate and rate it, and print the summary."""
     final = learner.net.save(run_dir / FINAL_MODEL)
     if evals.latest.get("steps") != learner.steps:
@@ -357,7 +357,7 @@ def _finish(learner: Learner, run_dir: Path, evals: EvalCallback, elo: EloCallba
 
 
 def _progress(config: KernelConfig, start: int) -> Any:
-    """The run's progress bar (:func:`treppen.train.rundir.progress_bar`; ``None`` with ``progress: false``)."""
+    """The run's progress bar (:func:`treppen.train.common.rundir.progress_bar`; ``None`` with ``progress: false``)."""
     return progress_bar(start, config.total_timesteps, config.n_steps * config.n_envs) if config.progress else None
 
 

@@ -9,7 +9,7 @@ A lost actor (its process or its node gone) is replaced by a new one whose rows 
 under a seed of their own, and the new one plays the rollout the lost one did not finish: the lost
 actor's transitions are never used, and no transition is used twice. When a replacement finds no
 room on the cluster for :data:`PLACE_SECONDS`, or a shard loses :data:`TRIES` actors in one rollout,
-the run stops (:class:`treppen.train.checkpoints.TrainingStopped`) with a checkpoint. A checkpoint
+the run stops (:class:`treppen.train.common.checkpoints.TrainingStopped`) with a checkpoint. A checkpoint
 holds no rows (they live in the actors): ``--resume`` deals new ones, seeded by the run's steps.
 Needs ``pip install 'treppen[ray]'``, and treppen installed on every node.
 """
@@ -24,8 +24,8 @@ import ray
 import torch
 
 from treppen.arena.ray_cluster import init_ray
-from treppen.train.checkpoints import TrainingStopped
-from treppen.train.config import KernelConfig
+from treppen.train.common.checkpoints import TrainingStopped
+from treppen.train.common.config import KernelConfig
 from treppen.train.kernel.action_net_torch import ActionNet
 from treppen.train.kernel.rollouts import (
     Pool,

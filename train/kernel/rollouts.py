@@ -44,7 +44,7 @@ import torch
 
 from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
-from treppen.train.config import KernelConfig
+from treppen.train.common.config import KernelConfig
 from treppen.train.kernel.action_net_torch import ActionNet, Entries, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows, load_rows
 

@@ -1,7 +1,7 @@
 """The rows the batched learner plays (``backend: kernel``): one learner seat per deal of a
 :class:`~treppen_env.vector.TreppenVectorEnv`, every other seat random, greedy or a frozen snapshot
 of the learner, all played by kernels, through the one deal loop of rows with seats
-(:class:`treppen.train.seated_rows.SeatedRows`).
+(:class:`treppen.train.common.seated_rows.SeatedRows`).
 
 Each new deal of a row draws the learner's seat uniformly and each other seat's kind from
 ``probs`` (``random``, ``greedy``, ``snapshot``; while no snapshot is set, the snapshot share goes
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.action_net import LegalRows, feature_context, legal_rows
-from treppen.train.seated_rows import SeatedRows
+from treppen.train.common.seated_rows import SeatedRows
 from treppen_env.agent_core import action_net_kernels, seat_kernels
 from treppen_env.rules import Rules
 
@@ -153,7 +153,7 @@ class _RowsUnpickler(pickle.Unpickler):
 
 def load_rows(data: bytes) -> LearnerRows:
     """A checkpoint's pickled :class:`LearnerRows`, also one written before the shared deal loop
-    (:class:`treppen.train.seated_rows.SeatedRows`; its row indices were ``_all``)."""
+    (:class:`treppen.train.common.seated_rows.SeatedRows`; its row indices were ``_all``)."""
     rows = _RowsUnpickler(io.BytesIO(data)).load()
     if "all_rows" not in rows.__dict__:
         rows.all_rows = rows.__dict__.pop("_all")

@@ -16,9 +16,9 @@ has the SB3 backend's layout::
 
 Steps count the learner's decisions (RLlib's module steps of ``learner``), as ``total_timesteps``
 does for sb3. The recipe is the SB3 backend's: the imitation warm start runs the one imitation
-code path (:func:`treppen.train.sb3.imitation.warm_start`) on an SB3 policy of the same network, whose weights
+code path (:func:`treppen.train.common.imitation.warm_start`) on an SB3 policy of the same network, whose weights
 the learner module then starts from (:func:`module_weights`); keep-best is the same gate
-(:class:`treppen.train.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
+(:class:`treppen.train.common.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
 takes one seat and each other seat draws an opponent kind of the SB3 pool (:class:`SeatMapping`):
 random, greedy, one of ``pool_size`` frozen snapshots of the learner, the best model or an
 ``opponent_agents`` spec; a snapshot slot is overwritten with the learner's weights every
@@ -44,11 +44,17 @@ import numpy as np
 
 from treppen import agents
 from treppen.agents.snapshot import ActionFeatureSnapshot, NumpyPolicy, SnapshotAgent
-from treppen.train.callbacks import Every
-from treppen.train.checkpoints import TrainingStopped, checkpoint_path, checkpoints, latest_checkpoint, newest_readable
-from treppen.train.config import RLlibConfig
-from treppen.train.keep_best import KeepBestGate
-from treppen.train.rundir import open_run_dir, print_end, print_ratings, progress_bar, rating_callbacks
+from treppen.train.common.checkpoints import (
+    TrainingStopped,
+    checkpoint_path,
+    checkpoints,
+    latest_checkpoint,
+    newest_readable,
+)
+from treppen.train.common.config import RLlibConfig
+from treppen.train.common.keep_best import KeepBestGate
+from treppen.train.common.ratings import Every
+from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write
 from treppen_env.observation import OBS_SIZE
@@ -212,10 +218,10 @@ def module_weights(policy: Any, config: RLlibConfig) -> dict[str, np.ndarray]:
 
 
 def imitation_weights(config: RLlibConfig, run_dir: Path) -> dict[str, np.ndarray]:
-    """The learner's starting weights after the imitation warm start: :func:`treppen.train.sb3.imitation.warm_start`
+    """The learner's starting weights after the imitation warm start: :func:`treppen.train.common.imitation.warm_start`
     on an SB3 policy of the same network (:func:`treppen.train.sb3.backend.make_policy`), carried over."""
+    from treppen.train.common.imitation import describe_agreement, warm_start
     from treppen.train.sb3.backend import make_policy
-    from treppen.train.sb3.imitation import describe_agreement, warm_start
 
     policy = make_policy(config)
     print(describe_agreement(warm_start(policy, config, run_dir)))
@@ -431,7 +437,7 @@ def read_checkpoint(path: Path) -> int:
 def newest_checkpoint(folder: Path) -> tuple[int, Path] | None:
     """(steps, path) of the newest RLlib checkpoint in ``folder`` that reads (:func:`read_checkpoint`;
     its steps as read), passing over (and naming in one line) newer ones that do not
-    (:func:`treppen.train.checkpoints.newest_readable`); None when there is none.
+    (:func:`treppen.train.common.checkpoints.newest_readable`); None when there is none.
 
     :raises ValueError: when there are checkpoints but none reads.
     """
@@ -450,9 +456,10 @@ def restore(algo: Algorithm, checkpoint: tuple[int, Path] | None) -> int:
 
 
 class RLlibBest:
-    """Keep-best for the RLlib learner: the gate both backends use (:class:`treppen.train.keep_best.KeepBestGate`)
-    on the learner's NumPy policy. The best is ``best_policy.npz`` (``agents.load`` plays it), the
-    module ``best`` in the learner and every env runner (the ``best`` opponent), and
+    """Keep-best for the RLlib learner: the gate both backends use
+    (:class:`treppen.train.common.keep_best.KeepBestGate`) on the learner's NumPy policy. The best is
+    ``best_policy.npz`` (``agents.load`` plays it), the module ``best`` in the learner and every env
+    runner (the ``best`` opponent), and
     ``checkpoints/best_module.npz`` (its weights, read back by ``--resume``).
 
     :param config: the run's config (``best_decks``, ``best_threshold``).
@@ -512,7 +519,7 @@ class RLlibRun:
 
         self.config, self.run_dir, self.steps = config, run_dir, steps
         self.logger = configure(str(run_dir / "tb" / "rllib_ppo"), ["tensorboard"])
-        self.evals, self.elo = rating_callbacks(config, config.make_rules(), run_dir)
+        self.evals, self.elo = run_ratings(config, config.make_rules(), run_dir)
         self.best = RLlibBest(config, run_dir) if config.best_every else None
         self.periods = {
             name: Every(every, steps)
@@ -609,6 +616,6 @@ class RLlibRun:
 
 
 def _progress(config: RLlibConfig, steps: int) -> Any:
-    """The run's progress bar over the learner's decisions (:func:`treppen.train.rundir.progress_bar`;
+    """The run's progress bar over the learner's decisions (:func:`treppen.train.common.rundir.progress_bar`;
     an iteration's count varies, so the bar's total is ``total_timesteps``)."""
     return progress_bar(steps, config.total_timesteps) if config.progress else None

@@ -11,7 +11,7 @@
   greedy or an ``opponent_agents`` spec) from the observation, for the self-play opponents.
 - :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
   other seat draws one of the opponent kinds of the SB3 backend's pool
-  (:data:`treppen.train.config.OPPONENT_KINDS`): random, greedy, a frozen snapshot of the learner, the
+  (:data:`treppen.train.common.config.OPPONENT_KINDS`): random, greedy, a frozen snapshot of the learner, the
   keep-best model or a named agent.
 
 Importing this module imports Ray; :mod:`treppen.agents` never does.
@@ -36,7 +36,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 import treppen_env
-from treppen.train.config import OPPONENT_KINDS
+from treppen.train.common.config import OPPONENT_KINDS
 from treppen_env.rules import make_rules
 
 LEARNER = "learner"
@@ -199,7 +199,7 @@ class SeatMapping:
     """RLlib's ``policy_mapping_fn`` for self-play, drawn per episode from the episode id.
 
     The learner (module ``learner``) takes seat ``h % num_players`` with ``h`` a stable hash of the
-    episode id; every other seat draws an opponent kind of :data:`treppen.train.config.OPPONENT_KINDS` with
+    episode id; every other seat draws an opponent kind of :data:`treppen.train.common.config.OPPONENT_KINDS` with
     the given probabilities: ``random``, ``greedy`` and ``best`` are modules of those names,
     ``snapshot`` is ``snapshot_<k>`` (``k`` uniform over the ``snapshots`` slots) and ``agent`` is
     ``agent_<k>`` (``k`` uniform over the ``agents`` specs). Stable: an agent keeps its module for

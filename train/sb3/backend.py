@@ -1,7 +1,7 @@
 """``backend: sb3``: self-play training of a MaskablePPO agent (sb3-contrib) on this machine.
 
 Reads top to bottom: config -> seeding -> envs with the opponent pool -> MaskablePPO -> callbacks
--> learn -> save. Besides the shared layout (:mod:`treppen.train.rundir`), its run folder holds::
+-> learn -> save. Besides the shared layout (:mod:`treppen.train.common.rundir`), its run folder holds::
 
     tb/                SB3's rollout/ and train/, plus selfplay/ and eval/
     checkpoints/       model_<steps>_steps.zip, written atomically (and imitation_round_<r>.pt)
@@ -34,23 +34,24 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 from treppen.agents.policy import legacy_classes
 from treppen.arena.interrupts import ignore_interrupts
 from treppen.arena.watchdog import watch_parent
-from treppen.train.callbacks import EloCallback, EvalCallback
-from treppen.train.checkpoints import (
+from treppen.train.common.checkpoints import (
     checkpoint_path,
     checkpoint_steps,
     readable_checkpoint,
     save_model,
 )
-from treppen.train.config import RecipeBase, SB3Config, resolve_name
-from treppen.train.rundir import open_run_dir, print_end, print_ratings, rating_callbacks
+from treppen.train.common.config import RecipeBase, SB3Config, resolve_name
+from treppen.train.common.imitation import describe_agreement, warm_start
+from treppen.train.common.ratings import EloRating, Evaluation
+from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, run_ratings
 from treppen.train.sb3.callbacks import (
     CheckpointCallback,
     KeepBestCallback,
     PoolCallback,
     ProgressCallback,
+    RatingCallback,
     StatsCallback,
 )
-from treppen.train.sb3.imitation import describe_agreement, warm_start
 from treppen.train.sb3.kernel_vec_env import KernelVecEnv
 from treppen.train.sb3.policy_net import ActionFeaturePolicy
 from treppen.train.sb3.pool import SelfPlayEnv
@@ -61,7 +62,7 @@ from treppen_env.rules import Rules
 def train_sb3(config: SB3Config, resume: bool = False, command_line: list[str] | None = None) -> Path:
     """Train a MaskablePPO agent by self-play as ``config`` says; returns the run folder.
 
-    :param config: a checked config of ``backend: sb3`` (see :func:`treppen.train.config_files.load_config`).
+    :param config: a checked config of ``backend: sb3`` (see :func:`treppen.train.common.config_files.load_config`).
     :param resume: continue the run folder's newest checkpoint that reads whole (``reset_num_timesteps=False``;
         newer ones that do not are named and passed over).
     :param command_line: the command to record in ``metadata.json`` (default: ``sys.argv``).
@@ -126,15 +127,15 @@ class RunCallbacks:
     evaluations, Elo and the progress bar."""
 
     stats: StatsCallback
-    evals: EvalCallback
-    elo: EloCallback
+    evals: Evaluation
+    elo: EloRating
     keep_best: KeepBestCallback | None
     progress: ProgressCallback | None
     all: list[BaseCallback]
 
     @classmethod
     def make(cls, config: SB3Config, rules: Rules, run_dir: Path) -> RunCallbacks:
-        evals, elo = rating_callbacks(config, rules, run_dir)
+        evals, elo = run_ratings(config, rules, run_dir)
         stats = StatsCallback()
         keep_best = None
         if config.best_every:
@@ -148,8 +149,8 @@ class RunCallbacks:
             CheckpointCallback(config.checkpoint_every, run_dir / "checkpoints"),
             PoolCallback(config.snapshot_every, run_dir / "pool", config.pool_size),
             *([keep_best] if keep_best else []),
-            evals,
-            elo,
+            RatingCallback(config.eval_every, evals),
+            RatingCallback(config.elo_every, elo),
             *([progress] if progress else []),
         ]
         return cls(stats, evals, elo, keep_best, progress, everything)
@@ -210,8 +211,8 @@ def report_complete(run_dir: Path, total_timesteps: int, steps: int) -> bool:
 def print_summary(
     run_dir: Path,
     final: Path,
-    evals: EvalCallback,
-    elo: EloCallback,
+    evals: Evaluation,
+    elo: EloRating,
     keep_best: KeepBestCallback | None,
     config: SB3Config,
 ) -> None:

@@ -1,8 +1,11 @@
-"""The SB3 backend's own callbacks: checkpoints, the snapshot pool, keep-best, statistics and the
-progress bar (the evaluation and Elo callbacks every backend drives are :mod:`treppen.train.callbacks`).
+"""The SB3 backend's callbacks: checkpoints, the snapshot pool, keep-best, statistics, the
+progress bar, and the adapter that runs the evaluations and Elo ratings every backend drives
+(:mod:`treppen.train.common.ratings`) as SB3 callbacks (:class:`RatingCallback`).
 
-They run by :class:`treppen.train.callbacks.PeriodicCallback`'s schedule, at the start of a rollout,
-or at every step; they log ``selfplay/*`` and ``best/*`` beside SB3's ``rollout/`` and ``train/``.
+:class:`PeriodicCallback` runs a callback's work by :class:`~treppen.train.common.ratings.Every`'s
+schedule at the start of a rollout (just after the previous PPO update), so a checkpoint holds a
+freshly updated model and evaluations never interrupt a rollout; the others run at every step.
+They log ``selfplay/*`` and ``best/*`` beside SB3's ``rollout/`` and ``train/``.
 """
 
 from __future__ import annotations
@@ -16,12 +19,58 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from treppen.agents import PolicyAgent
-from treppen.train.callbacks import EvalCallback, PeriodicCallback
-from treppen.train.checkpoints import checkpoint_path, save_model
-from treppen.train.keep_best import BEST_MODEL, BEST_SNAPSHOT, KeepBestGate
-from treppen.train.rundir import progress_bar
+from treppen.train.common.checkpoints import checkpoint_path, save_model
+from treppen.train.common.keep_best import BEST_MODEL, BEST_SNAPSHOT, KeepBestGate
+from treppen.train.common.ratings import Evaluation, Every, Rating
+from treppen.train.common.rundir import progress_bar
 from treppen.train.sb3.pool import save_snapshot
 from treppen_env.rules import Rules
+
+
+class PeriodicCallback(BaseCallback):
+    """Calls :meth:`run` at the first rollout start after every ``every`` steps (0: never).
+
+    :param every: period in environment steps.
+    """
+
+    def __init__(self, every: int, verbose: int = 0):
+        super().__init__(verbose)
+        self.every = every
+        self.schedule = Every(every)
+
+    def _init_callback(self) -> None:
+        self.schedule = Every(self.every, self.model.num_timesteps)
+
+    def _on_rollout_start(self) -> None:
+        steps = self.model.num_timesteps
+        if self.schedule.due(steps):
+            self.run(steps)
+
+    def _on_step(self) -> bool:
+        return True
+
+    def run(self, steps: int) -> None:
+        raise NotImplementedError
+
+
+class RatingCallback(PeriodicCallback):
+    """Runs a :class:`~treppen.train.common.ratings.Rating` (an evaluation, an Elo rating) of the
+    SB3 model every ``every`` steps.
+
+    :param every: period in environment steps (0: never).
+    :param rating: the rating; its ``model`` becomes the callback's model when training starts.
+    """
+
+    def __init__(self, every: int, rating: Rating):
+        super().__init__(every)
+        self.rating = rating
+
+    def _init_callback(self) -> None:
+        super()._init_callback()
+        self.rating.model = self.model
+
+    def run(self, steps: int) -> None:
+        self.rating.run(steps)
 
 
 class CheckpointCallback(PeriodicCallback):
@@ -106,7 +155,7 @@ class StatsCallback(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """The run's progress bar (:func:`treppen.train.rundir.progress_bar`, as the kernel backend's) over
+    """The run's progress bar (:func:`treppen.train.common.rundir.progress_bar`, as the kernel backend's) over
     the learner's env steps, with steps/s and the latest evaluation.
 
     SB3 collects whole rollouts (``n_steps * n_envs`` steps), so a run ends at the first rollout
@@ -114,10 +163,10 @@ class ProgressCallback(BaseCallback):
 
     :param total: the run's total timesteps.
     :param rollout: steps per rollout, ``n_steps * n_envs``.
-    :param evals: the EvalCallback whose ``latest`` record is shown.
+    :param evals: the evaluation whose ``latest`` record is shown.
     """
 
-    def __init__(self, total: int, rollout: int, evals: EvalCallback | None = None):
+    def __init__(self, total: int, rollout: int, evals: Evaluation | None = None):
         super().__init__()
         self.total = total
         self.rollout = rollout
@@ -156,7 +205,7 @@ class ProgressCallback(BaseCallback):
 
 
 class KeepBestCallback(PeriodicCallback):
-    """Gates the SB3 learner against the best every ``every`` steps (:mod:`treppen.train.keep_best`).
+    """Gates the SB3 learner against the best every ``every`` steps (:mod:`treppen.train.common.keep_best`).
 
     At the start of training, with no best yet, the learner itself (e.g. the imitation student) is
     the first best. Logs ``best/score_vs_best`` and ``best/promotions``.

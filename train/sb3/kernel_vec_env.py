@@ -3,7 +3,7 @@
 :class:`KernelVecEnv` holds ``n_envs`` deals as rows of one :class:`~treppen_env.vector.TreppenVectorEnv`
 and plays them as :class:`~treppen.train.sb3.pool.SelfPlayEnv` does: per episode a random learner seat and
 every other seat drawn from the opponent pool (:class:`~treppen.train.sb3.pool.OpponentPool`), through
-the one deal loop of rows with seats (:class:`treppen.train.seated_rows.SeatedRows`; a deal that an
+the one deal loop of rows with seats (:class:`treppen.train.common.seated_rows.SeatedRows`; a deal that an
 opponent ends before the learner's first decision is dealt again). Random and greedy opponents
 play inside the kernel; snapshots, the best model and agent specs decide in Python between kernel
 calls (their rows wait). Each step returns the learner's observation of every row, its
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from treppen.train.common.seated_rows import SeatedRows
 from treppen.train.sb3.pool import OpponentPool, PoolOpponent
-from treppen.train.seated_rows import SeatedRows
 from treppen_env.agent_core import seat_kernels
 from treppen_env.core import vector_kernels
 from treppen_env.rules import Rules, make_rules

@@ -51,7 +51,7 @@ from treppen.agents.action_features import (
     card_channel_matrix,
     card_static_features,
 )
-from treppen.train.config import FEATURE_SETS
+from treppen.train.common.config import FEATURE_SETS
 from treppen_env.actions import NUM_ACTIONS, TAKE_BASE
 from treppen_env.agent_core.feature_kernels import H_LEGAL
 from treppen_env.cards import NUM_CARDS, NUM_RANKS

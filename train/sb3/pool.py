@@ -22,7 +22,7 @@ import numpy as np
 from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
-from treppen.train.config import OPPONENT_KINDS
+from treppen.train.common.config import OPPONENT_KINDS
 from treppen_env.files import atomic_write
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
@@ -103,7 +103,7 @@ class OpponentPool:
     """Who may sit at an opponent seat: probabilities per kind and the loaded snapshots.
 
     :param probs: probability of ``"random"``, ``"greedy"``, ``"snapshot"`` (one of the recent
-        snapshots), ``"best"`` (the keep-best model, :mod:`treppen.train.keep_best`) and ``"agent"`` (one of
+        snapshots), ``"best"`` (the keep-best model, :mod:`treppen.train.common.keep_best`) and ``"agent"`` (one of
         ``specs``), normalised; while there is no snapshot or no best, its share goes to the
         others in proportion.
     :param deterministic: snapshots play their argmax action.

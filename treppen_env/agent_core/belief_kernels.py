@@ -322,6 +322,13 @@ def determinize(
     i8[STOCK : STOCK + i64[STOCK_LEN]] = stocks[chosen, : i64[STOCK_LEN]]
 
 
+class Dealer(NamedTuple):
+    """How determinizations are dealt: the beliefs and their scratch (a kernel bundle; :func:`scratch`)."""
+
+    beliefs: Beliefs
+    work: BeliefWork
+
+
 @kernel
 def card_counts(
     root: Position,
@@ -329,19 +336,18 @@ def card_counts(
     tables: Tables,
     observer: int,
     rng: np.ndarray,
-    beliefs: Beliefs,
-    work: BeliefWork,
+    dealer: Dealer,
     samples: int,
     counts: np.ndarray,
 ) -> None:
-    """Deal ``samples`` determinizations (:func:`determinize`, with the ``beliefs`` and their
-    :func:`scratch` ``work``; ``tables``: the rules core's :class:`~treppen_env.core.layout.Tables`) and count
+    """Deal ``samples`` determinizations (:func:`determinize`, by the :class:`Dealer`; ``tables``:
+    the rules core's :class:`~treppen_env.core.layout.Tables`) and count
     in ``counts`` (float64 (MAX_SEATS, 52)) how often each seat holds each card it is not publicly
     known to hold: the beliefs' probability that it holds the card, times ``samples``."""
     tab, meld_bits = tables.tab, tables.meld_bits
     u64 = det.u64
     for _ in range(samples):
-        determinize(root, det, tab, meld_bits, observer, rng, beliefs, work)
+        determinize(root, det, tab, meld_bits, observer, rng, dealer.beliefs, dealer.work)
         for s in range(MAX_SEATS):
             if s == observer:
                 continue

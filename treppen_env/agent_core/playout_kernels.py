@@ -84,6 +84,32 @@ class Playout(NamedTuple):
     values: np.ndarray
 
 
+class NetFeatures(NamedTuple):
+    """What the action net's feature columns read (a kernel bundle;
+    :class:`treppen_env.agent_core.action_net_kernels.FeatureContext`)."""
+
+    #: float32 (898, S): the static action table.
+    table: np.ndarray
+    #: float64: the heuristic of the feature columns (size 0: the greedy heuristic, else the planner's values).
+    values: np.ndarray
+
+
+class ObservationLayout(NamedTuple):
+    """The observation layout a net reads (a kernel bundle; :func:`treppen_env.core.observe.write_observation`)."""
+
+    offsets: np.ndarray
+    consts: np.ndarray
+
+
+class LeafValue(NamedTuple):
+    """How a search's playout is valued by the small net's value head (a kernel bundle; :func:`finish`)."""
+
+    #: With ``turns > 0`` the playout is valued after that many turns...
+    turns: int
+    #: ...weighed ``weight`` (in [0, 1]) against the playout's own result.
+    weight: float
+
+
 class NetScratch(NamedTuple):
     """The network of a playout's :data:`NET` seats and value estimates, with the arrays its forward
     pass works in (:func:`with_net`; a kernel bundle)."""
@@ -160,12 +186,9 @@ def scratch() -> Scratch:
         kind=NO_NET,
         w=np.zeros(0, dtype=np.float32),
         shape=np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64),
-        table=np.zeros((0, 0), dtype=np.float32),
-        values=np.zeros(0),
-        offsets=np.zeros(1, dtype=np.int64),
-        consts=np.zeros(1),
-        value_turns=0,
-        value_weight=0.0,
+        features=NetFeatures(table=np.zeros((0, 0), dtype=np.float32), values=np.zeros(0)),
+        observe=ObservationLayout(offsets=np.zeros(1, dtype=np.int64), consts=np.zeros(1)),
+        value=LeafValue(turns=0, weight=0.0),
         argmax=False,
     )
 
@@ -175,12 +198,9 @@ def with_net(
     kind: int,
     w: np.ndarray,
     shape: np.ndarray,
-    table: np.ndarray,
-    values: np.ndarray,
-    offsets: np.ndarray,
-    consts: np.ndarray,
-    value_turns: int,
-    value_weight: float,
+    features: NetFeatures,
+    observe: ObservationLayout,
+    value: LeafValue,
     argmax: bool,
 ) -> Scratch:
     """:func:`scratch` with a network for :data:`NET` seats.
@@ -188,14 +208,10 @@ def with_net(
     :param kind: :data:`SMALL_NET` or :data:`ACTION_NET` (:data:`NO_NET`: none).
     :param w: its flat weights (float32).
     :param shape: its shape (int64).
-    :param table, values: the action net's static action table (float32 (898, S)) and the heuristic
-        of its feature columns (float64, size 0: the greedy heuristic, else the planner's values;
-        :class:`treppen_env.agent_core.action_net_kernels.FeatureContext`); unused by the small net.
-    :param offsets, consts: the observation layout the net reads
-        (:func:`treppen_env.core.observe.write_observation`).
-    :param value_turns, value_weight: with ``value_turns > 0`` a search's playout is valued by the
-        small net's value head after that many turns, weighed ``value_weight`` against the
-        playout's own result (:func:`finish`).
+    :param features: what the action net's feature columns read (:class:`NetFeatures`; unused by the
+        small net).
+    :param observe: the observation layout the net reads (:class:`ObservationLayout`).
+    :param value: how a search's playout is valued by the small net's value head (:class:`LeafValue`).
     :param argmax: whether net seats play the most probable move (else sample; :func:`pick`).
     """
     small = max(shape[policy_value_kernels.SH_HIDDEN], 1) if kind == SMALL_NET else 1
@@ -204,19 +220,19 @@ def with_net(
         argmax=argmax,
         w=w,
         shape=shape,
-        offsets=offsets,
-        consts=consts,
+        offsets=observe.offsets,
+        consts=observe.consts,
         obs=np.zeros(max(shape[0], 1), dtype=np.float32),
         hidden=np.zeros(small, dtype=np.float32),
         spare=np.zeros(small, dtype=np.float32),
         logits=np.zeros(NUM_ACTIONS),
         rows=action_net_kernels.row_scratch(
-            table,
-            values,
+            features.table,
+            features.values,
             shape if kind == ACTION_NET else np.zeros(action_net_kernels.SHAPE_SIZE, dtype=np.int64),
         ),
-        value_turns=value_turns,
-        value_weight=value_weight,
+        value_turns=value.turns,
+        value_weight=value.weight,
     )
     mask = np.zeros(MASK_WORDS * 8, dtype=np.int8)
     return Scratch(
@@ -253,7 +269,7 @@ def action_net_logits(pos: Position, tab: np.ndarray, settings: np.ndarray, work
     n = action_net_kernels.position_features(
         net.obs,
         mask,
-        (tab, settings, rows.values, rows.table),
+        action_net_kernels.FeatureContext(tab=tab, settings=settings, values=rows.values, table=rows.table),
         work.inputs,
         work.workspace,
         rows.extra,

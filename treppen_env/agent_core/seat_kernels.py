@@ -109,11 +109,12 @@ def step_rows(
     written: Written,
     work: playout_kernels.Scratch,
 ) -> None:
-    """Play the rows ``rows`` (int64) of ``batch`` (the rows' arrays ``(U, I8, I64)``) one step
+    """Play the rows ``rows`` (int64) of ``batch`` (a :class:`~treppen_env.core.layout.Position` of N rows:
+    its arrays are (N, size)) one step
     (see the module docstring), with the rules core's ``tables``, the bundles :class:`Seats`,
     :class:`Report` and :class:`Written`, and the kernel seats' scratch ``work``
     (:func:`treppen_env.agent_core.playout_kernels.scratch`)."""
-    U, I8, I64 = batch
+    U, I8, I64 = batch.u64, batch.i8, batch.i64
     tab, meld_bits = tables.tab, tables.meld_bits
     kinds, rngs, masks, actor, pending = seats.kinds, seats.rngs, written.masks, written.actor, written.pending
     rng = np.empty(1, dtype=np.uint64)

@@ -19,9 +19,9 @@ and :class:`TargetKLKey` (sb3 and kernel), :class:`RayAddressKey` (rllib and ker
 lists the backends that read each key.
 In Python a config is one flat dataclass (``config.learning_rate``); the sections are its YAML
 (:meth:`TrainConfig.to_dict`). Types and ranges are the fields' (checked by pydantic when a
-config is loaded, :func:`treppen.train.config_files.load_config`), values that must agree
+config is loaded, :func:`treppen.train.common.config_files.load_config`), values that must agree
 :meth:`TrainConfig.check`'s. A config file's key that it leaves out takes the value of its
-backend's shipped config (:data:`BACKEND_CONFIGS`; :func:`treppen.train.config_files.backend_defaults`),
+backend's shipped config (:data:`BACKEND_CONFIGS`; :func:`treppen.train.common.config_files.backend_defaults`),
 so ``backend: kernel`` alone is ``configs/kernel.yaml``; a field's default, which a dataclass built
 in Python takes, is the sb3 recipe's value, ``configs/selfplay.yaml``, where that file sets it.
 """
@@ -59,7 +59,7 @@ POLICIES = typing.get_args(Policy)
 #: What the policy sees of each legal action beside the state (:mod:`treppen.train.sb3.policy_net`,
 #: :mod:`treppen.agents.action_net`).
 FEATURE_SETS = typing.get_args(FeatureSet)
-#: Value targets of the imitation warm start (:func:`treppen.train.sb3.imitation.collect`).
+#: Value targets of the imitation warm start (:func:`treppen.train.common.imitation.collect`).
 VALUE_TARGETS = typing.get_args(ValueTarget)
 VEC_ENVS = typing.get_args(VecEnv)
 #: The backends, what ``backend:`` chooses (docs/ARCHITECTURE.md "Layout", "Scale-out").
@@ -382,7 +382,7 @@ class RecipeBase(FitKeys, PPOBase):
     activation: Activation = field(default_factory=recipe("activation"))
     """``mlp`` only: the hidden activation, ``tanh`` or ``relu``"""
 
-    # --- imitation warm start (train/sb3/imitation.py)
+    # --- imitation warm start (train/common/imitation.py)
     imitation_decisions: Steps = field(default_factory=recipe("imitation_decisions"))
     """teacher-labelled decisions recorded per imitation round before PPO (0: no warm start)"""
     imitation_rounds: Count = field(default_factory=recipe("imitation_rounds"))
@@ -407,7 +407,7 @@ class RecipeBase(FitKeys, PPOBase):
     opponent_agents: list[Text] = field(default_factory=list)
     """further opponents as ``agents.load`` specs, e.g. ``[rollout, runs/old/final_model.zip]``"""
 
-    # --- keep-best (train/keep_best.py)
+    # --- keep-best (train/common/keep_best.py)
     best_every: Steps = field(default_factory=recipe("best_every"))
     """steps between gates of the learner against the best model so far, on duplicate decks; the
     best is kept in the run folder (0: no keep-best)"""

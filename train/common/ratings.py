@@ -1,13 +1,12 @@
-"""The periodic work of a training run that every PPO backend drives: the schedule, and the
-evaluation and Elo callbacks that fill ``evals.jsonl`` and ``elo.jsonl``.
+"""The periodic ratings of a training run that every PPO backend drives: the schedule, and the
+evaluations and Elo ratings that fill ``evals.jsonl`` and ``elo.jsonl``.
 
-:class:`Every` says when a period is due; :class:`PeriodicCallback` runs SB3 callbacks by it at
-the start of a rollout (just after the previous PPO update), so a checkpoint holds a freshly
-updated model and evaluations never interrupt a rollout. The kernel and RLlib backends drive the
-same :class:`EvalCallback` and :class:`EloCallback` by calling ``run(steps)`` with their own
-``model`` (anything with SB3's ``predict`` and a ``logger``). SB3's ``rollout/`` and ``train/``
-tags are left alone; these callbacks add ``eval/*`` (the SB3 backend's own add ``selfplay/*``,
-:mod:`treppen.train.sb3.callbacks`).
+:class:`Every` says when a period is due. :class:`Evaluation` and :class:`EloRating` are plain
+objects: a backend sets their ``model`` (anything with SB3's ``predict(obs, action_masks=...)``
+and a ``logger`` with ``record(key, value)``: a MaskablePPO model, or the kernel and RLlib
+backends' own wrappers) and calls ``run(steps)`` when its schedule says so. The SB3 backend runs
+them from a callback at the start of a rollout (:class:`treppen.train.sb3.callbacks.RatingCallback`).
+They log ``eval/*`` (TensorBoard).
 """
 
 from __future__ import annotations
@@ -19,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.callbacks import BaseCallback
 
 from treppen.agents import PolicyAgent
 from treppen.arena.ratings import Ratings, fit_ratings
 from treppen.arena.scale import SCALE_ANCHOR
 from treppen.arena.tournament import run_tournament
-from treppen.train.evaluate import evaluate
+from treppen.train.common.evaluate import evaluate
 from treppen_env.files import append_jsonl
 from treppen_env.rules import Rules
 
@@ -50,51 +48,40 @@ class Every:
         return True
 
 
-class PeriodicCallback(BaseCallback):
-    """Calls :meth:`run` at the first rollout start after every ``every`` steps (0: never).
+class Rating:
+    """A periodic rating of the learner's ``model`` (set by the backend before :meth:`run`), which
+    logs through ``model.logger``; ``latest`` is the record of the last run (empty before)."""
 
-    :param every: period in environment steps.
-    """
+    model: Any = None
 
-    def __init__(self, every: int, verbose: int = 0):
-        super().__init__(verbose)
-        self.every = every
-        self.schedule = Every(every)
+    def __init__(self) -> None:
+        self.latest: dict[str, Any] = {}
 
-    def _init_callback(self) -> None:
-        self.schedule = Every(self.every, self.model.num_timesteps)
-
-    def _on_rollout_start(self) -> None:
-        steps = self.model.num_timesteps
-        if self.schedule.due(steps):
-            self.run(steps)
-
-    def _on_step(self) -> bool:
-        return True
+    @property
+    def logger(self) -> Any:
+        return self.model.logger
 
     def run(self, steps: int) -> None:
         raise NotImplementedError
 
 
-class EvalCallback(PeriodicCallback):
-    """Evaluates the learner against each named opponent every ``every`` steps.
+class Evaluation(Rating):
+    """Evaluates the learner against each named opponent.
 
     Logs ``eval/winrate_vs_<name>``, ``eval/points_vs_<name>`` (mean margin over the others, points)
     and ``eval/deal_points_vs_<name>`` (the learner's mean deal points) and appends one line per
     evaluation to ``evals.jsonl``.
 
-    :param every: steps between evaluations (0: only when :meth:`run` is called directly).
-    :param opponents: the opponents' names (``random``, ``greedy``: :func:`treppen.train.evaluate.evaluate`).
+    :param opponents: the opponents' names (``random``, ``greedy``: :func:`treppen.train.common.evaluate.evaluate`).
     :param path: the JSON lines file.
-    :param eval_kwargs: arguments of :func:`treppen.train.evaluate.evaluate` (players, rules, deals).
+    :param eval_kwargs: arguments of :func:`treppen.train.common.evaluate.evaluate` (players, rules, deals).
     """
 
-    def __init__(self, every: int, opponents: Sequence[str], path: Path, **eval_kwargs: Any):
-        super().__init__(every)
+    def __init__(self, opponents: Sequence[str], path: Path, **eval_kwargs: Any):
+        super().__init__()
         self.opponents = opponents
         self.path = path
         self.eval_kwargs = eval_kwargs
-        self.latest: dict[str, Any] = {}
 
     def run(self, steps: int) -> None:
         start = time.perf_counter()
@@ -110,8 +97,8 @@ class EvalCallback(PeriodicCallback):
         self.latest = record
 
 
-class EloCallback(PeriodicCallback):
-    """Rates the learner by Elo every ``every`` steps in a small duplicate tournament against the
+class EloRating(Rating):
+    """Rates the learner by Elo in a small duplicate tournament against the
     fixed references random and greedy, as ``treppen tournament`` would, on the one scale of every
     Elo figure: greedy = 0 (:data:`~treppen.arena.ratings.SCALE_ANCHOR`).
 
@@ -121,7 +108,6 @@ class EloCallback(PeriodicCallback):
     ``ci_unbounded`` names the open side; ``outcomes`` counts how the deals ended). ``ratings`` holds the latest
     :class:`~treppen.arena.ratings.Ratings`.
 
-    :param every: steps between ratings (0: only when :meth:`run` is called directly).
     :param path: the JSON lines file.
     :param players: seats per table (a 4-player table adds a second random agent).
     :param rules: the rules of the deals (the run's, options included).
@@ -130,13 +116,10 @@ class EloCallback(PeriodicCallback):
     :param n_boot: bootstrap resamples for the interval.
     """
 
-    def __init__(
-        self, every: int, path: Path, players: int, rules: Rules, decks: int, seed: int = 0, n_boot: int = 200
-    ):
-        super().__init__(every)
+    def __init__(self, path: Path, players: int, rules: Rules, decks: int, seed: int = 0, n_boot: int = 200):
+        super().__init__()
         self.path = path
         self.players, self.rules, self.decks, self.seed, self.n_boot = players, rules, decks, seed, n_boot
-        self.latest: dict[str, Any] = {}
         self.ratings: Ratings | None = None
 
     def run(self, steps: int) -> None:

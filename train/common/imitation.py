@@ -33,7 +33,7 @@ import torch
 
 from treppen import agents
 from treppen.agents.base import Agent
-from treppen.train.config import VALUE_TARGETS, RecipeBase
+from treppen.train.common.config import VALUE_TARGETS, RecipeBase
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
@@ -309,7 +309,7 @@ def warm_start(policy: Any, config: RecipeBase, run_dir: Path) -> dict[str, floa
 
     :param policy: the learner's MaskablePPO policy (``model.policy``; the RLlib backend builds one
         of the same network, :func:`treppen.train.sb3.backend.make_policy`, and starts its module from it).
-    :param config: the run's config (:class:`treppen.train.config.RecipeBase`: sb3 or rllib).
+    :param config: the run's config (:class:`treppen.train.common.config.RecipeBase`: sb3 or rllib).
     :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
     """

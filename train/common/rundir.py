@@ -31,9 +31,9 @@ import numpy as np
 
 from treppen.arena.ratings import Ratings
 from treppen.arena.scale import rating_text
-from treppen.train.callbacks import EloCallback, EvalCallback
-from treppen.train.config import PPOBase, TrainConfig, resolve_name
-from treppen.train.config_files import save_config
+from treppen.train.common.config import PPOBase, TrainConfig, resolve_name
+from treppen.train.common.config_files import save_config
+from treppen.train.common.ratings import EloRating, Evaluation
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION
@@ -195,7 +195,7 @@ def progress_bar(start: int, total: int, rollout: int = 1) -> Any:
     return tqdm(total=end, initial=start, desc=PROGRESS_LABEL, unit="step", dynamic_ncols=True, mininterval=1.0)
 
 
-def print_ratings(run_dir: Path, eval_deals: int, evals: EvalCallback, elo: EloCallback) -> None:
+def print_ratings(run_dir: Path, eval_deals: int, evals: Evaluation, elo: EloRating) -> None:
     """Print the final model's evaluation (``eval_deals`` ordinary deals against each opponent) and,
     when it was rated, its Elo on duplicate decks with the verdict against greedy (:func:`describe_strength`)."""
     where = run_dir / "evals.jsonl"
@@ -251,21 +251,21 @@ def write_metadata(run_dir: Path, config: TrainConfig, resume: bool, command_lin
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def rating_callbacks(config: PPOBase, rules: Rules, run_dir: Path) -> tuple[EvalCallback, EloCallback]:
-    """The evaluation (vs :data:`EVAL_OPPONENTS`, ``evals.jsonl``) and Elo (``elo.jsonl``) callbacks
-    of a run, as the sb3, rllib and kernel backends drive them.
+def run_ratings(config: PPOBase, rules: Rules, run_dir: Path) -> tuple[Evaluation, EloRating]:
+    """The evaluation (vs :data:`EVAL_OPPONENTS`, ``evals.jsonl``) and the Elo rating (``elo.jsonl``)
+    of a run, as the sb3, rllib and kernel backends drive them (every ``eval_every`` and
+    ``elo_every`` steps).
 
     :param config: the run's config (``eval_every``, ``eval_deals``, ``elo_every``, ``elo_decks``).
     :param rules: the run's rules, built once.
     :param run_dir: the run folder.
     """
-    evals = EvalCallback(
-        config.eval_every,
+    evals = Evaluation(
         EVAL_OPPONENTS,
         run_dir / "evals.jsonl",
         num_players=config.num_players,
         rules=rules,
         deals=config.eval_deals,
     )
-    elo = EloCallback(config.elo_every, run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
+    elo = EloRating(run_dir / "elo.jsonl", config.num_players, rules, config.elo_decks)
     return evals, elo

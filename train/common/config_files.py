@@ -5,16 +5,16 @@ config loaded (its sections, ``key=value`` overrides, the checks) and saved.
 plain data only, a key given twice refused. :func:`config_path` resolves ``treppen train --config
 NAME``: a YAML file, or one of the configs installed with the package (:func:`shipped_configs`, the
 repository's ``configs/``). :func:`load_config` reads a file and applies overrides into a config of
-its backend's class (:mod:`treppen.train.config`): a file holds the shared keys at its top level
+its backend's class (:mod:`treppen.train.common.config`): a file holds the shared keys at its top level
 and the backend's own keys in a section named for it; ``key=value`` goes to the backend's section
 (or the top level for a shared key, into the rules options for ``rules_options.max_turns=200``)
 and ``section.key=value`` names the section. A key the backend does not read is refused before
 anything runs, in one line naming the key, the backend and the backends that read it
-(:data:`treppen.train.config.READERS`); so is the section of another backend. Files written before
+(:data:`treppen.train.common.config.READERS`); so is the section of another backend. Files written before
 the sections, with every key at the top level, load where each key is the backend's; a run
 folder's saved flat ``config.yaml`` held every key of every backend, and there the keys its
 backend does not read are dropped (``saved_run``). Types and ranges are checked by pydantic
-(nested values included), values that must agree by :meth:`treppen.train.config.TrainConfig.check`;
+(nested values included), values that must agree by :meth:`treppen.train.common.config.TrainConfig.check`;
 every problem is a :class:`ValueError` naming the file, the key, the value (cut when long) and a
 fix. :func:`save_config` writes the resolved config, shared keys and the section, so a run can be
 resumed.
@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from treppen.train.config import (
+from treppen.train.common.config import (
     BACKEND_CONFIGS,
     CONFIG_PACKAGE,
     CONFIGS,
@@ -144,8 +144,8 @@ def config_path(config: str | Path) -> Path:
 
 def default_config(overrides: Sequence[str] = ()) -> Path:
     """The shipped config ``treppen train`` runs when none is named: that of the backend the
-    overrides name (``backend=sb3``: ``configs/selfplay.yaml``, :data:`treppen.train.config.BACKEND_CONFIGS`),
-    else :data:`treppen.train.config.DEFAULT_CONFIG` (``configs/kernel.yaml``, the batched learner).
+    overrides name (``backend=sb3``: ``configs/selfplay.yaml``, :data:`treppen.train.common.config.BACKEND_CONFIGS`),
+    else :data:`treppen.train.common.config.DEFAULT_CONFIG` (``configs/kernel.yaml``, the batched learner).
 
     :raises ValueError: for a malformed override (:func:`parse_override`) or an unknown backend.
     """
@@ -171,7 +171,7 @@ def load_config(
         keys reach into ``rules_options``.
     :param saved_run: ``path`` is a run folder's saved ``config.yaml``: one written before the
         sections, flat with every key of every backend, loads without the keys its backend does not read.
-    :return: the checked config, of its backend's class (:data:`treppen.train.config.CONFIGS`).
+    :return: the checked config, of its backend's class (:data:`treppen.train.common.config.CONFIGS`).
     :raises ValueError: for a file that is not plain YAML (its line named; tags such as
         ``!!python/...`` and keys given twice are refused), unknown keys (listing the valid ones), a
         key or section the backend does not read, malformed overrides, values of the wrong type or
@@ -349,7 +349,7 @@ def _shipped_defaults(backend: str) -> dict[str, Any]:
 
 def backend_defaults(backend: str) -> dict[str, Any]:
     """The defaults of ``backend``'s keys: the values of its shipped config
-    (:data:`treppen.train.config.BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``; a fresh copy), so that
+    (:data:`treppen.train.common.config.BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``; a fresh copy), so that
     a config of one line, ``backend: kernel``, runs on the kernel's own settings. A key that the
     shipped config leaves out keeps its field's default."""
     return copy.deepcopy(_shipped_defaults(backend))
