@@ -1,4 +1,4 @@
-"""Action and card features for the action-feature policy (:mod:`treppen.train.sb3.policy_net`).
+"""Action and card features for the action-feature policy (:mod:`treppen.train.common.action_feature_net`).
 
 Every action of the ``Discrete(898)`` space (docs/ARCHITECTURE.md "Actions") is described by what it does, so
 actions that move the same cards share what a network learns about them (DouZero encodes
@@ -12,7 +12,7 @@ an action by its cards, ygo-agent scores a feature vector per action against the
   neighbours (same suit two ranks either side, the other cards of its rank), so a card-structured
   network reads its per-card input with one gather.
 
-NumPy only: the torch module and the SB3 policy live in :mod:`treppen.train.sb3.policy_net`.
+NumPy only: the torch module is :mod:`treppen.train.common.action_feature_net`.
 """
 
 from __future__ import annotations
@@ -203,12 +203,12 @@ def card_channel_matrix() -> np.ndarray:
 
 
 class NumpyActionFeatureNet:
-    """The forward pass of :class:`treppen.train.sb3.policy_net.ActionFeatureNet` in NumPy, for opponent
+    """The forward pass of :class:`treppen.train.common.action_feature_net.ActionFeatureNet` in NumPy, for opponent
     snapshots (docs/ARCHITECTURE.md "Training notes": no torch in the env's hot path). Only the logits of the
     asked-for actions are computed.
 
     :param arrays: the net's parameters as NumPy arrays, named as in its ``state_dict``
-        (:func:`treppen.train.sb3.policy_net.numpy_arrays` writes them).
+        (:func:`treppen.train.sb3.pool.save_snapshot` writes them).
     """
 
     def __init__(self, arrays: dict[str, np.ndarray]):

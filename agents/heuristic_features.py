@@ -4,7 +4,7 @@ action mask.
 
 The features depend only on the observation vector and the mask, so they hold only what the
 mover may see (docs/ARCHITECTURE.md "Observations"). The action-feature policy
-(:mod:`treppen.train.sb3.policy_net`, ``features: heuristic`` or ``features: planner``) computes them
+(:mod:`treppen.train.common.action_feature_net`, ``features: heuristic`` or ``features: planner``) computes them
 at every step beside its card features.
 """
 

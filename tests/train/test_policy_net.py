@@ -15,9 +15,10 @@ from treppen.agents.action_features import ACTION_COLUMNS, CARD_OBS_INDEX, CHANN
 from treppen.agents.heuristic_features import heuristic_features, view_values
 from treppen.agents.snapshot import NumpyPolicy
 from treppen.arena.tournament import run_tournament
+from treppen.train.common.action_feature_net import ActionFeatureNet
 from treppen.train.common.config_files import load_config
 from treppen.train.sb3.backend import make_model
-from treppen.train.sb3.policy_net import ActionFeatureNet, ActionFeaturePolicy
+from treppen.train.sb3.policy_net import ActionFeaturePolicy
 from treppen.train.sb3.pool import SelfPlayEnv, save_snapshot
 from treppen_env.actions import (
     DISCARD_BASE,

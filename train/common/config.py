@@ -56,7 +56,7 @@ ACTIVATIONS = typing.get_args(Activation)
 #: Opponent kinds of the sb3 and rllib pools, each with an ``opponent_<kind>`` probability.
 OPPONENT_KINDS = typing.get_args(OpponentKind)
 POLICIES = typing.get_args(Policy)
-#: What the policy sees of each legal action beside the state (:mod:`treppen.train.sb3.policy_net`,
+#: What the policy sees of each legal action beside the state (:mod:`treppen.train.common.action_feature_net`,
 #: :mod:`treppen.agents.action_net`).
 FEATURE_SETS = typing.get_args(FeatureSet)
 #: Value targets of the imitation warm start (:func:`treppen.train.common.imitation.collect`).

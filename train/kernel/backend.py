@@ -36,6 +36,7 @@ from treppen.agents.action_net import feature_context
 from treppen.arena.interrupts import stop_requests
 from treppen.train.common.checkpoints import TrainingStopped, checkpoint_path, checkpoints, newest_readable
 from treppen.train.common.config import KernelConfig, resolve_name
+from treppen.train.common.logger import Logger
 from treppen.train.common.ratings import EloRating, Evaluation, Every
 from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen.train.kernel.action_net_torch import ActionNet, Entries, PredictModel, legal_mask, masked_log_probs
@@ -60,33 +61,6 @@ def device_of(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
-
-
-class Logger:
-    """TensorBoard scalars gathered by ``record`` and written by ``dump`` (the interface the
-    evaluation and Elo callbacks of :mod:`treppen.train.common.ratings` log through)."""
-
-    def __init__(self, folder: Path | None):
-        self.values: dict[str, float] = {}
-        self.writer = None
-        if folder is not None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(str(folder))
-
-    def record(self, key: str, value: float) -> None:
-        self.values[key] = float(value)
-
-    def dump(self, steps: int) -> None:
-        if self.writer is not None:
-            for key, value in self.values.items():
-                self.writer.add_scalar(key, value, steps)
-            self.writer.flush()
-        self.values.clear()
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
 
 
 class Learner:

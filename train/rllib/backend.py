@@ -53,6 +53,7 @@ from treppen.train.common.checkpoints import (
 )
 from treppen.train.common.config import RLlibConfig
 from treppen.train.common.keep_best import KeepBestGate
+from treppen.train.common.logger import Logger
 from treppen.train.common.ratings import Every
 from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen_env.actions import NUM_ACTIONS
@@ -277,7 +278,8 @@ class NumpyModel:
     take a MaskablePPO model) rate the RLlib learner unchanged. Deterministic: the masked argmax.
 
     :param policy: the exported policy.
-    :param logger: the SB3 logger the callbacks record to (``callback.logger`` is ``model.logger``).
+    :param logger: the logger the ratings record to (``callback.logger`` is ``model.logger``;
+        :class:`treppen.train.common.logger.Logger`).
     """
 
     def __init__(self, policy: NumpyPolicy, logger: Any = None):
@@ -515,10 +517,8 @@ class RLlibRun:
     """
 
     def __init__(self, config: RLlibConfig, run_dir: Path, steps: int):
-        from stable_baselines3.common.logger import configure
-
         self.config, self.run_dir, self.steps = config, run_dir, steps
-        self.logger = configure(str(run_dir / "tb" / "rllib_ppo"), ["tensorboard"])
+        self.logger = Logger(run_dir / "tb" / "rllib_ppo")
         self.evals, self.elo = run_ratings(config, config.make_rules(), run_dir)
         self.best = RLlibBest(config, run_dir) if config.best_every else None
         self.periods = {

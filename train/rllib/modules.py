@@ -116,7 +116,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
 
     - ``mlp``: ``self.pi``, an MLP (``net_arch`` hidden sizes, ``activation``) from observations
       (B, OBS_SIZE) float32 to logits (B, 898), and a separate value MLP ``self.vf``;
-    - ``action_features``: the SB3 learner's :class:`treppen.train.sb3.policy_net.ActionFeatureNet`
+    - ``action_features``: the action-feature net, :class:`treppen.train.common.action_feature_net.ActionFeatureNet`
       (``self.net``; ``rules``, ``card_dim``, ``action_dim``, state embedding
       ``net_arch[-1]`` wide) and a linear value of its state embedding (``self.value``).
 
@@ -129,7 +129,7 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         hidden = list(config.get("net_arch", [256, 256]))
         self.kind = config.get("policy", "mlp")
         if self.kind == "action_features":
-            from treppen.train.sb3.policy_net import ActionFeatureNet
+            from treppen.train.common.action_feature_net import ActionFeatureNet
 
             self.net = ActionFeatureNet(
                 config.get("rules", "treppenromme"),
@@ -167,7 +167,7 @@ class AgentModule(RLModule):
     file must exist on every node). It outputs actions directly."""
 
     def setup(self) -> None:
-        from treppen.train.sb3.pool import make_agent
+        from treppen.train.common.pool_agents import make_agent
 
         config = _model_config(self)
         rules = make_rules(config.get("rules", "treppenromme"))

@@ -19,29 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from treppen import agents
 from treppen.agents.base import Agent, RandomAgent
 from treppen.agents.snapshot import NumpyPolicy, SnapshotAgent
 from treppen.train.common.config import OPPONENT_KINDS
+from treppen.train.common.pool_agents import make_agent
 from treppen_env.files import atomic_write
 from treppen_env.rules import Rules, make_rules
 from treppen_env.single_agent import SingleAgentEnv
 
 _ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
-
-
-def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
-    """An opponent agent, seeded, via :func:`treppen.agents.load`: ``"random"``, ``"greedy"`` (told the
-    rules; it scores melds by them) or any other ``agents.load`` spec (an ``opponent_agents`` entry).
-
-    :param spec: the agent spec.
-    :param seed: seeds the agent's generator.
-    :param rules: the game's rules, told to the greedy agent.
-    :raises ValueError: for an unknown spec (as :func:`treppen.agents.load`).
-    """
-    if spec == "greedy":
-        return agents.load("greedy", seed=seed, rules=rules)
-    return agents.load(spec, seed=seed)
 
 
 # --------------------------------------------------------------------------- snapshots
