@@ -196,8 +196,9 @@ def bench_kernel(config: KernelConfig, updates: int) -> dict[str, Any]:
     after one warm-up update, with one snapshot in its pool; and the shares of the wall time the
     learner's thread spent updating and waiting for rollouts (with ``rollout_workers: 0`` the
     rollouts themselves), with the load average before and after."""
-    from treppen.train.kernel.backend import Learner, make_workers
-    from treppen.train.kernel.rollouts import updates as loop
+    from treppen.train.kernel.backend import make_workers
+    from treppen.train.kernel.learner import Learner
+    from treppen.train.kernel.learner import updates as loop
 
     learner = Learner(config, config.seed)
     with tempfile.TemporaryDirectory() as tmp:

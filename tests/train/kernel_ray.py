@@ -97,7 +97,7 @@ def actor_lost(address: str) -> dict[str, Any]:
     import ray
 
     from treppen.train.common.config_files import config_path, load_config
-    from treppen.train.kernel.backend import Learner
+    from treppen.train.kernel.learner import Learner
     from treppen.train.kernel.ray_workers import RayWorkers
 
     config = load_config(config_path("kernel"), [*SMALL, "n_steps=960", f"ray_address={address}"])

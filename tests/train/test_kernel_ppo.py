@@ -21,7 +21,8 @@ from treppen.apps import cli
 from treppen.arena.tournament import run_tournament
 from treppen.train.common.config_files import config_path, load_config
 from treppen.train.kernel.action_net_torch import ActionNet, PredictModel, masked_log_probs, nonzero_entries
-from treppen.train.kernel.backend import Learner, train_kernel
+from treppen.train.kernel.backend import train_kernel
+from treppen.train.kernel.learner import Learner
 from treppen.train.kernel.rows import LearnerRows
 from treppen_env.agent_core import action_net_kernels
 from treppen_env.agent_core.feature_kernels import H_PICK

@@ -15,7 +15,8 @@ import torch
 from tests.fixtures import make_kernel_run_fixture as fixture
 from treppen.train.common.config_files import config_path, load_config
 from treppen.train.kernel.action_net_torch import ActionNet, legal_mask, masked_log_probs
-from treppen.train.kernel.backend import Learner, make_workers
+from treppen.train.kernel.backend import make_workers
+from treppen.train.kernel.learner import Learner, updates
 from treppen.train.kernel.rollouts import (
     ProcessWorkers,
     Rollout,
@@ -23,7 +24,6 @@ from treppen.train.kernel.rollouts import (
     Step,
     build_shard,
     shard_starts,
-    updates,
 )
 
 SMALL = [
@@ -46,20 +46,15 @@ def small_config(*extra: str):
 
 
 def assert_equal(got: Rollout, want: Rollout) -> None:
-    """Every array of two rollouts equal, bit for bit."""
+    """Every array of two rollouts equal, bit for bit (their steps', then each shard's values,
+    rewards and dones, so their advantages too)."""
     assert got.size == want.size and got.length == want.length
-    for (a, adv, ret), (b, adv2, ret2) in zip(
-        got.pieces(list(range(got.length))), want.pieces(list(range(want.length))), strict=True
-    ):
-        for x, y in [
-            *zip(a.entries, b.entries, strict=True),
-            (a.feats, b.feats),
-            (a.counts, b.counts),
-            (a.index, b.index),
-            (a.logp, b.logp),
-            (adv, adv2),
-            (ret, ret2),
-        ]:
+    for mine, theirs in zip(got.shards, want.shards, strict=True):
+        pairs = [(getattr(mine, name), getattr(theirs, name)) for name in ("values", "rewards", "dones", "last")]
+        for a, b in zip(mine.steps, theirs.steps, strict=True):
+            pairs += [(getattr(a.entries, name), getattr(b.entries, name)) for name in ("cols", "values", "counts")]
+            pairs += [(a.feats, b.feats), (a.counts, b.counts), (a.index, b.index), (a.logp, b.logp)]
+        for x, y in pairs:
             assert x.dtype == y.dtype
             np.testing.assert_array_equal(x, y)
     assert got.results() == want.results()
@@ -121,7 +116,7 @@ def test_every_row_of_every_worker_is_stepped_once_a_step_as_a_serial_run_steps_
     for shard in shards:
         shard.prepare(learner.net.export(), learner.pool)
     for rollout in rollouts:
-        assert [s.advantage.shape for s in rollout.shards] == [(6, 4), (6, 3), (6, 3)]  # 10 rows, 6 steps each
+        assert [s.values.shape for s in rollout.shards] == [(6, 4), (6, 3), (6, 3)]  # 10 rows, 6 steps each
         assert_equal(rollout, Rollout([shard.collect(config.n_steps, 0) for shard in shards]))
     for rows, shard in zip(after, shards, strict=True):  # the deals' arrays of every row
         for name in ("_u64", "_i8", "_i64", "_obs"):

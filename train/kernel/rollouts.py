@@ -5,8 +5,8 @@ in the learner's thread, in worker processes (:class:`ProcessWorkers`) or in Ray
 The ``n_envs`` rows are split into shards, one per rollout worker. A :class:`Shard` holds its rows
 (:class:`~treppen.train.kernel.rows.LearnerRows`), the copy of the policy that plays them and its
 sampling generator. Its rollout (:meth:`Shard.collect`) is ``n_steps`` steps of every row, each
-one forward pass over the shard's rows, one sample per row and one env step, then GAE over its
-rows. A rollout is kept as the update reads it (:class:`Step`): each step's observations as their
+one forward pass over the shard's rows, one sample per row and one env step, and hands back its values,
+rewards and dones. A rollout is kept as the update reads it (:class:`Step`): each step's observations as their
 nonzero entries, its legal rows one position after another, without padding.
 
 Workers start a rollout with the learner's weights and hand it back when it is done:
@@ -19,12 +19,13 @@ Workers start a rollout with the learner's weights and hand it back when it is d
   That rollout was played by the weights before the last update: a policy lag of one update,
   which decoupled PPO corrects: the ratio clipped against the learner's policy at the update's
   start, each decision weighted by that policy's probability over the behaviour policy's stored
-  one (:meth:`treppen.train.kernel.backend.Learner.update`). Each shard has its own seeds, so a
+  one (:meth:`treppen.train.kernel.learner.Learner.update`). Each shard has its own seeds, so a
   seeded run is the same whatever the processes' timing, and a checkpoint written while a rollout
   is in flight holds that rollout's start (the shards' rows and generators, the weights playing
   it): ``--resume`` plays it again and continues exactly.
 
-:func:`updates` is the loop of rollouts and updates that a run and the benchmark drive.
+The learner (:mod:`treppen.train.kernel.learner`) computes the advantages and updates; this module
+imports nothing of it.
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ import multiprocessing
 import os
 import pickle
 from collections import defaultdict
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -48,8 +48,15 @@ from treppen.train.common.config import KernelConfig
 from treppen.train.kernel.action_net_torch import ActionNet, Entries, nonzero_entries
 from treppen.train.kernel.rows import LearnerRows, load_rows
 
-if TYPE_CHECKING:
-    from treppen.train.kernel.backend import Learner
+
+class LearnerState(Protocol):
+    """What the workers read of the learner (:class:`treppen.train.kernel.learner.Learner`): its
+    net and sampling generator (the serial workers play with them) and its steps."""
+
+    net: ActionNet
+    sampler: torch.Generator
+    steps: int
+
 
 #: The opponents' pool: (steps, flat weights) of each snapshot, oldest first.
 Pool = list[tuple[int, np.ndarray]]
@@ -64,7 +71,7 @@ class Step:
     :ivar index: int64 (B,), the chosen legal row of each position (its place among the position's rows).
     :ivar logp: float32 (B,), its log-probability under the policy that chose it.
     :ivar proximal: float32 (B,), its log-probability under the policy that PPO's ratio is clipped
-        against (:meth:`treppen.train.kernel.backend.Learner.update`), set by the update.
+        against (:meth:`treppen.train.kernel.learner.Learner.update`), set by the update.
     """
 
     entries: Entries
@@ -77,12 +84,16 @@ class Step:
 
 @dataclass
 class ShardRollout:
-    """A shard's rollout: its ``T`` steps, advantages and returns (float32 (T, B), GAE) and the
-    finished deals' learner rewards per opponent kind (:meth:`LearnerRows.take_results`)."""
+    """A shard's rollout: its ``T`` steps; the values, rewards and dones of its ``B`` rows (float32,
+    float32 and bool (T, B)) and the values after the last step (float32 (B,)), from which the
+    learner computes advantages (:func:`treppen.train.kernel.learner.gae`); the finished deals'
+    learner rewards per opponent kind (:meth:`LearnerRows.take_results`)."""
 
     steps: list[Step]
-    advantage: np.ndarray
-    returns: np.ndarray
+    values: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    last: np.ndarray
     results: dict[str, list[float]]
 
 
@@ -100,11 +111,7 @@ class Rollout:
     @property
     def size(self) -> int:
         """The learner's decisions: steps times rows."""
-        return sum(shard.advantage.size for shard in self.shards)
-
-    def pieces(self, steps: list[int]) -> list[tuple[Step, np.ndarray, np.ndarray]]:
-        """Each of ``steps``' shard steps, in order, with its advantages and returns (float32 (B,))."""
-        return [(s.steps[t], s.advantage[t], s.returns[t]) for t in steps for s in self.shards]
+        return sum(shard.values.size for shard in self.shards)
 
     def results(self) -> dict[str, list[float]]:
         """The finished deals' learner rewards per opponent kind, of every shard."""
@@ -136,7 +143,7 @@ def shard_sizes(config: KernelConfig, workers: int) -> list[int]:
 class Shard:
     """Rows and the policy that plays them (see the module docstring).
 
-    :param config: the run's config (``gamma``, ``gae_lambda``).
+    :param config: the run's config.
     :param rows: the rows, dealt; ``net``: the policy playing them (on its device);
         ``sampler``: the generator of the samples.
     """
@@ -188,31 +195,18 @@ class Shard:
                 torch.from_numpy(legal.feats).to(device),
                 torch.from_numpy(legal.counts).to(device),
             )
-        advantage, returns = gae(torch.stack(values), torch.stack(rewards), torch.stack(dones), last.cpu(), self.config)
-        return ShardRollout(out, advantage.numpy(), returns.numpy(), rows.take_results())
+        return ShardRollout(
+            steps=out,
+            values=torch.stack(values).numpy(),
+            rewards=torch.stack(rewards).numpy(),
+            dones=torch.stack(dones).numpy(),
+            last=last.cpu().numpy(),
+            results=rows.take_results(),
+        )
 
     def state(self) -> bytes:
         """The rows and the sampling generator's state, pickled (what a checkpoint holds of a shard)."""
         return pickle.dumps((self.rows, self.sampler.get_state()))
-
-
-def gae(
-    values: torch.Tensor, rewards: torch.Tensor, dones: torch.Tensor, last: torch.Tensor, config: KernelConfig
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Advantages and returns (T, B): GAE(``gamma``, ``gae_lambda``) of values, rewards (float (T, B))
-    and dones (bool (T, B)), ``last`` the values (B,) after the last step; a done row's next
-    state is a new deal."""
-    dones = dones.float()
-    advantages = torch.zeros_like(values)
-    running = torch.zeros_like(last)
-    following = last
-    for t in reversed(range(len(values))):
-        live = 1.0 - dones[t]
-        delta = rewards[t] + config.gamma * following * live - values[t]
-        running = delta + config.gamma * config.gae_lambda * live * running
-        advantages[t] = running
-        following = values[t]
-    return advantages, advantages + values
 
 
 def check_finite(logits: torch.Tensor, counts: np.ndarray, steps: int) -> None:
@@ -265,7 +259,7 @@ class SerialWorkers(Workers):
 
     lagged = False
 
-    def __init__(self, config: KernelConfig, learner: Learner, state: dict[str, Any] | None = None):
+    def __init__(self, config: KernelConfig, learner: LearnerState, state: dict[str, Any] | None = None):
         if state and "rows" in state:
             rows = load_rows(state["rows"])
         else:
@@ -371,7 +365,7 @@ class ProcessWorkers(Workers):
 
     lagged = True
 
-    def __init__(self, config: KernelConfig, learner: Learner, workers: int, state: dict[str, Any] | None = None):
+    def __init__(self, config: KernelConfig, learner: LearnerState, workers: int, state: dict[str, Any] | None = None):
         starts = shard_starts(config, workers, learner.steps, state)
         resumed = bool(state) and isinstance(starts[0], bytes)
         context = multiprocessing.get_context("spawn")
@@ -473,26 +467,3 @@ def worker_count(config: KernelConfig) -> int:
     if config.rollout_workers != "auto":
         return config.rollout_workers
     return max(1, min(usable_cores() - 1, config.n_envs // AUTO_ROWS))
-
-
-def updates(
-    learner: Learner, workers: Workers, until: int, capture: Callable[[int], bool] = lambda steps: False
-) -> Iterator[tuple[dict[str, float], dict[str, list[float]]]]:
-    """Rollouts and updates until the learner's steps reach ``until``: yields each update's
-    statistics and its rollout's finished deals (:meth:`Rollout.results`) after the update. With
-    lagged workers the next rollout is already running then (started with ``capture(steps)``);
-    else it starts when the loop is resumed, with what the caller changed (the pool) in between."""
-    if learner.steps >= until:
-        return
-    workers.start(learner.net, learner.pool, learner.steps)
-    while True:
-        rollout = workers.wait()
-        learner.steps += rollout.size
-        more = learner.steps < until
-        if more and workers.lagged:
-            workers.start(learner.net, learner.pool, learner.steps, capture(learner.steps))
-        yield learner.update(rollout, workers.lagged), rollout.results()
-        if not more:
-            return
-        if not workers.lagged:
-            workers.start(learner.net, learner.pool, learner.steps)
