@@ -181,13 +181,22 @@ def test_one_config_format_serves_both_backends():
     assert (kernel.ray_address, kernel.rollout_workers) == ("auto", 8)
 
 
-def test_the_defaults_are_the_shipped_recipe():
-    """One source per value (issue 32): TrainConfig's defaults are configs/selfplay.yaml's, which
-    ``treppen train`` runs; the fields that file leaves out keep the defaults train/common/config.py writes."""
+@pytest.mark.parametrize("backend", ["sb3", "rllib", "kernel", "expert"])
+def test_each_backends_defaults_are_its_shipped_config(backend):
+    """One source per value: a backend's config built in Python holds its own shipped config's values
+    (configs/kernel.yaml for kernel, not the sb3 recipe's); the keys a file leaves out keep the
+    defaults train/common/config.py writes."""
+    shipped = yaml.safe_load((ROOT / "configs" / f"{BACKEND_CONFIGS[backend]}.yaml").read_text())
+    defaults = CONFIGS[backend]().to_dict()
+    assert {key: defaults[key] for key in shipped if key != backend} == {
+        k: v for k, v in shipped.items() if k != backend
+    }
+    assert {key: defaults[backend][key] for key in shipped[backend]} == shipped[backend]
+
+
+def test_the_sb3_defaults_are_the_recipe():
     recipe = yaml.safe_load((ROOT / "configs" / "selfplay.yaml").read_text())
     defaults = SB3Config().to_dict()
-    assert {key: defaults[key] for key in recipe if key != "sb3"} == {k: v for k, v in recipe.items() if k != "sb3"}
-    assert {key: defaults["sb3"][key] for key in recipe["sb3"]} == recipe["sb3"]
     section = defaults["sb3"]
     assert (section["n_envs"], section["vec_env"], section["total_timesteps"]) == (8, "dummy", 40_000)
     assert (defaults["backend"], section["opponent_agents"], defaults["name"]) == ("sb3", [], None)

@@ -23,17 +23,18 @@ config is loaded, :func:`treppen.train.common.config_files.load_config`), values
 :meth:`TrainConfig.check`'s. A config file's key that it leaves out takes the value of its
 backend's shipped config (:data:`BACKEND_CONFIGS`; :func:`treppen.train.common.config_files.backend_defaults`),
 so ``backend: kernel`` alone is ``configs/kernel.yaml``; a field's default, which a dataclass built
-in Python takes, is the sb3 recipe's value, ``configs/selfplay.yaml``, where that file sets it.
+in Python takes, is its backend's shipped config's value too (:data:`SHIPPED`, :func:`shipped_values`),
+so each backend stands on its own file.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import importlib.resources
 import time
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -135,16 +136,32 @@ DEFAULT_CONFIG = "kernel"
 SB3_RECIPE = "selfplay"
 #: The shipped config of each backend: what ``treppen train backend=NAME`` runs when no config is named.
 BACKEND_CONFIGS = {"sb3": SB3_RECIPE, "rllib": "rllib_selfplay", "kernel": "kernel", "expert": "expert_iteration"}
-#: The sb3 recipe, ``configs/selfplay.yaml``: the defaults of the keys it sets (one source for
-#: each value; the keys it leaves out have their defaults written below).
-RECIPE: dict[str, Any] = yaml.safe_load((importlib.resources.files(CONFIG_PACKAGE) / f"{SB3_RECIPE}.yaml").read_text())
 
 
-def recipe(key: str) -> Callable[[], Any]:
-    """The default factory of a key whose default is the recipe's value of ``key`` (at its top level
-    or in its ``backend``'s section; a fresh copy each time)."""
-    value = RECIPE[key] if key in RECIPE else RECIPE[RECIPE["backend"]][key]
-    return lambda: copy.deepcopy(value)
+@functools.cache
+def shipped_values(backend: str) -> dict[str, Any]:
+    """The values of ``backend``'s shipped config (:data:`BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``):
+    its top level and its section as one mapping (shared: copy a value before changing it)."""
+    text = (importlib.resources.files(CONFIG_PACKAGE) / f"{BACKEND_CONFIGS[backend]}.yaml").read_text()
+    data = yaml.safe_load(text)
+    return {**{k: v for k, v in data.items() if k not in (backend, "backend")}, **data.get(backend, {})}
+
+
+class _Shipped:
+    """The default of a key that its backend's shipped config sets (:data:`SHIPPED`)."""
+
+    def __repr__(self) -> str:
+        return "SHIPPED"
+
+
+#: A field's default that :meth:`TrainConfig.__post_init__` replaces by the value of the config
+#: class's backend's shipped config (one source for each value: the file).
+SHIPPED: Any = _Shipped()
+
+
+def shipped() -> Any:
+    """The default factory of a key whose default is its backend's shipped config's value."""
+    return SHIPPED
 
 
 def _require(ok: bool, message: str) -> None:
@@ -164,25 +181,25 @@ class TrainConfig:
     :mod:`treppen.train.expert.backend`); the class of the config, each with its own section"""
 
     # --- game
-    num_players: Int = field(default_factory=recipe("num_players"))
+    num_players: Int = field(default_factory=shipped)
     """players at the table (2-4); a learner takes a random seat every deal (expert: the search
     takes every seat in turn)"""
-    rules: Text = field(default_factory=recipe("rules"))
+    rules: Text = field(default_factory=shipped)
     """rules preset (RULES §8): ``treppenromme`` or ``rum500``"""
-    rules_options: dict[Text, Any] = field(default_factory=recipe("rules_options"))
+    rules_options: dict[Text, Any] = field(default_factory=shipped)
     """rules options overriding the preset, e.g. ``{max_turns: 200}`` (see ``treppen_env.rules.Rules``)"""
 
     # --- the run
-    seed: Steps = field(default_factory=recipe("seed"))
+    seed: Steps = field(default_factory=shipped)
     """seeds the run: the generators of Python, NumPy and torch, the deals and the opponents (a
     resumed sb3 or rllib run adds its step count, so that it replays no deals)"""
-    torch_threads: Count = field(default_factory=recipe("torch_threads"))
+    torch_threads: Count = field(default_factory=shipped)
     """torch threads of the learner process (sb3's env workers always use 1)"""
     runs_dir: Text = "runs"
     """parent folder of run folders"""
     name: Text | None = None
     """run folder name; ``null`` gives ``<rules>_<players>p_<seed>_<timestamp>``"""
-    progress: Flag = True
+    progress: Flag = field(default_factory=shipped)
     """show progress bars (expert: its rating tournaments')"""
 
     @property
@@ -219,6 +236,18 @@ class TrainConfig:
             self.backend: {key: values[key] for key in self.section()},
         }
 
+    def __post_init__(self) -> None:
+        """Set every key left at :data:`SHIPPED` to the value of the backend's shipped config.
+
+        :raises TypeError: when that file does not set it (a key a backend reads is in its file).
+        """
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is SHIPPED:
+                values = shipped_values(self.backend)
+                if f.name not in values:
+                    raise TypeError(f"configs/{BACKEND_CONFIGS[self.backend]}.yaml sets no {f.name}, which it reads")
+                setattr(self, f.name, copy.deepcopy(values[f.name]))
+
     def check(self) -> None:
         """Check what the field types cannot: the rules and player count, and values that must agree
         with each other; every message names the key(s), the value(s) and a fix.
@@ -236,12 +265,12 @@ class TrainConfig:
 class FitKeys:
     """The imitation fit (sb3 and rllib: the warm start; expert: each generation's net)."""
 
-    imitation_epochs: Count = field(default_factory=recipe("imitation_epochs"))
+    imitation_epochs: Count = field(default_factory=shipped)
     """passes over the labelled decisions in each fit (sb3, rllib: after each imitation round over
     all rounds so far; expert: each generation's net over every generation's labels)"""
-    imitation_batch_size: Count = field(default_factory=recipe("imitation_batch_size"))
+    imitation_batch_size: Count = field(default_factory=shipped)
     """labelled decisions per gradient step of the fit"""
-    imitation_learning_rate: Rate = field(default_factory=recipe("imitation_learning_rate"))
+    imitation_learning_rate: Rate = field(default_factory=shipped)
     """Adam step size of the fit (sb3 and rllib: PPO then uses ``learning_rate``)"""
 
 
@@ -249,7 +278,7 @@ class FitKeys:
 class TargetKLKey:
     """PPO's early stop by KL divergence (sb3 and kernel; RLlib's PPO has none)."""
 
-    target_kl: Rate | None = field(default_factory=recipe("target_kl"))
+    target_kl: Rate | None = field(default_factory=shipped)
     """stop an update's passes early once the approximate KL divergence to the rollout's policy
     exceeds ``1.5 * target_kl`` (sb3: checked after each minibatch; kernel: after each pass, its
     minibatches' mean); ``null`` for never"""
@@ -263,77 +292,77 @@ class PPOBase(TrainConfig):
     OPPONENTS: ClassVar[tuple[str, ...]] = ("random", "greedy", "snapshot")
 
     # --- budget and parallelism
-    total_timesteps: Annotated[Count, Field(le=MAX_TIMESTEPS)] = field(default_factory=recipe("total_timesteps"))
+    total_timesteps: Annotated[Count, Field(le=MAX_TIMESTEPS)] = field(default_factory=shipped)
     """the learner's decisions to train for (SB3's ``total_timesteps``), at most :data:`MAX_TIMESTEPS`"""
-    n_envs: Count = field(default_factory=recipe("n_envs"))
+    n_envs: Count = field(default_factory=shipped)
     """deals played side by side, the policy acting on all of them in one batch (sb3: envs; rllib:
     envs per env runner; kernel: rows of the batched env)"""
 
     # --- PPO
-    learning_rate: Rate = field(default_factory=recipe("learning_rate"))
+    learning_rate: Rate = field(default_factory=shipped)
     """Adam step size; much larger values risk NaN logits (docs/ARCHITECTURE.md "Training notes")"""
-    n_steps: Count = field(default_factory=recipe("n_steps"))
+    n_steps: Count = field(default_factory=shipped)
     """steps per env per rollout; one update sees ``n_steps * n_envs`` learner decisions (rllib:
     one training iteration gathers ``n_steps * n_envs * num_players`` env steps of all seats over
     all runners, so that the learner's update sees about as many of its own decisions)"""
-    batch_size: Count = field(default_factory=recipe("batch_size"))
+    batch_size: Count = field(default_factory=shipped)
     """minibatch size; must divide ``n_steps * n_envs`` (kernel: also a multiple of ``n_envs``,
     a minibatch being whole steps of every row)"""
-    n_epochs: Count = field(default_factory=recipe("n_epochs"))
+    n_epochs: Count = field(default_factory=shipped)
     """passes over each rollout"""
-    gamma: Annotated[Number, Field(gt=0, le=1)] = field(default_factory=recipe("gamma"))
+    gamma: Annotated[Number, Field(gt=0, le=1)] = field(default_factory=shipped)
     """discount factor (episodes are ~100 learner decisions and reward comes at the end)"""
-    gae_lambda: Probability = field(default_factory=recipe("gae_lambda"))
+    gae_lambda: Probability = field(default_factory=shipped)
     """GAE bias/variance trade-off"""
-    ent_coef: Annotated[Number, Field(ge=0)] = field(default_factory=recipe("ent_coef"))
+    ent_coef: Annotated[Number, Field(ge=0)] = field(default_factory=shipped)
     """entropy bonus"""
-    vf_coef: Rate = field(default_factory=recipe("vf_coef"))
+    vf_coef: Rate = field(default_factory=shipped)
     """value-loss weight (sb3 and rllib: also of the imitation fit's value loss)"""
-    clip_range: Rate = field(default_factory=recipe("clip_range"))
+    clip_range: Rate = field(default_factory=shipped)
     """PPO ratio clipping"""
-    max_grad_norm: Rate = field(default_factory=recipe("max_grad_norm"))
+    max_grad_norm: Rate = field(default_factory=shipped)
     """gradient clipping (guards against exploding updates and NaN logits)"""
 
     # --- the network
-    net_arch: Annotated[list[Count], Field(min_length=1)] = field(default_factory=recipe("net_arch"))
+    net_arch: Annotated[list[Count], Field(min_length=1)] = field(default_factory=shipped)
     """hidden layer sizes: of the policy and of the (separate) value network with ``policy: mlp``;
     the state embedding is ``net_arch[-1]`` wide (``policy: action_features``; kernel: the state's
     hidden units, the only entry it reads)"""
-    action_dim: Count = field(default_factory=recipe("action_dim"))
+    action_dim: Count = field(default_factory=shipped)
     """width of an action's embedding, scored against the state (sb3 and rllib: ``policy:
     action_features`` only)"""
-    features: FeatureSet = field(default_factory=recipe("features"))
+    features: FeatureSet = field(default_factory=shipped)
     """what the policy sees of each legal action beside the state: ``cards`` (its static features,
     the cards it moves), ``heuristic`` (also what the greedy heuristic computes about it,
     :mod:`treppen_env.agent_core.feature_kernels`) or ``planner`` (the same columns from the planner's
     view, :mod:`treppen_env.agent_core.planner_kernels`); sb3 and rllib: ``policy: action_features`` only"""
 
     # --- opponent pool
-    opponent_random: Probability = field(default_factory=recipe("opponent_random"))
+    opponent_random: Probability = field(default_factory=shipped)
     """probability that an opponent seat plays uniformly random legal moves for a deal"""
-    opponent_greedy: Probability = field(default_factory=recipe("opponent_greedy"))
+    opponent_greedy: Probability = field(default_factory=shipped)
     """probability that an opponent seat plays the greedy heuristic for a deal"""
-    opponent_snapshot: Probability = field(default_factory=recipe("opponent_snapshot"))
+    opponent_snapshot: Probability = field(default_factory=shipped)
     """probability that an opponent seat is a past snapshot of the learner (while the pool is
     empty, this share goes to the other kinds in proportion)"""
-    snapshot_every: Count = field(default_factory=recipe("snapshot_every"))
+    snapshot_every: Count = field(default_factory=shipped)
     """steps between snapshots of the learner added to the pool"""
-    pool_size: Count = field(default_factory=recipe("pool_size"))
+    pool_size: Count = field(default_factory=shipped)
     """snapshots kept in the pool (the oldest replaced first)"""
 
     # --- evaluation and checkpoints
-    eval_every: Steps = field(default_factory=recipe("eval_every"))
+    eval_every: Steps = field(default_factory=shipped)
     """steps between evaluations against random and greedy (0: only at the end)"""
-    eval_deals: Count = field(default_factory=recipe("eval_deals"))
+    eval_deals: Count = field(default_factory=shipped)
     """deals per evaluation and opponent, fixed seeds, every deal from every seat"""
-    elo_every: Steps = field(default_factory=recipe("elo_every"))
+    elo_every: Steps = field(default_factory=shipped)
     """steps between Elo ratings: a duplicate tournament of the learner against random and greedy
     (greedy = 0), logged as ``eval/elo`` and appended to ``elo.jsonl`` (0: never)"""
-    elo_decks: Count = field(default_factory=recipe("elo_decks"))
+    elo_decks: Count = field(default_factory=shipped)
     """decks per Elo rating; each is replayed for every pairing and seating (with 3 or 4 players a
     multiple of 2 or 6 balances the seating orders exactly, see ``arena.schedule``; ``elo_deals``
     is the deprecated old name)"""
-    checkpoint_every: Steps = field(default_factory=recipe("checkpoint_every"))
+    checkpoint_every: Steps = field(default_factory=shipped)
     """steps between checkpoints in ``checkpoints/`` (0: only at the end)"""
 
     def opponent_probs(self) -> dict[str, float]:
@@ -373,34 +402,34 @@ class RecipeBase(FitKeys, PPOBase):
     OPPONENTS: ClassVar[tuple[str, ...]] = OPPONENT_KINDS
 
     # --- the policy
-    policy: Policy = field(default_factory=recipe("policy"))
+    policy: Policy = field(default_factory=shipped)
     """``mlp``: SB3's MlpPolicy (one logit per action from ``net_arch``); ``action_features``:
     every action scored from its features against the state (:mod:`treppen.train.sb3.policy_net`; its
     state embedding is ``net_arch[-1]`` wide)"""
-    card_dim: Count = field(default_factory=recipe("card_dim"))
+    card_dim: Count = field(default_factory=shipped)
     """``action_features`` only: width of the card embeddings"""
-    activation: Activation = field(default_factory=recipe("activation"))
+    activation: Activation = field(default_factory=shipped)
     """``mlp`` only: the hidden activation, ``tanh`` or ``relu``"""
 
     # --- imitation warm start (train/common/imitation.py)
-    imitation_decisions: Steps = field(default_factory=recipe("imitation_decisions"))
+    imitation_decisions: Steps = field(default_factory=shipped)
     """teacher-labelled decisions recorded per imitation round before PPO (0: no warm start)"""
-    imitation_rounds: Count = field(default_factory=recipe("imitation_rounds"))
+    imitation_rounds: Count = field(default_factory=shipped)
     """imitation rounds: round 0 the teacher plays, later rounds the student plays and the
     teacher labels its states (DAgger)"""
-    imitation_teacher: Text = field(default_factory=recipe("imitation_teacher"))
+    imitation_teacher: Text = field(default_factory=shipped)
     """the teacher: any agent spec of ``agents.load`` (e.g. ``greedy``, a search agent at a
     labelling budget such as ``rollout,playouts=500``, or a model path)"""
-    imitation_threads: Count = field(default_factory=recipe("imitation_threads"))
+    imitation_threads: Count = field(default_factory=shipped)
     """threads labelling each step's positions with a search teacher (its batch ``label`` call)"""
     imitation_value: ValueTarget = "results"
     """the value head's targets: ``results`` (the seat's discounted deal result) or ``search``
     (a search teacher's estimate of its chosen move, the deal result where it searched nothing)"""
-    imitation_holdout: Count = field(default_factory=recipe("imitation_holdout"))
+    imitation_holdout: Count = field(default_factory=shipped)
     """teacher decisions on other deals on which agreement with the teacher is measured"""
 
     # --- the pool's other opponents
-    opponent_best: Probability = field(default_factory=recipe("opponent_best"))
+    opponent_best: Probability = field(default_factory=shipped)
     """probability that an opponent seat is the keep-best model (needs ``best_every``)"""
     opponent_agent: Probability = 0.0
     """probability that an opponent seat is one of ``opponent_agents``"""
@@ -408,12 +437,12 @@ class RecipeBase(FitKeys, PPOBase):
     """further opponents as ``agents.load`` specs, e.g. ``[rollout, runs/old/final_model.zip]``"""
 
     # --- keep-best (train/common/keep_best.py)
-    best_every: Steps = field(default_factory=recipe("best_every"))
+    best_every: Steps = field(default_factory=shipped)
     """steps between gates of the learner against the best model so far, on duplicate decks; the
     best is kept in the run folder (0: no keep-best)"""
-    best_decks: Count = field(default_factory=recipe("best_decks"))
+    best_decks: Count = field(default_factory=shipped)
     """duplicate decks per gate (each played in every seat rotation)"""
-    best_threshold: Annotated[Number, Field(ge=0.5, le=1)] = field(default_factory=recipe("best_threshold"))
+    best_threshold: Annotated[Number, Field(ge=0.5, le=1)] = field(default_factory=shipped)
     """score against the best (win 1, tie 0.5) that makes the learner the new best"""
 
     def check(self) -> None:
@@ -434,7 +463,7 @@ class SB3Config(TargetKLKey, RecipeBase):
 
     backend: ClassVar[Backend] = "sb3"
 
-    vec_env: VecEnv = field(default_factory=recipe("vec_env"))
+    vec_env: VecEnv = field(default_factory=shipped)
     """``subproc``: one worker process per env (``SubprocVecEnv``); ``dummy``: all envs in the
     learner's process (``DummyVecEnv``; faster when an env step costs less than the pipe round
     trip, as on 2 cores, see benchmarks/bench_train.py); ``kernel``: the envs as rows of the batched
@@ -477,7 +506,7 @@ class KernelConfig(RayAddressKey, TargetKLKey, PPOBase):
     device: Device = "auto"
     """the torch device, ``auto`` (a CUDA GPU where one is present, else the CPU), ``cpu``, ``cuda`` or
     ``mps`` (Apple's GPU); one this machine does not have is refused before the run folder is made"""
-    pick_init: Number = 0.0
+    pick_init: Number = field(default_factory=shipped)
     """the initial logit weight of the heuristic's pick (``features: heuristic`` or ``planner``); a
     positive value starts the policy near that heuristic"""
     rollout_workers: StepsOrAuto = "auto"
@@ -510,16 +539,16 @@ class ExpertConfig(FitKeys, TrainConfig):
 
     expert_generations: Count = 3
     """generations, each labelled by the search guided by the one before's net"""
-    expert_deals: Count = 40
+    expert_deals: Count = field(default_factory=shipped)
     """deals the search plays (against greedy) per generation to label positions"""
-    expert_search: Text = "rollout,playouts=300"
+    expert_search: Text = field(default_factory=shipped)
     """the labelling search's spec; a generation's net joins it as ``net=`` and ``expert_guide``"""
     expert_guide: Text = "own_playout=net"
     """how the net guides the search, spec settings (``own_playout=net``: the agent's own later
     turns played by the net; ``value_turns=K``: leaf values)"""
     expert_hidden: Count = 32
     """hidden units of the kernels' net (:class:`treppen.train.expert.policy_value_torch.KernelNet`)"""
-    expert_decks: Count = 20
+    expert_decks: Count = field(default_factory=shipped)
     """duplicate decks of each generation's ratings (against greedy and the one before)"""
 
 

@@ -23,7 +23,6 @@ resumed.
 from __future__ import annotations
 
 import copy
-import functools
 import importlib.resources
 import typing
 import warnings
@@ -43,6 +42,7 @@ from treppen.train.common.config import (
     READERS,
     SHARED,
     TrainConfig,
+    shipped_values,
 )
 from treppen_env.files import atomic_write_text
 from treppen_env.messages import shorten
@@ -342,17 +342,12 @@ def _build(backend: str, flat: dict[str, Any], legacy: bool) -> TrainConfig:
     return config
 
 
-@functools.cache
-def _shipped_defaults(backend: str) -> dict[str, Any]:
-    return _flatten(read_config_file(shipped_configs()[BACKEND_CONFIGS[backend]]), backend)
-
-
 def backend_defaults(backend: str) -> dict[str, Any]:
     """The defaults of ``backend``'s keys: the values of its shipped config
     (:data:`treppen.train.common.config.BACKEND_CONFIGS`, e.g. ``configs/kernel.yaml``; a fresh copy), so that
     a config of one line, ``backend: kernel``, runs on the kernel's own settings. A key that the
     shipped config leaves out keeps its field's default."""
-    return copy.deepcopy(_shipped_defaults(backend))
+    return copy.deepcopy(shipped_values(backend))
 
 
 def _type_error(err: ValidationError, cls: type[TrainConfig]) -> str:
