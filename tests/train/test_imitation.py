@@ -22,10 +22,10 @@ from treppen.train.common.imitation import (
     decision_kind,
     fit,
     make_teacher,
-    student_actions,
 )
 from treppen.train.sb3.policy_net import ActionFeaturePolicy
 from treppen.train.sb3.pool import SelfPlayEnv
+from treppen.train.sb3.student import PolicyStudent
 from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, DRAW, encode_layoff, encode_meld, encode_take, parse_action
 from treppen_env.agent_core.feature_kernels import H_GAP, H_PICK
@@ -92,9 +92,9 @@ def test_student_reproduces_the_teacher():
     model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu", policy_kwargs=kwargs)
     data = collect(DrawDiscardHighest, 300, seed=0, tables=4)
     holdout = collect(DrawDiscardHighest, 300, seed=1, tables=4)
-    before = agreement(model.policy, holdout)
-    losses = fit(model.policy, data, epochs=6, batch_size=32, learning_rate=3e-3)
-    after = agreement(model.policy, holdout)
+    before = agreement(PolicyStudent(model.policy), holdout)
+    losses = fit(PolicyStudent(model.policy), data, epochs=6, batch_size=32, learning_rate=3e-3)
+    after = agreement(PolicyStudent(model.policy), holdout)
     assert before["all"] < 0.6 and before["decisions"] == len(holdout) == 592
     assert after["draw"] == 1.0 and after["discard"] >= 0.98  # never melds: meld and lay-off are NaN
     assert losses["loss"] < 0.1
@@ -111,13 +111,13 @@ def test_heuristic_student_reproduces_greedy_where_one_move_is_right():
     model = MaskablePPO(ActionFeaturePolicy, env, n_steps=32, batch_size=16, seed=0, device="cpu", policy_kwargs=kwargs)
     data = collect(lambda: make_teacher("greedy"), 1500, seed=0, tables=8)
     holdout = collect(lambda: make_teacher("greedy"), 800, seed=1, tables=8)
-    fit(model.policy, data, epochs=12, batch_size=64, learning_rate=3e-3)
+    fit(PolicyStudent(model.policy), data, epochs=12, batch_size=64, learning_rate=3e-3)
     f = heuristic_features(holdout.obs, holdout.masks)
     others = holdout.masks & (f[..., H_PICK] == 0)
     second = np.where(others, f[..., H_GAP], -np.inf).max(axis=1)
     clear = (holdout.masks.sum(axis=1) > 1) & (second <= -0.1)
     assert clear.sum() > 250
-    chosen = student_actions(model.policy, holdout.obs[clear], holdout.masks[clear])
+    chosen = PolicyStudent(model.policy).act(holdout.obs[clear], holdout.masks[clear])
     np.testing.assert_array_equal(chosen, holdout.actions[clear])
 
 
@@ -222,7 +222,7 @@ def test_the_imitation_bar_knows_its_total_from_the_start(tmp_path, capsys):
     config = SB3Config(imitation_decisions=50, imitation_rounds=2, imitation_epochs=2, imitation_holdout=30,
                          imitation_teacher="greedy", imitation_value="results", progress=True)  # fmt: skip
     (tmp_path / "checkpoints").mkdir()
-    warm_start(model.policy, config, tmp_path)
+    warm_start(PolicyStudent(model.policy), config, tmp_path)
     shown = re.findall(r"(\d+)/(\d+) \[", capsys.readouterr().err)
     total = 30 + 2 * 50 + 2 * 50 * (1 + 2)  # holdout and two rounds' targets; the fits: 2 epochs of 50, of 100
     assert {int(t) for _, t in shown} == {total}  # the one total, from the first line on

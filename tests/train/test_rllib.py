@@ -100,12 +100,17 @@ def local_ray(tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained(local_ray):
     """A PPO of :data:`TINY` before and after 2 training iterations, started from the weights of a
-    fresh SB3 policy of the same network (as after an imitation warm start)."""
-    from treppen.train.rllib.backend import build_algorithm, learner_weights, module_weights, stop_algorithm
-    from treppen.train.sb3.backend import make_policy
+    fresh learner module (as after an imitation warm start)."""
+    from treppen.train.rllib.backend import (
+        build_algorithm,
+        learner_module,
+        learner_weights,
+        module_state,
+        stop_algorithm,
+    )
 
     config = config_from_dict(dict(TINY))
-    initial = module_weights(make_policy(config), config)
+    initial = module_state(learner_module(config))
     algo = build_algorithm(config, seed=0, initial=initial)
     try:
         before = {
@@ -211,48 +216,31 @@ POLICIES = [("mlp", "cards"), ("action_features", "cards"), ("action_features", 
 
 
 @pytest.mark.parametrize(("policy", "features"), POLICIES)
-def test_the_module_starts_from_the_sb3_policy_of_the_imitation_warm_start(policy, features):
+def test_the_imitation_student_is_the_learner_module(policy, features):
+    """The warm start trains the learner's own module (no SB3): after a fit on greedy's decisions
+    the student plays greedy's moves more often, and a module loaded with its weights gives the
+    student's masked log-probabilities and values."""
     import torch
 
-    from treppen.train.rllib.backend import module_weights
-    from treppen.train.rllib.modules import MaskedPolicyModule, TreppenRLlibEnv
-    from treppen.train.sb3.backend import make_policy
+    from treppen.train.common.imitation import agreement, collect, fit, make_teacher
+    from treppen.train.rllib.backend import learner_module, module_state
+    from treppen.train.rllib.modules import ModuleStudent
 
-    config = config_from_dict(
-        {
-            "backend": "rllib",
-            "policy": policy,
-            "features": features,
-            "net_arch": [32, 16],
-            "card_dim": 8,
-            "action_dim": 8,
-        }
-    )
-    sb3 = make_policy(config)
-    env = TreppenRLlibEnv()
-    model_config = {"policy": policy, "features": features, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
-    module = MaskedPolicyModule(
-        observation_space=env.observation_space["player_0"],
-        action_space=env.action_space["player_0"],
-        model_config=model_config,
-    )
-    module.load_state_dict({k: torch.as_tensor(v) for k, v in module_weights(sb3, config).items()})  # every key
-    obs = fixed_observation()
-    mask = obs["action_mask"].astype(bool)
-    batch = {
-        "obs": {"observations": torch.as_tensor(obs["observation"][None]), "action_mask": torch.as_tensor(mask[None])}
-    }
+    values = {"policy": policy, "features": features, "net_arch": [32, 16], "card_dim": 8, "action_dim": 8}
+    config = config_from_dict({"backend": "rllib", **values})
+    torch.manual_seed(0)
+    student = ModuleStudent(learner_module(config), learning_rate=1e-3)
+    data = collect(lambda: make_teacher("greedy"), 300, seed=0, tables=4)
+    before = agreement(student, data)["all"]
+    fit(student, data, epochs=4, batch_size=32, learning_rate=3e-3)
+    assert agreement(student, data)["all"] > before
+    copy = learner_module(config)
+    copy.load_state_dict({k: torch.as_tensor(v) for k, v in module_state(student.module).items()})  # every key
+    obs, actions = torch.as_tensor(data.obs[:8]), torch.as_tensor(data.actions[:8])
     with torch.no_grad():
-        logits = module.forward_inference(batch)["action_dist_inputs"][0]
-        values = module.compute_values(batch)
-        obs_tensor, _ = sb3.obs_to_tensor(obs["observation"][None])
-        dist = sb3.get_distribution(obs_tensor, action_masks=mask[None])
-        sb3_values = sb3.predict_values(obs_tensor)
-    expected = dist.distribution.logits[0]
-    np.testing.assert_allclose(
-        torch.log_softmax(logits[mask], 0).numpy(), torch.log_softmax(expected[mask], 0).numpy(), atol=1e-5
-    )
-    np.testing.assert_allclose(values.numpy(), sb3_values.flatten().numpy(), atol=1e-5)
+        for got, want in zip(ModuleStudent(copy, 1e-3).evaluate(obs, actions, data.masks[:8]),
+                             student.evaluate(obs, actions, data.masks[:8]), strict=True):  # fmt: skip
+            np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-6)
 
 
 @pytest.mark.parametrize(("policy", "features"), POLICIES)

@@ -1,4 +1,4 @@
-"""Imitation warm start: clone a teacher into a MaskablePPO policy before self-play.
+"""Imitation warm start: clone a teacher into the learner's policy before self-play.
 
 Strong card-game agents start from imitation and improve by RL afterwards (Suphx, AlphaStar); we
 have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The steps:
@@ -8,7 +8,7 @@ have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The ste
    the seat's remaining decisions). In round 0 the teacher plays; in later rounds (DAgger) the
    student plays its own argmax action and the teacher only labels, so the student learns to
    recover from the states its own mistakes lead to.
-2. :func:`fit` trains the policy on the aggregated rounds: cross-entropy of the teacher's action
+2. :func:`fit` trains the student on the aggregated rounds: cross-entropy of the teacher's action
    under the masked distribution (illegal actions have probability 0, so they take no mass), plus
    ``vf_coef`` times the squared error of the value on the deal results.
 3. :func:`agreement` measures how often the student's masked argmax equals the teacher's action,
@@ -16,7 +16,11 @@ have a free teacher, the greedy heuristic (or any ``agents.load`` spec). The ste
 
 :func:`warm_start` runs the rounds for ``treppen train`` (progress bar, TensorBoard scalars
 ``imitation/*``, one line per round in ``imitation.jsonl``, the student after every round in
-``checkpoints/imitation_round_<r>.zip`` so an interrupted run resumes after the last round done).
+``checkpoints/imitation_round_<r>.pt`` so an interrupted run resumes after the last round done).
+
+The student is any :class:`Student`: the SB3 backend's policy
+(:class:`treppen.train.sb3.student.PolicyStudent`) or the RLlib backend's module
+(:class:`treppen.train.rllib.modules.ModuleStudent`); this module imports neither library.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -38,6 +42,31 @@ from treppen_env import raw_env
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE
 from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.rules import Rules, make_rules
+
+
+class Student(Protocol):
+    """The policy imitation trains, as a backend wraps it: its values and the log-probabilities of
+    chosen actions under the masked distribution, its masked argmax, its optimizer and its state."""
+
+    optimizer: torch.optim.Optimizer
+
+    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor, masks: np.ndarray) -> tuple[Any, torch.Tensor]:
+        """Values (B,) and log-probabilities (B,) of ``actions`` (int64 (B,)) for observations
+        (float32 (B, 969)) under their legal masks (bool (B, 898))."""
+        ...
+
+    def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The masked argmax actions (int64 (B,)) of observations (B, 969) and masks (B, 898)."""
+        ...
+
+    def set_training_mode(self, mode: bool) -> None: ...
+
+    def parameters(self) -> Any: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> Any: ...
+
 
 #: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a
 #: staircase depth, RULES §4.1), a meld, a lay-off (§4.3), a discard (§4.4).
@@ -70,21 +99,13 @@ class Decisions:
         return Decisions(**joined)
 
 
-def student_actions(policy: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The policy's masked argmax actions for observations (B, 969) and masks (B, 898): int64 (B,)."""
-    with torch.no_grad():
-        obs_tensor, _ = policy.obs_to_tensor(obs)
-        dist = policy.get_distribution(obs_tensor, action_masks=masks)
-        return dist.distribution.probs.argmax(dim=1).cpu().numpy()
-
-
 def collect(
     teacher: Callable[[], Agent],
     decisions: int,
     num_players: int = 2,
     rules: Rules | str = "treppenromme",
     seed: int = 0,
-    student: Any = None,
+    student: Student | None = None,
     gamma: float = 1.0,
     tables: int = 16,
     progress: Callable[[int], None] | None = None,
@@ -101,7 +122,7 @@ def collect(
     :param num_players: players per deal.
     :param rules: the game's rules (or a preset name).
     :param seed: seeds the deals (deal ``i`` uses ``seed * 1_000_003 + i``).
-    :param student: a MaskablePPO policy that plays its argmax action instead of the teacher
+    :param student: a :class:`Student` that plays its argmax action instead of the teacher
         (DAgger); ``None``: the teacher plays.
     :param gamma: discount per decision of the seat for the value targets (the trainer's ``gamma``).
     :param tables: deals played side by side (the student sees them as one batch).
@@ -153,7 +174,7 @@ def collect(
             else:
                 obs = np.stack([o["observation"] for _, o in batch])
                 masks = np.stack([o["action_mask"] for _, o in batch]).astype(bool)
-                played = student_actions(student, obs, masks).tolist()
+                played = student.act(obs, masks).tolist()
             for (k, o), label, action, estimate in zip(batch, labelled, played, estimates, strict=True):
                 env = envs[k]
                 seats[k][env.game.current].append(len(labels))
@@ -224,7 +245,7 @@ def make_teacher(spec: str, rules: Rules | str = "treppenromme") -> Agent:
 
 
 def fit(
-    policy: Any,
+    policy: Student,
     data: Decisions,
     epochs: int,
     batch_size: int = 256,
@@ -236,7 +257,7 @@ def fit(
     """Train ``policy`` on ``data``: masked cross-entropy of the teacher's actions plus ``vf_coef``
     times the squared error of the value on the returns (with the policy's own optimizer).
 
-    :param policy: a MaskablePPO actor-critic policy (``model.policy``).
+    :param policy: the :class:`Student`.
     :param data: the decisions.
     :param epochs: passes over ``data``.
     :param batch_size: decisions per gradient step.
@@ -259,9 +280,7 @@ def fit(
         order = rng.permutation(len(data))
         for start in range(0, len(order), batch_size):
             idx = torch.as_tensor(order[start : start + batch_size])
-            values, log_prob, _ = policy.evaluate_actions(
-                obs_all[idx], actions_all[idx], action_masks=data.masks[idx.numpy()]
-            )
+            values, log_prob = policy.evaluate(obs_all[idx], actions_all[idx], data.masks[idx.numpy()])
             ce = -log_prob.mean()
             value_loss = torch.nn.functional.mse_loss(values.flatten(), returns_all[idx])
             loss = ce + vf_coef * value_loss
@@ -277,13 +296,13 @@ def fit(
     return {k: float(np.mean(v)) for k, v in stats.items()}
 
 
-def agreement(policy: Any, data: Decisions, batch_size: int = 1024) -> dict[str, float]:
+def agreement(policy: Student, data: Decisions, batch_size: int = 1024) -> dict[str, float]:
     """Share of ``data``'s decisions where the policy's masked argmax is the teacher's action:
     ``all`` and per decision kind (:data:`DECISION_KINDS`, by the teacher's action; NaN for a kind
     with no decision), plus ``decisions``."""
     chosen = np.concatenate(
         [
-            student_actions(policy, data.obs[i : i + batch_size], data.masks[i : i + batch_size])
+            policy.act(data.obs[i : i + batch_size], data.masks[i : i + batch_size])
             for i in range(0, len(data), batch_size)
         ]
     )
@@ -298,7 +317,7 @@ def agreement(policy: Any, data: Decisions, batch_size: int = 1024) -> dict[str,
 HOLDOUT_SEED = 7_777_777
 
 
-def warm_start(policy: Any, config: RecipeBase, run_dir: Path) -> dict[str, float]:
+def warm_start(policy: Student, config: RecipeBase, run_dir: Path) -> dict[str, float]:
     """The imitation rounds of ``treppen train`` on ``policy`` (in place); see the module docstring.
 
     Round 0 records ``config.imitation_decisions`` decisions of the teacher playing every seat;
@@ -307,8 +326,7 @@ def warm_start(policy: Any, config: RecipeBase, run_dir: Path) -> dict[str, floa
     A run resumed mid-way reloads the last finished round's policy and collects the rounds left
     (the data of round 0 is collected again: it depends only on the seed).
 
-    :param policy: the learner's MaskablePPO policy (``model.policy``; the RLlib backend builds one
-        of the same network, :func:`treppen.train.sb3.backend.make_policy`, and starts its module from it).
+    :param policy: the learner's policy as a :class:`Student`.
     :param config: the run's config (:class:`treppen.train.common.config.RecipeBase`: sb3 or rllib).
     :param run_dir: the run folder (``imitation.jsonl``, ``checkpoints/``, ``tb/imitation``).
     :return: the held-out agreement with the teacher after the last round (see :func:`agreement`).
@@ -330,7 +348,7 @@ def warm_start(policy: Any, config: RecipeBase, run_dir: Path) -> dict[str, floa
     fitted = [c.imitation_epochs * c.imitation_decisions * (bool(done) + k + 1) for k in range(len(rounds_left))]
     bar.plan(sum(targets) + sum(fitted))
 
-    def collect_for(decisions: int, seed: int, phase: str, student: Any = None) -> Decisions:
+    def collect_for(decisions: int, seed: int, phase: str, student: Student | None = None) -> Decisions:
         bar.phase(phase)
         return collect(
             lambda: make_teacher(c.imitation_teacher, rules),
@@ -385,7 +403,7 @@ def _first_observation(num_players: int, rules: Rules) -> dict[str, np.ndarray]:
     return env.observe(env.agent_selection)
 
 
-def _finished_rounds(log_path: Path, run_dir: Path, policy: Any) -> list[dict[str, Any]]:
+def _finished_rounds(log_path: Path, run_dir: Path, policy: Student) -> list[dict[str, Any]]:
     """The rounds ``imitation.jsonl`` lists as done; the policy is loaded from the last of them."""
     done = read_jsonl(log_path)  # a line torn by a kill is cut from the file
     if done:
@@ -397,7 +415,7 @@ def _log_round(
     writer: Any,
     log_path: Path,
     run_dir: Path,
-    policy: Any,
+    policy: Student,
     round_: int,
     decisions: int,
     losses: dict[str, float],

@@ -16,8 +16,9 @@ has the SB3 backend's layout::
 
 Steps count the learner's decisions (RLlib's module steps of ``learner``), as ``total_timesteps``
 does for sb3. The recipe is the SB3 backend's: the imitation warm start runs the one imitation
-code path (:func:`treppen.train.common.imitation.warm_start`) on an SB3 policy of the same network, whose weights
-the learner module then starts from (:func:`module_weights`); keep-best is the same gate
+code path (:func:`treppen.train.common.imitation.warm_start`) on a fresh learner module
+(:class:`treppen.train.rllib.modules.ModuleStudent`), whose weights the learner then starts from
+(:func:`imitation_weights`); keep-best is the same gate
 (:class:`treppen.train.common.keep_best.KeepBestGate`, :class:`RLlibBest`). Self-play: every episode the learner
 takes one seat and each other seat draws an opponent kind of the SB3 pool (:class:`SeatMapping`):
 random, greedy, one of ``pool_size`` frozen snapshots of the learner, the best model or an
@@ -78,6 +79,7 @@ from treppen.train.rllib.modules import (
     RANDOM,
     AgentModule,
     MaskedPolicyModule,
+    ModuleStudent,
     SeatMapping,
     TreppenRLlibEnv,
     named_agent_id,
@@ -150,23 +152,25 @@ def ppo_config(config: RLlibConfig, seed: int) -> PPOConfig:
     )
 
 
+def learner_model_config(config: RLlibConfig, rules: Any) -> dict[str, Any]:
+    """The learner module's ``model_config`` (:class:`treppen.train.rllib.modules.MaskedPolicyModule`)."""
+    return {
+        "policy": config.policy,
+        "net_arch": list(config.net_arch),
+        "activation": config.activation,
+        "card_dim": config.card_dim,
+        "action_dim": config.action_dim,
+        "features": config.features,
+        "num_players": config.num_players,
+        "rules": rules,
+    }
+
+
 def module_specs(config: RLlibConfig, rules: Any, seed: int) -> dict[str, RLModuleSpec]:
     """The modules: the learner, its frozen copies (``snapshot_<k>``, and ``best`` with
     ``best_every``) and the fixed opponents (``random``, ``greedy``, ``agent_<k>`` per
     ``opponent_agents`` spec when ``opponent_agent`` > 0)."""
-    learner = RLModuleSpec(
-        module_class=MaskedPolicyModule,
-        model_config={
-            "policy": config.policy,
-            "net_arch": list(config.net_arch),
-            "activation": config.activation,
-            "card_dim": config.card_dim,
-            "action_dim": config.action_dim,
-            "features": config.features,
-            "num_players": config.num_players,
-            "rules": rules,
-        },
-    )
+    learner = RLModuleSpec(module_class=MaskedPolicyModule, model_config=learner_model_config(config, rules))
     fixed = {RANDOM: RANDOM, GREEDY: GREEDY}
     if config.opponent_agent:
         fixed |= {named_agent_id(k): spec for k, spec in enumerate(config.opponent_agents)}
@@ -197,36 +201,32 @@ def set_modules(algo: Algorithm, weights: dict[str, dict[str, Any]]) -> None:
     runners.sync_weights(from_worker_or_learner_group=learners, policies=list(weights), timeout_seconds=60.0)
 
 
-def module_weights(policy: Any, config: RLlibConfig) -> dict[str, np.ndarray]:
-    """The learner module's state dict from an SB3 policy of the same config (the imitation
-    student): the action-feature net and value head, or the policy and value MLPs, renamed."""
-    if config.policy == "action_features":
-        renames = {"mlp_extractor.net.": "net.", "value_net.": "value."}
-    else:
-        head = 2 * len(config.net_arch)  # Linear, activation, ..., Linear: the head's index in the Sequential
-        renames = {
-            "mlp_extractor.policy_net.": "pi.",
-            "action_net.": f"pi.{head}.",
-            "mlp_extractor.value_net.": "vf.",
-            "value_net.": f"vf.{head}.",
-        }
-    weights = {}
-    for key, value in policy.state_dict().items():
-        prefix = next((p for p in renames if key.startswith(p)), None)
-        if prefix is not None:
-            weights[renames[prefix] + key.removeprefix(prefix)] = value.detach().cpu().numpy()
-    return weights
+def learner_module(config: RLlibConfig) -> MaskedPolicyModule:
+    """A fresh learner module of ``config`` (seeded by torch's global generator), as the learner's
+    spec builds it (:func:`module_specs`)."""
+    rules = config.make_rules()
+    env = TreppenRLlibEnv({"num_players": config.num_players, "rules": rules})
+    agent = env.possible_agents[0]
+    return MaskedPolicyModule(
+        observation_space=env.observation_space[agent],
+        action_space=env.action_space[agent],
+        model_config=learner_model_config(config, rules),
+    )
+
+
+def module_state(module: MaskedPolicyModule) -> dict[str, np.ndarray]:
+    """A module's state dict as NumPy arrays (what :func:`build_algorithm` starts the learner from)."""
+    return {key: value.detach().cpu().numpy() for key, value in module.state_dict().items()}
 
 
 def imitation_weights(config: RLlibConfig, run_dir: Path) -> dict[str, np.ndarray]:
-    """The learner's starting weights after the imitation warm start: :func:`treppen.train.common.imitation.warm_start`
-    on an SB3 policy of the same network (:func:`treppen.train.sb3.backend.make_policy`), carried over."""
+    """The learner's starting weights after the imitation warm start
+    (:func:`treppen.train.common.imitation.warm_start`) of a fresh learner module."""
     from treppen.train.common.imitation import describe_agreement, warm_start
-    from treppen.train.sb3.backend import make_policy
 
-    policy = make_policy(config)
-    print(describe_agreement(warm_start(policy, config, run_dir)))
-    return module_weights(policy, config)
+    module = learner_module(config)
+    print(describe_agreement(warm_start(ModuleStudent(module, config.learning_rate), config, run_dir)))
+    return module_state(module)
 
 
 def _learners(algo: Algorithm) -> LearnerGroup:

@@ -4,9 +4,10 @@
   observation dict's ``observation`` key renamed ``observations`` (the key RLlib's action-masking
   modules expect) and a ``render()`` PettingZoo accepts (the wrapper passes ``render_mode``).
 - :class:`MaskedPolicyModule`: the trained PPO module (new API stack): the SB3 backend's networks
-  (an MLP policy with a separate value MLP, or the action-feature policy of
-  :mod:`treppen.train.sb3.policy_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib builds the
-  distribution, in every forward pass (sampling, inference and the PPO loss).
+  (an MLP policy with a separate value MLP, or the action-feature net of
+  :mod:`treppen.train.common.action_feature_net`); illegal actions get logit ``FLOAT_MIN`` before RLlib
+  builds the distribution, in every forward pass (sampling, inference and the PPO loss).
+  :class:`ModuleStudent` is it as the imitation warm start's student.
 - :class:`AgentModule`: an untrained module that plays one of the project's agents (random,
   greedy or an ``opponent_agents`` spec) from the observation, for the self-play opponents.
 - :class:`SeatMapping`: the per-episode ``policy_mapping_fn``: the learner takes one seat, every
@@ -159,6 +160,47 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         if self.kind == "action_features":
             return self.value(self.net.encode(x)[1]).squeeze(-1)
         return self.vf(x).squeeze(-1)
+
+
+class ModuleStudent:
+    """The learner's module as the imitation warm start's student
+    (:class:`treppen.train.common.imitation.Student`): it trains the module itself, with an Adam
+    optimizer of its own; its state is the module's ``state_dict``.
+
+    :param module: the :class:`MaskedPolicyModule`, trained in place.
+    :param learning_rate: the optimizer's step size (imitation sets its own per fit).
+    """
+
+    def __init__(self, module: MaskedPolicyModule, learning_rate: float):
+        self.module = module
+        self.optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, eps=1e-5)
+
+    def _batch(self, obs: Any, masks: np.ndarray) -> dict[str, Any]:
+        legal = torch.as_tensor(np.asarray(masks, dtype=bool))
+        return {Columns.OBS: {OBS_KEY: torch.as_tensor(obs, dtype=torch.float32), "action_mask": legal}}
+
+    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor, masks: np.ndarray) -> tuple[Any, torch.Tensor]:
+        batch = self._batch(obs, masks)
+        logits = self.module._forward(batch)[Columns.ACTION_DIST_INPUTS]
+        log_prob = torch.log_softmax(logits, dim=1).gather(1, actions[:, None]).squeeze(1)
+        return self.module.compute_values(batch), log_prob
+
+    def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = self.module._forward(self._batch(obs, masks))[Columns.ACTION_DIST_INPUTS]
+        return logits.argmax(dim=1).numpy()
+
+    def set_training_mode(self, mode: bool) -> None:
+        self.module.train(mode)
+
+    def parameters(self) -> Any:
+        return self.module.parameters()
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.module.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> Any:
+        return self.module.load_state_dict(state)
 
 
 class AgentModule(RLModule):

@@ -55,6 +55,7 @@ from treppen.train.sb3.callbacks import (
 from treppen.train.sb3.kernel_vec_env import KernelVecEnv
 from treppen.train.sb3.policy_net import ActionFeaturePolicy
 from treppen.train.sb3.pool import SelfPlayEnv
+from treppen.train.sb3.student import PolicyStudent
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.rules import Rules
 
@@ -117,7 +118,7 @@ def load_or_make_model(
     if not config.imitation_decisions:
         return model, 0.0
     started = time.perf_counter()
-    print(describe_agreement(warm_start(model.policy, config, run_dir)))
+    print(describe_agreement(warm_start(PolicyStudent(model.policy), config, run_dir)))
     return model, time.perf_counter() - started
 
 
@@ -269,7 +270,7 @@ def make_model(config: SB3Config, vec_env: VecEnv, tb_dir: Path | None, seed: in
 
 def make_policy(config: RecipeBase) -> MaskableActorCriticPolicy:
     """A fresh MaskablePPO policy of ``config.policy`` without a model or envs (seeded by torch's
-    global generator): the network the RLlib backend's imitation warm start trains."""
+    global generator)."""
     policy, policy_kwargs = policy_spec(config)
     policy_class = MaskablePPO.policy_aliases[policy] if isinstance(policy, str) else policy
     env = SelfPlayEnv(config.num_players, config.make_rules())  # the spaces the SB3 learner sees
