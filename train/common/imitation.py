@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,28 +44,36 @@ from treppen_env.files import append_jsonl, atomic_write, read_jsonl
 from treppen_env.rules import Rules, make_rules
 
 
-class Student(Protocol):
-    """The policy imitation trains, as a backend wraps it: its values and the log-probabilities of
-    chosen actions under the masked distribution, its masked argmax, its optimizer and its state."""
+class Student:
+    """The policy imitation trains, a torch module as a backend wraps it: :meth:`evaluate` and
+    :meth:`act` are the backend's; the training mode, the parameters and the state are the module's.
 
-    optimizer: torch.optim.Optimizer
+    :param module: the trained module (in place); ``optimizer``: the optimizer of its parameters.
+    """
+
+    def __init__(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer):
+        self.module, self.optimizer = module, optimizer
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor, masks: np.ndarray) -> tuple[Any, torch.Tensor]:
         """Values (B,) and log-probabilities (B,) of ``actions`` (int64 (B,)) for observations
         (float32 (B, 969)) under their legal masks (bool (B, 898))."""
-        ...
+        raise NotImplementedError
 
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The masked argmax actions (int64 (B,)) of observations (B, 969) and masks (B, 898)."""
-        ...
+        raise NotImplementedError
 
-    def set_training_mode(self, mode: bool) -> None: ...
+    def set_training_mode(self, mode: bool) -> None:
+        self.module.train(mode)
 
-    def parameters(self) -> Any: ...
+    def parameters(self) -> Any:
+        return self.module.parameters()
 
-    def state_dict(self) -> dict[str, Any]: ...
+    def state_dict(self) -> dict[str, Any]:
+        return self.module.state_dict()
 
-    def load_state_dict(self, state: dict[str, Any]) -> Any: ...
+    def load_state_dict(self, state: dict[str, Any]) -> Any:
+        return self.module.load_state_dict(state)
 
 
 #: Decision kinds agreement is reported for, by the teacher's action: the draw phase (stock or a

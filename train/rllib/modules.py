@@ -38,6 +38,7 @@ from torch import nn
 
 import treppen_env
 from treppen.train.common.config import OPPONENT_KINDS
+from treppen.train.common.imitation import Student
 from treppen_env.rules import make_rules
 
 LEARNER = "learner"
@@ -162,18 +163,17 @@ class MaskedPolicyModule(TorchRLModule, ValueFunctionAPI):
         return self.vf(x).squeeze(-1)
 
 
-class ModuleStudent:
+class ModuleStudent(Student):
     """The learner's module as the imitation warm start's student
     (:class:`treppen.train.common.imitation.Student`): it trains the module itself, with an Adam
-    optimizer of its own; its state is the module's ``state_dict``.
+    optimizer of its own.
 
     :param module: the :class:`MaskedPolicyModule`, trained in place.
     :param learning_rate: the optimizer's step size (imitation sets its own per fit).
     """
 
     def __init__(self, module: MaskedPolicyModule, learning_rate: float):
-        self.module = module
-        self.optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, eps=1e-5)
+        super().__init__(module, torch.optim.Adam(module.parameters(), lr=learning_rate, eps=1e-5))
 
     def _batch(self, obs: Any, masks: np.ndarray) -> dict[str, Any]:
         legal = torch.as_tensor(np.asarray(masks, dtype=bool))
@@ -181,26 +181,16 @@ class ModuleStudent:
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor, masks: np.ndarray) -> tuple[Any, torch.Tensor]:
         batch = self._batch(obs, masks)
-        logits = self.module._forward(batch)[Columns.ACTION_DIST_INPUTS]
+        module: Any = self.module
+        logits = module._forward(batch)[Columns.ACTION_DIST_INPUTS]
         log_prob = torch.log_softmax(logits, dim=1).gather(1, actions[:, None]).squeeze(1)
-        return self.module.compute_values(batch), log_prob
+        return module.compute_values(batch), log_prob
 
     def act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        module: Any = self.module
         with torch.no_grad():
-            logits = self.module._forward(self._batch(obs, masks))[Columns.ACTION_DIST_INPUTS]
+            logits = module._forward(self._batch(obs, masks))[Columns.ACTION_DIST_INPUTS]
         return logits.argmax(dim=1).numpy()
-
-    def set_training_mode(self, mode: bool) -> None:
-        self.module.train(mode)
-
-    def parameters(self) -> Any:
-        return self.module.parameters()
-
-    def state_dict(self) -> dict[str, Any]:
-        return self.module.state_dict()
-
-    def load_state_dict(self, state: dict[str, Any]) -> Any:
-        return self.module.load_state_dict(state)
 
 
 class AgentModule(RLModule):
