@@ -15,8 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from treppen_env.actions import NUM_ACTIONS
-from treppen_env.agent_core import greedy_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import greedy_kernels, plan_value
 from treppen_env.agent_core.feature_kernels import FEATURE_NAMES, NUM_FEATURES, batch_features
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core import layout
@@ -37,7 +36,7 @@ def view_values(features: str) -> np.ndarray:
     (:func:`treppen_env.agent_core.feature_kernels.decision_features`): float64 of size 0 for the greedy
     heuristic (``heuristic``, and ``cards``, which has no such columns), the planner's default
     values (:func:`treppen_env.agent_core.plan_value.values_row`) for ``planner``."""
-    return PV.values_row() if features == "planner" else np.zeros(0)
+    return plan_value.values_row() if features == "planner" else np.zeros(0)
 
 
 # The rules as a saved policy holds them (the ``heuristic_rules`` buffer of a policy with heuristic
@@ -127,8 +126,10 @@ def heuristic_features(
         planner's settings row.
     """
     values = np.zeros(0) if values is None else np.array(values, dtype=np.float64)
-    if values.shape not in ((0,), (PV.NUM_VALUES,)):
-        raise ValueError(f"values has shape {values.shape}; expected (0,) (greedy) or ({PV.NUM_VALUES},) (the planner)")
+    if values.shape not in ((0,), (plan_value.NUM_VALUES,)):
+        raise ValueError(
+            f"values has shape {values.shape}; expected (0,) (greedy) or ({plan_value.NUM_VALUES},) (the planner)"
+        )
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     masks = np.ascontiguousarray(masks != 0, dtype=np.int8)
     single = obs.ndim == 1

@@ -54,8 +54,7 @@ from treppen.agents.base import Agent, legal_actions
 from treppen.agents.search_net import SearchNet, likely_moves
 from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
-from treppen_env.agent_core import belief_kernels, greedy_kernels, playout_kernels, search_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import belief_kernels, greedy_kernels, plan_value, playout_kernels, search_kernels
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
@@ -161,7 +160,9 @@ class _Root:
         policies = playout_kernels.seat_policies(
             [agent.settings.own, *[agent.settings.playout] * (state.num_players - 1)], state.num_players
         )
-        self.playout = playout_kernels.Playout(policies=policies, settings=self.settings, values=PV.values_row())
+        self.playout = playout_kernels.Playout(
+            policies=policies, settings=self.settings, values=plan_value.values_row()
+        )
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.belief_kernels`) and their scratch arrays.
         self.beliefs = agent._beliefs_for(self.settings)

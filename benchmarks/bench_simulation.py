@@ -55,8 +55,7 @@ from harness import RESULTS, conditions, median_interval, observe, positions, ro
 from treppen import agents
 from treppen.agents import GreedyAgent
 from treppen_env import raw_env
-from treppen_env.agent_core import greedy_kernels, playout_kernels, policy_value_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import greedy_kernels, plan_value, playout_kernels, policy_value_kernels
 from treppen_env.core.cache import kernel
 from treppen_env.determinize import sample_state
 
@@ -84,7 +83,7 @@ def playout_rates(rules: str, players: int, count: int, rounds: int, playouts: i
     playout = playout_kernels.Playout(
         policies=playout_kernels.seat_policies(policy, players),
         settings=greedy_kernels.settings_row(),
-        values=PV.values_row(),
+        values=plan_value.values_row(),
     )
     points = np.zeros((playouts, players), dtype=np.int64)
     moves = [0]

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treppen_env.agent_core import greedy_kernels, playout_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import greedy_kernels, plan_value, playout_kernels
 from treppen_env.engine import GameState, seat_index
 
 
@@ -44,7 +43,9 @@ def random_playout(state: GameState, seed: int) -> int:
     """
     tab, meld_bits = state.tables.tab, state.tables.meld_bits
     policies = np.full(state.num_players, playout_kernels.RANDOM, dtype=np.int64)
-    playout = playout_kernels.Playout(policies=policies, settings=greedy_kernels.settings_row(), values=PV.values_row())
+    playout = playout_kernels.Playout(
+        policies=policies, settings=greedy_kernels.settings_row(), values=plan_value.values_row()
+    )
     steps = playout_kernels.play_to_end(
         state.arrays(), tab, meld_bits, playout, _generator(seed), playout_kernels.scratch()
     )

@@ -15,8 +15,7 @@ from tests.env_helpers import swap_hidden
 from treppen import agents
 from treppen.agents import GreedyAgent, PlannerAgent
 from treppen_env.actions import DISCARD_BASE, MELD_BASE
-from treppen_env.agent_core import greedy_kernels, planner_kernels, playout_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import greedy_kernels, plan_value, planner_kernels, playout_kernels
 from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.cards import cards_to_bits, parse_card
 from treppen_env.engine import GameState, Phase
@@ -26,7 +25,7 @@ from treppen_env.rules import make_rules
 # ---------------------------------------------------------------------------- the turn search
 
 #: Planner values that cost nothing for the cards left: a plan scores its booked points.
-BOOKED_ONLY = PV.values_row(**{name: 0.0 for name in PV.DEFAULT_VALUES})
+BOOKED_ONLY = plan_value.values_row(**{name: 0.0 for name in plan_value.DEFAULT_VALUES})
 
 
 def _meld_phase(hand: list[str]) -> GameState:
@@ -228,7 +227,7 @@ def test_plays_the_same_moves_as_an_agent_and_in_a_playout(seed: int) -> None:
 def test_load_by_name_with_settings_and_errors() -> None:
     agent = agents.load("planner,threat=0.5", rules="rum500")
     assert isinstance(agent, PlannerAgent)
-    assert agent.values[PV.V_THREAT] == 0.5
+    assert agent.values[plan_value.V_THREAT] == 0.5
     with pytest.raises(ValueError, match=r"decay=2.0 must be in \[0, 1\]"):
         PlannerAgent(decay=2.0)
     with pytest.raises(ValueError, match=r"credit=-1\.0 must be at least 0"):

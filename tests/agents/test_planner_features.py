@@ -23,8 +23,7 @@ from treppen.agents.search_net import SearchNet
 from treppen.agents.search_settings import RolloutSettings
 from treppen.train.kernel.action_net_torch import ActionNet
 from treppen_env.actions import DISCARD_BASE, MELD_BASE
-from treppen_env.agent_core import feature_kernels, greedy_kernels, playout_kernels, reader
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import feature_kernels, greedy_kernels, plan_value, playout_kernels, reader
 from treppen_env.agent_core.planner_kernels import MEMORY_SEATS
 from treppen_env.cards import NUM_CARDS
 from treppen_env.core.tables import rules_table
@@ -77,17 +76,17 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     hand = inputs.cards[greedy_kernels.HAND]
     cards = [c for c in range(NUM_CARDS) if hand >> np.uint64(c) & np.uint64(1)]
     unseen = ~(d.ctx[3] | hand) & np.uint64((1 << NUM_CARDS) - 1)
-    weights = {c: PV.weight(c, hand, unseen, d.ctx[2], d.threat, PLANNER) for c in cards}
+    weights = {c: plan_value.weight(c, hand, unseen, d.ctx[2], d.threat, PLANNER) for c in cards}
     kept = 0.0
     for c in cards:  # in the kernel's order: the sum is exact
         kept += weights[c]
     discards = np.flatnonzero(mask[DISCARD_BASE:])
     for c in discards.tolist():
         a = DISCARD_BASE + c
-        value = PV.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus)
+        value = plan_value.discard_value(c, weights[c], hand, unseen, d.ctx, PLANNER, d.danger[c], d.out_bonus)
         assert f[a, feature_kernels.H_WEIGHT] == np.float32(weights[c] / feature_kernels.CARD_SCALE)
         assert f[a, feature_kernels.H_DANGER] == np.float32(
-            d.danger[c] * PLANNER[PV.V_DANGER] / feature_kernels.CARD_SCALE
+            d.danger[c] * PLANNER[plan_value.V_DANGER] / feature_kernels.CARD_SCALE
         )
         assert f[a, feature_kernels.H_SCORE] == np.float32(
             np.clip((value - kept) / feature_kernels.SCORE_SCALE, -3.0, 3.0)

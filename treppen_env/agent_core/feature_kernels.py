@@ -44,8 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGETS
-from treppen_env.agent_core import greedy_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import greedy_kernels, plan_value
 from treppen_env.agent_core.planner_kernels import MEMORY_SEATS
 from treppen_env.agent_core.reader import read_observation
 from treppen_env.cards import NUM_CARDS
@@ -227,7 +226,9 @@ def _turn_scores(
         if mask[a]:
             scores[a] = greedy_kernels._discard_saving(c, weights[c], hand, unseen, d, False) - kept
             out[a, H_WEIGHT] = weights[c] / CARD_SCALE
-            out[a, H_DANGER] = (d.danger[c] * d.values[PV.V_DANGER] if d.values.size else d.danger[c]) / CARD_SCALE
+            out[a, H_DANGER] = (
+                d.danger[c] * d.values[plan_value.V_DANGER] if d.values.size else d.danger[c]
+            ) / CARD_SCALE
 
 
 @kernel

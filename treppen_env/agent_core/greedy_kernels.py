@@ -69,7 +69,7 @@ from typing import NamedTuple
 import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import plan_value
 from treppen_env.agent_core.plan_value import DOWN, MATES, MEAN_HAND_POINTS, UP, live_completions
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS
 from treppen_env.core import layout
@@ -318,17 +318,17 @@ def _decision(
     ctx, danger = work.wu[U_CTX], work.wf[F_DANGER]
     num_slots, out_bonus = _context(inputs, tab, ctx, work.slots, work.wi[I_WORK], work.wi[I_ORDER])
     planner = values.size > 0
-    share = values[PV.V_MEMORY] if planner else 0.0
+    share = values[plan_value.V_MEMORY] if planner else 0.0
     b = inputs.cards[HAND] | ctx[2]
     while b:
         c = lowest(b)
         b &= b - _ONE
-        danger[c] = PV.danger(c, ctx, memory, share)
+        danger[c] = plan_value.danger(c, ctx, memory, share)
     scalars = inputs.scalars
-    t = PV.threat(scalars[HAND_SIZES : HAND_SIZES + 4], scalars[NUM_PLAYERS], values) if planner else 0.0
+    t = plan_value.threat(scalars[HAND_SIZES : HAND_SIZES + 4], scalars[NUM_PLAYERS], values) if planner else 0.0
     romme = 0.0
     if planner and tab[layout.T_ROMME_DOUBLE] != 0.0 and scalars[LAID_BEFORE] == 0:
-        romme = values[PV.V_ROMME] * (out_bonus - OUT_EXTRA) / 2.0  # the doubled part of the bonus
+        romme = values[plan_value.V_ROMME] * (out_bonus - OUT_EXTRA) / 2.0  # the doubled part of the bonus
     return Decision(
         ctx=ctx,
         out_bonus=out_bonus,
@@ -453,7 +453,7 @@ def _keep_weight(c: int, cards: np.uint64, unseen: np.uint64, d: Decision) -> fl
     """Cost of keeping card ``c`` of ``cards``: the greedy heuristic's :func:`_weight` or the
     planner's :func:`treppen_env.agent_core.plan_value.weight`."""
     if d.values.size:
-        return PV.weight(c, cards, unseen, d.ctx[2], d.threat, d.values)
+        return plan_value.weight(c, cards, unseen, d.ctx[2], d.threat, d.values)
     return _weight(c, cards, unseen, d.ctx[2], d.settings)
 
 
@@ -463,7 +463,9 @@ def _discard_saving(c: int, w: float, hand: np.uint64, unseen: np.uint64, d: Dec
     heuristic's weight - danger, or the planner's
     :func:`treppen_env.agent_core.plan_value.discard_value`."""
     if d.values.size:
-        return PV.discard_value(c, w, hand, unseen, d.ctx, d.values, d.danger[c], 0.0 if unknown else d.out_bonus)
+        return plan_value.discard_value(
+            c, w, hand, unseen, d.ctx, d.values, d.danger[c], 0.0 if unknown else d.out_bonus
+        )
     return w - d.danger[c]
 
 
@@ -472,7 +474,7 @@ def _average_weight(d: Decision) -> float:
     """The weight of an unknown stock card: an average card's (RULES §1.3), by the greedy heuristic's
     weights or the planner's (:func:`treppen_env.agent_core.plan_value.average_weight`)."""
     if d.values.size:
-        return PV.average_weight(d.threat, d.values)
+        return plan_value.average_weight(d.threat, d.values)
     return MEAN_HAND_POINTS + d.settings[S_CARD_COST]
 
 
@@ -694,7 +696,7 @@ def _stock_bonus(d: Decision) -> float:
     """What the stock's unknown card adds to a draw's score (RULES §4.1): ``stock_gain`` +
     ``take_margin``, the greedy heuristic's settings or the planner's values."""
     if d.values.size:
-        return d.values[PV.V_STOCK_GAIN] + d.values[PV.V_TAKE_MARGIN]
+        return d.values[plan_value.V_STOCK_GAIN] + d.values[plan_value.V_TAKE_MARGIN]
     return d.settings[S_STOCK_GAIN] + d.settings[S_TAKE_MARGIN]
 
 

@@ -36,8 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from treppen_env.agent_core import action_net_kernels, greedy_kernels, planner_kernels, policy_value_kernels
-from treppen_env.agent_core import plan_value as PV
+from treppen_env.agent_core import action_net_kernels, greedy_kernels, plan_value, planner_kernels, policy_value_kernels
 from treppen_env.core import kernels
 from treppen_env.core.bits import bit, count, has
 from treppen_env.core.cache import kernel
@@ -591,7 +590,7 @@ def play_out(
     playout = Playout(
         policies=seat_policies(policy, n),
         settings=greedy_kernels.settings_row() if settings is None else settings,
-        values=PV.values_row(),
+        values=plan_value.values_row(),
     )
     playouts(state.arrays(), tab, meld_bits, -1 if observer is None else observer, playout, seed & (2**64 - 1), points)
     return points
