@@ -229,7 +229,8 @@ class GameState:
         self.num_players = num_players
         self.rng = rng
         self._tab = rules_table(rules)
-        self._u64, self._i8, self._i64 = layout.new_arrays(num_players)
+        position = layout.new_arrays(num_players)
+        self._u64, self._i8, self._i64 = position.u64, position.i8, position.i64
         self._mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
         self._spare = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
         self._mask_valid = False

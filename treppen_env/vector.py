@@ -112,7 +112,7 @@ class TreppenVectorEnv(VectorEnv):
         self._i8 = np.zeros((n, layout.I8_SIZE), dtype=np.int8)
         self._i64 = np.zeros((n, layout.I64_SIZE), dtype=np.int64)
         for i in range(n):
-            self._u64[i], self._i8[i], self._i64[i] = layout.new_arrays(num_players)
+            self._reset_row(i)
         self._tab = rules_table(self.rules)
         self._settings = greedy_kernels.settings_row()
         self._obs = np.zeros((n, observation.OBS_SIZE), dtype=np.float32)
@@ -294,7 +294,7 @@ class TreppenVectorEnv(VectorEnv):
         per_hand, first = self.rules.cards_dealt(self.num_players), self.rules.dealer_plays_first
         for i in rows:
             cards = self._rngs[i].permutation(NUM_CARDS).astype(np.int8)
-            self._u64[i], self._i8[i], self._i64[i] = layout.new_arrays(self.num_players)  # an episode is one deal
+            self._reset_row(i)  # an episode is one deal
             kernels.deal(self._u64[i], self._i8[i], self._i64[i], cards, 0, per_hand, first)
         self._actor[rows] = -1
         self.play_rows(rows, np.full(self.num_envs, -1, dtype=np.int64))
@@ -325,6 +325,11 @@ class TreppenVectorEnv(VectorEnv):
             for i in rows:
                 self._reshuffle(int(i))
             actions = np.full(self.num_envs, -1, dtype=np.int64)
+
+    def _reset_row(self, i: int) -> None:
+        """Row ``i``'s arrays as a state before its first deal (:func:`treppen_env.core.layout.new_arrays`)."""
+        fresh = layout.new_arrays(self.num_players)
+        self._u64[i], self._i8[i], self._i64[i] = fresh.u64, fresh.i8, fresh.i64
 
     def _reshuffle(self, i: int) -> None:
         u64, i8, i64 = self._u64[i], self._i8[i], self._i64[i]

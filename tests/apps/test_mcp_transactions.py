@@ -1,4 +1,4 @@
-"""``treppen mcp``'s tools do what they say or change nothing (issue 45), through the ``mcp`` SDK's
+"""``treppen mcp``'s tools do what they say or change nothing, through the ``mcp`` SDK's
 client: opponents that cannot move are played by the greedy heuristic, a record that cannot be
 written undoes the move, a failed ``new_game`` takes no place, bad settings are refused at start,
 and a seeded random sequence of good and bad calls never changes a game by a call that failed."""

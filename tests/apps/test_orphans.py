@@ -1,4 +1,4 @@
-"""Workers end with their parent (issue 36, row 3): after ``kill -9`` of ``treppen tournament
+"""Workers end with their parent: after ``kill -9`` of ``treppen tournament
 --workers 2`` or of ``treppen train`` with subprocess envs, no process of theirs is left 10 s later."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def positions(rollout: Any) -> list[str]:
     found = []
     for shard in rollout.shards:
         for step in shard.steps:
-            cols, values, nonzeros = step.entries
+            cols, values, nonzeros = step.entries.cols, step.entries.values, step.entries.counts
             entry_ends, row_ends = nonzeros.cumsum(), step.counts.cumsum()
             for b in range(len(step.counts)):
                 entries = slice(entry_ends[b] - nonzeros[b], entry_ends[b])

@@ -1,4 +1,4 @@
-"""The lines that end every backend's run (issue 44), checked alike in each backend's tests."""
+"""The lines that end every backend's run, checked alike in each backend's tests."""
 
 from __future__ import annotations
 

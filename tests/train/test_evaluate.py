@@ -1,5 +1,5 @@
-"""Evaluations and Elo ratings during training (train/common/evaluate.py, train/common/ratings.py), and the masked
-distribution check."""
+"""Evaluations and Elo ratings during training (train/common/evaluate.py,
+train/common/periodic_ratings.py), and the masked distribution check."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 
 from treppen.agents import GreedyAgent
 from treppen.train.common.evaluate import deal_result, evaluate
-from treppen.train.common.ratings import EloRating
+from treppen.train.common.periodic_ratings import EloRating
 from treppen.train.sb3 import backend as sb3_backend
 from treppen_env.rules import make_rules
 from treppen_env.single_agent import SingleAgentEnv

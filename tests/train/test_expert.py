@@ -37,7 +37,7 @@ def test_generations_write_labels_nets_and_ratings_and_resume(tmp_path, capsys) 
     assert row["generation"] == 0 and row["search"].endswith(f"net={gen0 / 'net.npz'},own_playout=net")
     for key in ("search_vs_greedy", "policy_vs_greedy", "search_vs_previous"):
         assert row[key]["decks"] == 1 and row[key]["deals"] == 2
-    # the last lines as every backend's (issue 44): the Elo on greedy = 0, the next commands
+    # the last lines as every backend's: the Elo on greedy = 0, the next commands
     search = Strength(**row["search_vs_greedy"]).text()
     assert out.splitlines()[-7:] == [
         f"expert iteration: {run / 'generations.jsonl'}",
@@ -50,7 +50,7 @@ def test_generations_write_labels_nets_and_ratings_and_resume(tmp_path, capsys) 
         "greedy --players 2 --rules treppenromme --decks 100 --workers 2",
     ]
 
-    # a damaged net (issue 45) is fitted again on --resume, and said so; the labels are kept
+    # a damaged net is fitted again on --resume, and said so; the labels are kept
     net, labels = gen0 / "net.npz", gen0 / "labels.npz"
     stamp = labels.stat().st_mtime_ns
     net.write_bytes(net.read_bytes()[:100])

@@ -70,7 +70,8 @@ def test_nonzero_entries_are_numpys_row_by_row(batch) -> None:
     obs = batch[0].copy()
     obs[3] = 0.0  # a row without entries
     obs[5, 7] = -0.5
-    cols, values, counts = nonzero_entries(obs)
+    entries = nonzero_entries(obs)
+    cols, values, counts = entries.cols, entries.values, entries.counts
     rows, expected = np.nonzero(obs)
     np.testing.assert_array_equal(cols, expected)
     np.testing.assert_array_equal(values, obs[rows, expected])
@@ -209,7 +210,7 @@ def tiny_config(tmp_path, name: str, *extra: str):
 def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
     tmp_path, monkeypatch, capsys, workers
 ) -> None:
-    """Killed after its checkpoint at 512 steps, which is then cut short (issue 45): the resumed run
+    """Killed after its checkpoint at 512 steps, which is then cut short: the resumed run
     names it, continues from the one at 256 and ends as the uninterrupted run."""
     whole = train_kernel(tiny_config(tmp_path, "whole", workers))
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "final_model.npz"):
@@ -254,7 +255,7 @@ def test_a_tiny_run_writes_resumes_after_a_kill_and_equals_an_uninterrupted_run(
 
 
 def test_a_run_ends_as_the_main_jobs_do(tmp_path, capsys) -> None:
-    """Issue 44: the batched learner's progress bar is labelled, and its last lines are the main job's
+    """The batched learner's progress bar is labelled, and its last lines are the main job's
     (tests/train/test_selfplay.py): the Elo on greedy = 0, the time, the next commands."""
     extra = ["total_timesteps=128", "elo_every=128", "elo_decks=2", "progress=true"]
     assert cli.main(["train", "--config", "kernel", *tiny_overrides(tmp_path, "ends"), *extra]) == 0
@@ -326,7 +327,8 @@ def test_rows_pickled_before_the_shared_deal_loop_resume_as_they_were() -> None:
     rows = LearnerRows(6, 3, make_rules("treppenromme"), {"random": 0.5, "greedy": 0.5}, "heuristic", seed=4)
     rows.reset()
     old = pickle.loads(pickle.dumps(rows))
-    old._all = old.__dict__.pop("all_rows")  # the checkpoint of a run before issue 40: its module and names
+    # the checkpoint of a run before train/ had a package per backend: its module and names
+    old._all = old.__dict__.pop("all_rows")
     data = pickle.dumps(old).replace(b"treppen.train.kernel.rows", b"treppen.train.kernel_rows")
     assert b"treppen.train.kernel_rows" in data
     restored = load_rows(data)

@@ -333,7 +333,7 @@ def test_save_restore_gives_the_same_action_and_the_export_agrees(trained, tmp_p
     action = ModuleAgent(algo.get_module("learner")).act(obs)
     checkpoint = save_checkpoint(algo, config, tmp_path, steps=steps)
     assert checkpoint.name == f"rllib_{steps}_steps" and (tmp_path / f"policy_{steps}_steps.npz").is_file()
-    # a newer checkpoint whose learner weights are cut short (issue 45), and a file of garbage named
+    # a newer checkpoint whose learner weights are cut short, and a file of garbage named
     # as the newest: passed over, named; the steps are read from the checkpoint, not its name
     damaged = save_checkpoint(algo, config, tmp_path, steps=steps + 2) / "learner_group/learner/rl_module/learner"
     (damaged / "module_state.pkl").write_bytes((damaged / "module_state.pkl").read_bytes()[:100])
@@ -396,7 +396,7 @@ def test_train_command_runs_the_recipe_writes_the_run_folder_and_resumes(local_r
     overrides = {"total_timesteps": 200, "eval_deals": 4, "elo_every": 100, "elo_decks": 2, "runs_dir": str(tmp_path)}
     config = config_from_dict({**TINY, **RECIPE, **overrides, "name": "run"})
     run_dir = train(config)
-    # the last lines as every backend's (issue 44): the Elo on greedy = 0, the time, the next commands
+    # the last lines as every backend's: the Elo on greedy = 0, the time, the next commands
     out = capsys.readouterr().out
     assert_run_end(out, run_dir, decks=2)
     for name in ("config.yaml", "metadata.json", "evals.jsonl", "elo.jsonl", "final_policy.npz", "best_policy.npz"):

@@ -1,4 +1,4 @@
-"""One process per run folder (issue 45): a run holds an OS lock on its folder while it trains; a
+"""One process per run folder: a run holds an OS lock on its folder while it trains; a
 second ``treppen train`` on it (``--resume``, or a new run of the same name) exits 2 naming the
 holder's process id, and the lock of a run killed by ``kill -9`` does not block its ``--resume``."""
 

@@ -167,7 +167,7 @@ def test_the_end_lines_show_imitation_apart_and_count_promotions(tmp_path, capsy
 
 
 def test_resume_falls_back_to_the_newest_readable_checkpoint(tmp_path, capsys):
-    """Issue 36, row 4: a checkpoint cut short by a full disk or a kill is passed over, and said so."""
+    """A checkpoint cut short by a full disk or a kill is passed over, and said so."""
     import zipfile
 
     from treppen.train.common.checkpoints import readable_checkpoint

@@ -8,7 +8,7 @@ from pathlib import Path
 
 class Logger:
     """TensorBoard scalars gathered by ``record`` and written by ``dump`` (the interface the
-    evaluation and Elo callbacks of :mod:`treppen.train.common.ratings` log through)."""
+    evaluation and Elo callbacks of :mod:`treppen.train.common.periodic_ratings` log through)."""
 
     def __init__(self, folder: Path | None):
         self.values: dict[str, float] = {}

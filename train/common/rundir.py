@@ -33,7 +33,7 @@ from treppen.arena.ratings import Ratings
 from treppen.arena.scale import rating_text
 from treppen.train.common.config import PPOBase, TrainConfig, resolve_name
 from treppen.train.common.config_files import save_config
-from treppen.train.common.ratings import EloRating, Evaluation
+from treppen.train.common.periodic_ratings import EloRating, Evaluation
 from treppen_env.files import atomic_write_text
 from treppen_env.rules import Rules
 from treppen_env.version import ENV_VERSION

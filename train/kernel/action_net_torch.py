@@ -193,7 +193,7 @@ def legal_mask(counts: torch.Tensor, width: int) -> torch.Tensor:
 
 class PredictModel:
     """A trained :class:`ActionNet` behind SB3's ``predict(obs, action_masks=..., deterministic=...)``
-    and spaces, so the run's evaluation and Elo callbacks (:mod:`treppen.train.common.ratings`) and
+    and spaces, so the run's evaluation and Elo callbacks (:mod:`treppen.train.common.periodic_ratings`) and
     :class:`treppen.agents.policy.PolicyAgent` play it.
 
     :param net: the net; ``ctx``: :func:`feature_context`; ``logger``: anything with ``record(key, value)``.

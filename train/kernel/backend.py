@@ -37,7 +37,7 @@ from treppen.arena.interrupts import stop_requests
 from treppen.train.common.checkpoints import TrainingStopped, checkpoints, newest_readable
 from treppen.train.common.config import KernelConfig, resolve_name
 from treppen.train.common.logger import Logger
-from treppen.train.common.ratings import EloRating, Evaluation, Every
+from treppen.train.common.periodic_ratings import EloRating, Evaluation, Every
 from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen.train.kernel.action_net_torch import PredictModel
 from treppen.train.kernel.learner import CHECKPOINT_SUFFIX, Learner, updates

@@ -55,7 +55,7 @@ from treppen.train.common.checkpoints import (
 from treppen.train.common.config import RLlibConfig
 from treppen.train.common.keep_best import KeepBestGate
 from treppen.train.common.logger import Logger
-from treppen.train.common.ratings import Every
+from treppen.train.common.periodic_ratings import Every
 from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, progress_bar, run_ratings
 from treppen_env.actions import NUM_ACTIONS
 from treppen_env.files import atomic_write

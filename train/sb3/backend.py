@@ -42,7 +42,7 @@ from treppen.train.common.checkpoints import (
 )
 from treppen.train.common.config import RecipeBase, SB3Config, resolve_name
 from treppen.train.common.imitation import describe_agreement, warm_start
-from treppen.train.common.ratings import EloRating, Evaluation
+from treppen.train.common.periodic_ratings import EloRating, Evaluation
 from treppen.train.common.rundir import open_run_dir, print_end, print_ratings, run_ratings
 from treppen.train.sb3.callbacks import (
     CheckpointCallback,

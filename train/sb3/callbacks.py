@@ -1,8 +1,8 @@
 """The SB3 backend's callbacks: checkpoints, the snapshot pool, keep-best, statistics, the
 progress bar, and the adapter that runs the evaluations and Elo ratings every backend drives
-(:mod:`treppen.train.common.ratings`) as SB3 callbacks (:class:`RatingCallback`).
+(:mod:`treppen.train.common.periodic_ratings`) as SB3 callbacks (:class:`RatingCallback`).
 
-:class:`PeriodicCallback` runs a callback's work by :class:`~treppen.train.common.ratings.Every`'s
+:class:`PeriodicCallback` runs a callback's work by :class:`~treppen.train.common.periodic_ratings.Every`'s
 schedule at the start of a rollout (just after the previous PPO update), so a checkpoint holds a
 freshly updated model and evaluations never interrupt a rollout; the others run at every step.
 They log ``selfplay/*`` and ``best/*`` beside SB3's ``rollout/`` and ``train/``.
@@ -21,7 +21,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from treppen.agents import PolicyAgent
 from treppen.train.common.checkpoints import checkpoint_path, save_model
 from treppen.train.common.keep_best import BEST_MODEL, BEST_SNAPSHOT, KeepBestGate
-from treppen.train.common.ratings import Evaluation, Every, Rating
+from treppen.train.common.periodic_ratings import Evaluation, Every, Rating
 from treppen.train.common.rundir import progress_bar
 from treppen.train.sb3.pool import save_snapshot
 from treppen_env.rules import Rules
@@ -54,7 +54,7 @@ class PeriodicCallback(BaseCallback):
 
 
 class RatingCallback(PeriodicCallback):
-    """Runs a :class:`~treppen.train.common.ratings.Rating` (an evaluation, an Elo rating) of the
+    """Runs a :class:`~treppen.train.common.periodic_ratings.Rating` (an evaluation, an Elo rating) of the
     SB3 model every ``every`` steps.
 
     :param every: period in environment steps (0: never).
