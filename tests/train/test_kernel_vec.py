@@ -37,13 +37,11 @@ def test_episodes_end_with_sb3_infos_and_the_learner_always_to_move() -> None:
     assert ends > 6
 
 
-def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path) -> None:
-    from treppen.train.common.config_files import load_config
-    from treppen.train.sb3.backend import make_policy
+def test_snapshot_opponents_play_in_python_between_kernel_calls(tmp_path, mlp_model) -> None:
     from treppen.train.sb3.pool import save_snapshot
 
-    policy = make_policy(load_config(None, ["policy=mlp", "net_arch=[8]"]))
-    path = save_snapshot(policy, tmp_path / "snap.npz")
+    model, _ = mlp_model(net_arch=(8,))
+    path = save_snapshot(model.policy, tmp_path / "snap.npz")
     env = KernelVecEnv(4, 2, "treppenromme", {"random": 0.1, "snapshot": 0.9}, seed=1)
     assert env.env_method("set_pool", [str(path)]) == [1, 1, 1, 1]
     env.reset()

@@ -25,7 +25,6 @@ import gymnasium as gym
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
@@ -266,17 +265,6 @@ def make_model(config: SB3Config, vec_env: VecEnv, tb_dir: Path | None, seed: in
         device="cpu",
         verbose=config.verbose,
     )
-
-
-def make_policy(config: RecipeBase) -> MaskableActorCriticPolicy:
-    """A fresh MaskablePPO policy of ``config.policy`` without a model or envs (seeded by torch's
-    global generator)."""
-    policy, policy_kwargs = policy_spec(config)
-    policy_class = MaskablePPO.policy_aliases[policy] if isinstance(policy, str) else policy
-    env = SelfPlayEnv(config.num_players, config.make_rules())  # the spaces the SB3 learner sees
-    built = policy_class(env.observation_space, env.action_space, lambda _: config.learning_rate, **policy_kwargs)
-    assert isinstance(built, MaskableActorCriticPolicy)
-    return built
 
 
 def policy_spec(config: RecipeBase) -> tuple[Any, dict[str, Any]]:
