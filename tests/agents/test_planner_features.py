@@ -75,8 +75,8 @@ def test_the_discard_columns_are_the_planners_values() -> None:
     )
     hand = inputs.cards[greedy_kernels.HAND]
     cards = [c for c in range(NUM_CARDS) if hand >> np.uint64(c) & np.uint64(1)]
-    unseen = ~(d.ctx[3] | hand) & np.uint64((1 << NUM_CARDS) - 1)
-    weights = {c: plan_value.weight(c, hand, unseen, d.ctx[2], d.threat, PLANNER) for c in cards}
+    unseen = ~(d.ctx[plan_value.CTX_DEAD] | hand) & np.uint64((1 << NUM_CARDS) - 1)
+    weights = {c: plan_value.weight(c, hand, unseen, d.ctx[plan_value.CTX_STAIRS], d.threat, PLANNER) for c in cards}
     kept = 0.0
     for c in cards:  # in the kernel's order: the sum is exact
         kept += weights[c]

@@ -212,7 +212,7 @@ def _turn_scores(
         rest, _ = greedy_kernels._plan(hand & ~c_bits[j], d, banned, include, False, -1)
         if c_val[j] + rest > scores[a]:
             scores[a] = c_val[j] + rest
-    unseen = ~(d.ctx[3] | hand) & greedy_kernels._FULL
+    unseen = ~(d.ctx[plan_value.CTX_DEAD] | hand) & greedy_kernels._FULL
     weights = np.zeros(NUM_CARDS)
     kept = 0.0
     b = hand

@@ -70,7 +70,18 @@ import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, TARGET_HIGH, TARGET_LOW, TARGET_SET
 from treppen_env.agent_core import plan_value
-from treppen_env.agent_core.plan_value import DOWN, MATES, MEAN_HAND_POINTS, UP, live_completions
+from treppen_env.agent_core.plan_value import (
+    CTX_DEAD,
+    CTX_FITS,
+    CTX_NEXT_KNOWN,
+    CTX_OTHER_KNOWN,
+    CTX_STAIRS,
+    DOWN,
+    MATES,
+    MEAN_HAND_POINTS,
+    UP,
+    live_completions,
+)
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS
 from treppen_env.core import layout
 from treppen_env.core.bits import bit, count, has, lowest
@@ -180,8 +191,10 @@ def _context(
 ) -> tuple[int, float]:
     """What a decision knows besides the hand (RULES §4.3, §6.2-6.3).
 
-    Fills ``ctx`` (uint64 (5,): next opponent's known cards, the other opponents' known cards,
-    staircase cards, dead cards (on the table or known), cards that fit an open end) and
+    Fills ``ctx`` (uint64 (:data:`~treppen_env.agent_core.plan_value.NUM_CONTEXT`,), slots
+    ``CTX_*`` of :mod:`~treppen_env.agent_core.plan_value`: next opponent's known cards, the other
+    opponents' known cards, staircase cards, dead cards (on the table or known), cards that fit an
+    open end) and
     ``slots`` (int64 (MAX_SLOTS, 3): card that fits, target, room left), in the order of
     sets by rank, then runs by their low-end card; ``keys`` and ``order`` (int64, at least 17 long)
     are scratch. Returns (number of slots, going-out bonus).
@@ -201,11 +214,11 @@ def _context(
     for i in range(num_melds):
         on_table |= meld_bits[i]
     fits = cards[FITS + TARGET_SET] | cards[FITS + TARGET_LOW] | cards[FITS + TARGET_HIGH]
-    ctx[0] = next_known
-    ctx[1] = other_known
-    ctx[2] = stair_bits
-    ctx[3] = on_table | next_known | other_known
-    ctx[4] = fits
+    ctx[CTX_NEXT_KNOWN] = next_known
+    ctx[CTX_OTHER_KNOWN] = other_known
+    ctx[CTX_STAIRS] = stair_bits
+    ctx[CTX_DEAD] = on_table | next_known | other_known
+    ctx[CTX_FITS] = fits
     # Going out ends the deal: the opponents' hands are credited (doubled on a Rommé, §6.2)
     # or deducted from them (rum500, §6.3); either way it also stops their scoring.
     opp = 0.0
@@ -263,7 +276,8 @@ class Decision(NamedTuple):
     :func:`planner_decision` (the planner) and read by the plan search and the scorers (a kernel
     bundle)."""
 
-    #: uint64 (5,): what the decision knows besides the hand (:func:`_context`).
+    #: uint64 (NUM_CONTEXT,): what the decision knows besides the hand (:func:`_context`; slots
+    #: ``CTX_*`` of :mod:`treppen_env.agent_core.plan_value`).
     ctx: np.ndarray
     #: The going-out bonus, points.
     out_bonus: float
@@ -319,7 +333,7 @@ def _decision(
     num_slots, out_bonus = _context(inputs, tab, ctx, work.slots, work.wi[I_WORK], work.wi[I_ORDER])
     planner = values.size > 0
     share = values[plan_value.V_MEMORY] if planner else 0.0
-    b = inputs.cards[HAND] | ctx[2]
+    b = inputs.cards[HAND] | ctx[CTX_STAIRS]
     while b:
         c = lowest(b)
         b &= b - _ONE
@@ -398,7 +412,7 @@ def _usable(card: int, cards: np.uint64, d: Decision) -> tuple[bool, int]:
     """Whether ``card`` can be melded with ``cards`` or laid off, possibly via a chain (§4.2),
     and the number of candidates of ``cards`` it left in the work rows of the :class:`Decision`
     ``d`` (-1: it listed none)."""
-    if has(d.ctx[4], card):
+    if has(d.ctx[CTX_FITS], card):
         return True, -1
     c_bits = d.work.wu[U_WORK]
     n = lay_candidates(cards, d)
@@ -426,7 +440,7 @@ def _left_cost(rest: np.uint64, d: Decision, ban: np.uint64, unknown: bool) -> f
     the sum of their :func:`_keep_weight` less what the best discard saves (:func:`_discard_saving`);
     ``ban`` (a bitset) may not be discarded; ``unknown`` adds the stock card still to be drawn,
     weighing an average card (:func:`_average_weight`)."""
-    unseen = ~(d.ctx[3] | rest) & _FULL
+    unseen = ~(d.ctx[CTX_DEAD] | rest) & _FULL
     total = 0.0
     best = 0.0
     have = False
@@ -453,8 +467,8 @@ def _keep_weight(c: int, cards: np.uint64, unseen: np.uint64, d: Decision) -> fl
     """Cost of keeping card ``c`` of ``cards``: the greedy heuristic's :func:`_weight` or the
     planner's :func:`treppen_env.agent_core.plan_value.weight`."""
     if d.values.size:
-        return plan_value.weight(c, cards, unseen, d.ctx[2], d.threat, d.values)
-    return _weight(c, cards, unseen, d.ctx[2], d.settings)
+        return plan_value.weight(c, cards, unseen, d.ctx[CTX_STAIRS], d.threat, d.values)
+    return _weight(c, cards, unseen, d.ctx[CTX_STAIRS], d.settings)
 
 
 @kernel
@@ -718,7 +732,7 @@ def _meld(hand: np.uint64, scalars: np.ndarray, mask: np.ndarray, first_legal: i
             return s_first[j]
     best_card = -1
     best_key = 0.0
-    unseen = ~(d.ctx[3] | hand) & _FULL
+    unseen = ~(d.ctx[CTX_DEAD] | hand) & _FULL
     for c in range(NUM_CARDS):
         if mask[DISCARD_BASE + c]:
             key = _discard_saving(c, _keep_weight(c, hand, unseen, d), hand, unseen, d, False)

@@ -31,9 +31,9 @@ deal ends, rather than by fixed weights:
 The settings row (float64 (:data:`NUM_VALUES`,), slots ``V_*``, defaults :data:`DEFAULT_VALUES`)
 was tuned on duplicate decks of one seed (docs/guide/agents.md, "The planner").
 
-Card sets are uint64 bitsets; ``ctx`` is the greedy heuristic's decision context (uint64 (5,): the
-next seat's known cards, the other seats' known cards, the staircase, the dead cards, the cards that
-fit an open end).
+Card sets are uint64 bitsets; ``ctx`` is the greedy heuristic's decision context (uint64
+(:data:`NUM_CONTEXT`,), slots ``CTX_*``: the next seat's known cards, the other seats' known cards,
+the staircase, the dead cards, the cards that fit an open end).
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ import numpy as np
 from treppen_env.cards import HAND_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS, make_card, rank_of, suit_of
 from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
+
+#: Slots of the greedy heuristic's decision context ``ctx`` (uint64 bitsets; filled by
+#: :func:`treppen_env.agent_core.greedy_kernels._context`): the next seat's known cards, the other
+#: seats' known cards (the slot after), the staircase, the dead cards (on the table or known), the
+#: cards that fit an open end of a table meld.
+CTX_NEXT_KNOWN, CTX_OTHER_KNOWN, CTX_STAIRS, CTX_DEAD, CTX_FITS = range(5)
+NUM_CONTEXT = 5
 
 (
     V_HOLD,
@@ -154,14 +161,14 @@ def danger(card: int, ctx: np.ndarray, memory: np.ndarray, memory_share: float) 
     mate or suit neighbour it discarded or declined (``memory[0]``, a uint64 bitset; at most to 0).
     With ``memory_share`` 0 this is the greedy heuristic's danger."""
     value = _HAND_POINTS[card]
-    if has(ctx[4], card):
+    if has(ctx[CTX_FITS], card):
         return value + 10.0
     up = UP[card]
     down = DOWN[card]
     signs = count(MATES[card] & memory[0]) + count((bit(up) | bit(down)) & memory[0])
     result = 0.0
     for who in range(2):
-        known = ctx[who]
+        known = ctx[CTX_NEXT_KNOWN + who]  # who 0: the next seat; 1: the others
         if known == _ZERO:
             continue
         weight_of = 1.0 if who == 0 else 0.5
@@ -214,7 +221,7 @@ def out_chance(left: np.uint64, unseen: np.uint64, ctx: np.ndarray) -> float:
     if k == 0 or k > 2 or pool == 0:
         return 0.0
     if k == 1:
-        return count(unseen & ctx[4]) / pool
+        return count(unseen & ctx[CTX_FITS]) / pool
     c = lowest(left)
     return live_completions(c, left, unseen, np.uint64(0)) / pool
 
