@@ -46,7 +46,7 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -56,6 +56,7 @@ from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, Rol
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
 from treppen_env.agent_core import belief_kernels, greedy_kernels, plan_value, playout_kernels, search_kernels
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
+from treppen_env.core.layout import Position
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
@@ -510,7 +511,7 @@ class SearchAgent(Agent):
                 break
             timed = s.seconds is not None or ends < math.inf
             count = CHUNK if cap is None else (min(CHUNK, cap - self.simulations) if timed else cap)
-            self._run(root, state, count)
+            state = self._run(root, state, count)
             self.simulations += count
         self.last_search = self._finish(root, state)
         return self.last_search
@@ -519,13 +520,29 @@ class SearchAgent(Agent):
         raise NotImplementedError
 
     def _begin(self, root: _Root) -> Any:
+        """The state of a search of ``root`` (the subclass's bundle of its arrays)."""
         raise NotImplementedError
 
-    def _run(self, root: _Root, state: Any, count: int) -> None:
+    def _run(self, root: _Root, state: Any, count: int) -> Any:
+        """Run ``count`` more playouts from ``state``; the state to go on from (``state`` itself, or
+        one with larger arrays)."""
         raise NotImplementedError
 
     def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+
+class _FlatState(NamedTuple):
+    """A flat Monte Carlo search's state (:meth:`RolloutAgent._begin`)."""
+
+    #: The position a playout runs in (a copy of the root's :class:`~treppen_env.core.layout.Position`).
+    sim: Position
+    #: uint64 (1,): the random state of the determinizations, carried from call to call.
+    det_rng: np.ndarray
+    #: float64 (m, NUM_STATS): each searched move's statistics (:mod:`treppen_env.agent_core.search_kernels`).
+    stats: np.ndarray
+    #: How the playouts are shared among the moves.
+    rounds: _Rounds
 
 
 class _Rounds:
@@ -606,35 +623,39 @@ class RolloutAgent(SearchAgent):
             root.choices = likely_moves(root.choices, probs, self.settings.prior_k, self.settings.prior_mass)
         return root
 
-    def _begin(self, root: _Root) -> Any:
-        sim = root.arrays.copy()
+    def _begin(self, root: _Root) -> _FlatState:
         m = root.choices.size
-        rounds = _Rounds(m, self.playouts, self.settings.allocation == "halving")
-        return sim, np.zeros(1, dtype=np.uint64), np.zeros((m, search_kernels.NUM_STATS)), rounds
+        return _FlatState(
+            sim=root.arrays.copy(),
+            det_rng=np.zeros(1, dtype=np.uint64),
+            stats=np.zeros((m, search_kernels.NUM_STATS)),
+            rounds=_Rounds(m, self.playouts, self.settings.allocation == "halving"),
+        )
 
-    def _run(self, root: _Root, state: Any, count: int) -> None:
-        sim, det_rng, stats, rounds = state
+    def _run(self, root: _Root, state: _FlatState, count: int) -> _FlatState:
+        rounds, stats = state.rounds, state.stats
         while count:
             n = min(count, rounds.size - rounds.done)
             calls = search_kernels.Rounds(
                 choices=root.choices,
                 active=rounds.active,
                 num_active=rounds.active.size,
-                det_rng=det_rng,
+                det_rng=state.det_rng,
                 done=rounds.done,
                 todo=n,
                 stats=stats,
             )
             search_kernels.flat_monte_carlo(
-                root.arrays, root.det, sim, root.tables, self._settings(root), calls, root.rng, _work(root)
+                root.arrays, root.det, state.sim, root.tables, self._settings(root), calls, root.rng, _work(root)
             )
             rounds.done += n
             count -= n
             if rounds.done == rounds.size:
                 rounds.halve([self._value(row) for row in stats])
+        return state
 
-    def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
-        return root.choices, state[2]
+    def _finish(self, root: _Root, state: _FlatState) -> tuple[np.ndarray, np.ndarray]:
+        return root.choices, state.stats
 
     def _pick(self, choices: np.ndarray, stats: np.ndarray) -> int:
         most = stats[:, search_kernels.S_COUNT].max()
@@ -686,34 +707,26 @@ class ISMCTSAgent(SearchAgent):
     #: Tree nodes allocated at first (one expansion per playout); the tree doubles when full.
     TREE_BLOCK = 4096
 
-    def _begin(self, root: _Root) -> Any:
+    def _begin(self, root: _Root) -> search_kernels.Tree:
         capacity = 1 + min(self.playouts or self.TREE_BLOCK, self.TREE_BLOCK)  # grown as needed
-        return [
-            search_kernels.new_tree(capacity),
-            np.zeros(capacity, dtype=np.int64),
-            np.empty(search_kernels.NUM_ACTIONS, dtype=np.int64),
-        ]
+        return search_kernels.new_tree(capacity, root.prior)
 
-    def _run(self, root: _Root, state: Any, count: int) -> None:
-        (nodes, values, size), path, cand = state
-        if size[0] + count > nodes.shape[0]:  # the tree is full: double it until the playouts fit
-            grown = search_kernels.new_tree(
-                nodes.shape[0] * 2 ** math.ceil(math.log2((size[0] + count) / nodes.shape[0]))
-            )
-            grown[0][: nodes.shape[0]], grown[1][: nodes.shape[0]] = nodes, values
-            grown[2][0] = size[0]
-            state[0] = (nodes, values, size) = grown
-            state[1] = path = np.zeros(nodes.shape[0], dtype=np.int64)
-        tree = search_kernels.Tree(nodes=nodes, values=values, size=size, path=path, cand=cand, prior=root.prior)
+    def _run(self, root: _Root, state: search_kernels.Tree, count: int) -> search_kernels.Tree:
+        tree = state
+        used, capacity = int(tree.size[0]), tree.nodes.shape[0]
+        if used + count > capacity:  # the tree is full: double it until the playouts fit
+            tree = search_kernels.new_tree(capacity * 2 ** math.ceil(math.log2((used + count) / capacity)), root.prior)
+            tree.nodes[:capacity], tree.values[:capacity] = state.nodes, state.values
+            tree.size[0] = used
         search_kernels.ismcts(
             root.arrays, root.det, root.tables, self._settings(root), tree, root.rng, count, _work(root)
         )
+        return tree
 
-    def _finish(self, root: _Root, state: Any) -> tuple[np.ndarray, np.ndarray]:
-        (nodes, values, _), _, _ = state
+    def _finish(self, root: _Root, state: search_kernels.Tree) -> tuple[np.ndarray, np.ndarray]:
         actions = np.empty(root.choices.size, dtype=np.int64)
         stats = np.empty((root.choices.size, search_kernels.NUM_STATS))
-        n = search_kernels.root_children(nodes, values, actions, stats)
+        n = search_kernels.root_children(state.nodes, state.values, actions, stats)
         found = {int(a): stats[i] for i, a in enumerate(actions[:n])}
         zero = np.zeros(search_kernels.NUM_STATS)
         return root.choices, np.array([found.get(int(a), zero) for a in root.choices])

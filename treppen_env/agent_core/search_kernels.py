@@ -311,13 +311,19 @@ def flat_monte_carlo(
 
 # ------------------------------------------------------------------------------ IS-MCTS
 @kernel
-def new_tree(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An empty IS-MCTS tree for ``capacity - 1`` expansions: the int64 node table (capacity,
-    NODE_COLS), the float64 statistics (capacity, NODE_VALUE_COLS) and its size (int64 (1,));
-    node 0 is the root."""
+def new_tree(capacity: int, prior: np.ndarray) -> Tree:
+    """An empty IS-MCTS :class:`Tree` for ``capacity - 1`` expansions (node 0 is the root, its size
+    1), its scratch of that capacity, and the root's ``prior`` (float64 (NUM_ACTIONS,))."""
     nodes = np.full((capacity, NODE_COLS), NO_NODE, dtype=np.int64)
     nodes[0, N_AVAIL] = 1
-    return nodes, np.zeros((capacity, NODE_VALUE_COLS)), np.ones(1, dtype=np.int64)
+    return Tree(
+        nodes=nodes,
+        values=np.zeros((capacity, NODE_VALUE_COLS)),
+        size=np.ones(1, dtype=np.int64),
+        path=np.zeros(capacity, dtype=np.int64),
+        cand=np.empty(NUM_ACTIONS, dtype=np.int64),
+        prior=prior,
+    )
 
 
 @kernel
