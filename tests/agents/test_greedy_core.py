@@ -12,7 +12,7 @@ from tests.agents.public_view import public_view
 from tests.env_helpers import swap_hidden
 from tests.fixtures.make_greedy_fixture import CONFIGS, PLAYS, PRESETS, make_agent, observation
 from treppen.agents import GreedyAgent
-from treppen_env.agent_core import reader
+from treppen_env.agent_core import greedy_kernels, reader
 from treppen_env.agent_hooks import heuristic_inputs
 from treppen_env.engine import GameState
 from treppen_env.observation import Encoder, encode
@@ -79,13 +79,13 @@ def test_inputs_from_a_state_equal_those_from_the_observation(preset, players):
             assert agent.decide_state(state) == action
 
 
-def assert_same_inputs(got, expected):
+def assert_same_inputs(got: greedy_kernels.Inputs, expected: greedy_kernels.Inputs) -> None:
     """Equal input arrays, the meld table compared as a set of rows (its order is free)."""
-    cards, stairs, scalars, melds, meld_bits = got
-    for a, b in zip((cards, stairs, scalars), expected[:3], strict=True):
-        np.testing.assert_array_equal(a, b)
-    rows = sorted(zip(map(tuple, melds.tolist()), meld_bits.tolist(), strict=True))
-    want = sorted(zip(map(tuple, expected[3].tolist()), expected[4].tolist(), strict=True))
+    np.testing.assert_array_equal(got.cards, expected.cards)
+    np.testing.assert_array_equal(got.stairs, expected.stairs)
+    np.testing.assert_array_equal(got.scalars, expected.scalars)
+    rows = sorted(zip(map(tuple, got.melds.tolist()), got.meld_bits.tolist(), strict=True))
+    want = sorted(zip(map(tuple, expected.melds.tolist()), expected.meld_bits.tolist(), strict=True))
     assert rows == want
 
 
