@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
-trap 'kill "${server:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# (the server's pid only once it runs: "kill 0" would end this script's whole process group, CI with it)
+trap 'if [ -n "${server:-}" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
 python3 -m pip wheel --quiet --no-deps -w "$work/dist" .
 python3 -m venv "$work/venv"
@@ -22,7 +23,8 @@ for module in (treppen, treppen_env):
     assert "site-packages" in module.__file__, f"{module.__name__} comes from {module.__file__}, not the wheel"
 print("installed:", Path(treppen.__file__).parent)
 PY
-treppen zoo list | head -3
+treppen zoo list >zoo.txt
+head -3 zoo.txt
 # a tiny run of the default config (the shipped configs/kernel.yaml, the batched learner)
 treppen train total_timesteps=256 n_envs=16 n_steps=8 batch_size=64 n_epochs=1 eval_deals=2 elo_every=0 \
     checkpoint_every=256 snapshot_every=256 progress=false | tee train.log
