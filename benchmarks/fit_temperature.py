@@ -47,7 +47,9 @@ def decisions(spec: str, deals: int) -> list[tuple]:
 
 def log_likelihood(recorded: list[tuple], temperature: float, epsilon: float = 0.05) -> float:
     rules = make_rules("treppenromme")
-    b = belief_kernels.new_beliefs(2, temperature, epsilon, greedy_kernels.settings_row())
+    b = belief_kernels.new_beliefs(
+        2, temperature, epsilon, greedy_kernels.settings_row(), np.zeros((0, belief_kernels.LOCATIONS))
+    )
     scratch = belief_kernels.scratch().likelihood
     total = 0.0
     table = rules_table(rules)

@@ -21,6 +21,12 @@ it, removing those it took from the staircase, and for a stock draw one card it 
 makes these decisions. Only public information enters: observations and
 the observer's own actions, never a hidden card.
 
+For the belief net (:mod:`treppen_env.agent_core.belief_net_kernels`), 2 players, :attr:`History.table`
+keeps the whole deal's draws, lays and discards of the opponent in the kernels' own arrays: at
+which turn it last discarded each card, last left each card on the staircase when it drew, and laid
+each card (its first turn too, when it played first: read from the table and the staircase the
+observer first sees). A turn that ends in a reshuffle is not followed.
+
 A reshuffle of the staircase into the stock (``stock_exhausted="reshuffle"``, RULES §6.4) is seen
 as a stock that grew: the cards that went into it were public, so the stock is dealt from them
 only (:attr:`History.stock_pool`), not pooled with the opponents' hidden cards.
@@ -34,7 +40,9 @@ import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, DRAW, TAKE_BASE
 from treppen_env.agent_core.belief_kernels import MAX_STEPS
-from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits
+from treppen_env.agent_core.belief_net_kernels import TableHistory
+from treppen_env.cards import FULL_DECK, NUM_CARDS, bits_to_cards, cards_to_bits
+from treppen_env.core.layout import MAX_SEATS
 from treppen_env.determinize import table_meld, unseen_cards
 from treppen_env.engine import GameState, Phase
 from treppen_env.observation import PublicView, decode, views
@@ -103,6 +111,8 @@ class History:
     decisions: list[OpponentDecision] = field(default_factory=list)
     #: Cards dealt into the stock at a reshuffle that are still unseen: the stock holds only these.
     stock_pool: int = 0
+    #: The opponent's draws and discards this deal, relative seats (2 players; see the module docstring).
+    table: TableHistory = field(default_factory=lambda: _empty_table())
     _seen: _Seen | None = None
     _public: int = 0
     _laid_before_now: bool = False
@@ -111,6 +121,7 @@ class History:
         """Forget the deal (a new one begins)."""
         self.decisions.clear()
         self.stock_pool = 0
+        self.table = _empty_table()
         self._seen = None
         self._public = 0
 
@@ -129,6 +140,8 @@ class History:
             self.reset()
             seen = None
         self._public |= cards_to_bits(view.staircase) | _known_bits(view)
+        if seen is None and view.num_players == 2 and turn == 1 and view.phase == "draw":
+            self._first_turn(view)
         if seen is not None and view.phase == "draw" and turn > seen.turn and seen.action >= DISCARD_BASE:
             self._rebuild(seen, view, turn)
         self._seen = _Seen(view, own_known, turn)
@@ -154,6 +167,18 @@ class History:
             self.decisions = [self._last_discard(seen, view, turn)] if view.staircase else []
         self.decisions = [d for d in self.decisions if turn - d.turn <= 2 * self.memory and len(d.undo) <= MAX_STEPS]
 
+    def _first_turn(self, view: PublicView) -> None:
+        """The 2-player opponent's first turn, played before the observer's first decision: from
+        the one card the deal turned up (RULES §2.3), it drew the stock (two cards now: it left the
+        first) or took that card (one card now), then discarded the top card (RULES §4.1, §4.4)."""
+        stairs = list(view.staircase)
+        if len(stairs) == 2:
+            self.table.declined[1, stairs[0]] = 1
+        if len(stairs) in (1, 2):
+            self.table.discarded[1, stairs[-1]] = 1
+        for card in bits_to_cards(_table_bits(view)):
+            self.table.laid[1, card] = 1
+
     def _reshuffled(self, view: PublicView) -> None:
         self.stock_pool = self._public & unseen_cards(view)
 
@@ -170,6 +195,11 @@ class History:
             return
         taken = cards_to_bits(before[len(before) - depth :]) if depth else 0
         played = _table_bits(view) & ~_table_bits(seen.view)
+        for card in before[: len(before) - depth]:
+            self.table.declined[1, card] = turn
+        for card in bits_to_cards(played):
+            self.table.laid[1, card] = turn
+        self.table.discarded[1, discard] = turn
         known_before = cards_to_bits(seen.view.known[0])
         whole_turn = Undo(played | (1 << discard), taken, int(drew_stock), FULL_DECK & ~known_before)
         for old in self.decisions:  # its hand then, seen from its hand now: this turn undone first
@@ -290,6 +320,14 @@ def _position(
         laid_this_turn=laid,
         banned=banned,
         turn=max(turn, 0),
+    )
+
+
+def _empty_table() -> TableHistory:
+    return TableHistory(
+        discarded=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
+        declined=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
+        laid=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
     )
 
 

@@ -74,7 +74,9 @@ def _decision_position(top: str) -> GameState:
 
 
 def _beliefs_for(state: GameState, action: int, temperature: float = 2.0, epsilon: float = 0.05):
-    b = belief_kernels.new_beliefs(8, temperature, epsilon, greedy_kernels.settings_row())
+    b = belief_kernels.new_beliefs(
+        8, temperature, epsilon, greedy_kernels.settings_row(), np.zeros((0, belief_kernels.LOCATIONS))
+    )
     position = state.arrays()
     u64, i8, i64 = position.u64, position.i8, position.i64
     b.decisions.u64[0], b.decisions.i8[0], b.decisions.i64[0] = u64, i8, i64

@@ -35,16 +35,19 @@ import numpy as np
 
 from treppen_env.agent_core import feature_kernels, greedy_kernels, playout_kernels
 from treppen_env.core import kernels
-from treppen_env.core.bits import bit, count, lowest
+from treppen_env.core.bits import bit, count, has, lowest
 from treppen_env.core.cache import kernel
-from treppen_env.core.generator import next_random, random_below
+from treppen_env.core.generator import random_below, random_unit
 from treppen_env.core.layout import (
+    CURRENT,
     HAND,
     I8_SIZE,
     I64_SIZE,
     KNOWN,
     MAX_SEATS,
+    MUST_USE,
     NUM_CARDS,
+    NUM_PLAYERS,
     STOCK,
     STOCK_LEN,
     U64_SIZE,
@@ -105,6 +108,9 @@ class Beliefs(NamedTuple):
     candidates: int
     #: uint64 (1,): cards the stock is dealt from after a reshuffle (0: any).
     stock_pool: np.ndarray
+    #: float64 (NUM_CARDS, LOCATIONS): learned card beliefs the deals are drawn from
+    #: (:func:`deal_learned`); no rows: none.
+    probs: np.ndarray
     #: float64 (3,): the sum of the effective sample sizes (as shares of the candidates), the
     #: weighted determinizations and the candidates ruled out (weight 0), columns ``ST_*``.
     stats: np.ndarray
@@ -148,13 +154,17 @@ MAX_CANDIDATES = 64
 MAX_STEPS = 4
 
 _ONE = np.uint64(1)
+_ZERO_BITS = np.uint64(0)
 
 
 @kernel
-def new_beliefs(candidates: int, temperature: float, epsilon: float, settings: np.ndarray) -> Beliefs:
+def new_beliefs(
+    candidates: int, temperature: float, epsilon: float, settings: np.ndarray, probs: np.ndarray
+) -> Beliefs:
     """Empty beliefs (no decisions yet: uniform deals) with ``candidates`` candidate deals per kept
     one, the opponent model's ``temperature`` (points) and ``epsilon``, and the heuristic's
-    settings (float64)."""
+    settings (float64); or, when ``probs`` (float64 (NUM_CARDS, LOCATIONS)) has rows, deals drawn
+    from these learned card beliefs (:func:`deal_learned`)."""
     decisions = Decisions(
         u64=np.zeros((MAX_DECISIONS, U64_SIZE), dtype=np.uint64),
         i8=np.zeros((MAX_DECISIONS, I8_SIZE), dtype=np.int8),
@@ -176,6 +186,7 @@ def new_beliefs(candidates: int, temperature: float, epsilon: float, settings: n
         model=OpponentModel(temperature=temperature, epsilon=epsilon, settings=settings),
         candidates=candidates,
         stock_pool=np.zeros(1, dtype=np.uint64),
+        probs=probs,
         stats=np.zeros(3),
     )
 
@@ -274,6 +285,14 @@ def scratch() -> BeliefWork:
 
 
 @kernel
+def _copy(source: Position, target: Position) -> None:
+    """``target``'s arrays become copies of ``source``'s."""
+    target.u64[:] = source.u64
+    target.i8[:] = source.i8
+    target.i64[:] = source.i64
+
+
+@kernel
 def determinize(
     root: Position,
     det: Position,
@@ -285,18 +304,24 @@ def determinize(
     work: BeliefWork,
 ) -> None:
     """``det`` (u64, i8, i64) becomes a copy of ``root`` with what ``observer`` cannot see dealt
-    afresh: uniformly (:func:`treppen_env.agent_core.playout_kernels.redeal`) without decisions to weigh, else
+    afresh: from the learned card beliefs ``b.probs`` when it has rows (:func:`deal_learned`, exact;
+    uniformly should no deal fit them), else uniformly
+    (:func:`treppen_env.agent_core.playout_kernels.redeal`) without decisions to weigh, else
     the one of ``b.candidates`` fresh deals kept by its weight (sampling-importance-resampling,
     see the module docstring); ``b.candidates == 0`` copies ``root`` as it is (a full-information
     search, for diagnostics). ``work`` is :func:`scratch`."""
     u64, i8, i64 = det.u64, det.i8, det.i64
+    if b.probs.shape[0] > 0 and b.candidates != 0:
+        _copy(root, det)
+        if not deal_learned(det, Tables(tab=tab, meld_bits=meld_bits), observer, b.probs, b.stock_pool[0], rng, 100):
+            _copy(root, det)
+            playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
+        return
     count = b.candidates if b.decisions.size[0] > 0 else 1
     hands, stocks, logw = work.hands, work.stocks, work.log_weights
     best = -np.inf
     for c in range(count):
-        u64[:] = root.u64
-        i8[:] = root.i8
-        i64[:] = root.i64
+        _copy(root, det)
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
         playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
@@ -311,7 +336,7 @@ def determinize(
     b.stats[ST_ESS] += total * total / (weights * weights).sum() / count
     b.stats[ST_WEIGHED] += 1.0
     b.stats[ST_RULED_OUT] += (weights == 0.0).sum()
-    pick = (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    pick = random_unit(rng) * total
     chosen = count - 1
     for c in range(count):
         pick -= weights[c]
@@ -356,3 +381,196 @@ def card_counts(
                 c = lowest(hidden)
                 hidden &= ~bit(c)
                 counts[s, c] += 1.0
+
+
+# ------------------------------------------------------------------ deals from learned card beliefs
+#: Columns of a card-location table (float64 (NUM_CARDS, LOCATIONS)): seat ``s``'s hidden cards at
+#: column ``s`` (absolute seats), the stock at :data:`IN_STOCK`.
+IN_STOCK = MAX_SEATS
+LOCATIONS = MAX_SEATS + 1
+
+
+@kernel
+def _strides(caps: np.ndarray) -> np.ndarray:
+    """Mixed-radix strides (int64 (L,)) over the remaining capacities of the first ``L - 1``
+    locations (the last one's follows from the cards left); the last entry is the table size."""
+    strides = np.ones(caps.size, dtype=np.int64)
+    for place in range(1, caps.size):
+        strides[place] = strides[place - 1] * (caps[place - 1] + 1)
+    return strides
+
+
+@kernel
+def _choice_weights(
+    weights: np.ndarray, caps: np.ndarray, strides: np.ndarray, after: np.ndarray, i: int, index: int, out: np.ndarray
+) -> float:
+    """For card ``i`` with the remaining capacities at mixed-radix ``index``: each location's
+    weight times the ways to place the cards after it (``after``, the table of card ``i + 1``)
+    into ``out`` (float64 (L,)); their sum."""
+    last = caps.size - 1
+    left = weights.shape[0] - i
+    total = 0.0
+    used = 0
+    for place in range(last):
+        rem = (index // strides[place]) % (caps[place] + 1)
+        used += rem
+        out[place] = weights[i, place] * after[index - strides[place]] if rem > 0 else 0.0
+        total += out[place]
+    rest = left - used
+    out[last] = weights[i, last] * after[index] if 0 < rest <= caps[last] else 0.0
+    return total + out[last]
+
+
+@kernel
+def sample_locations(weights: np.ndarray, caps: np.ndarray, rng: np.ndarray, out: np.ndarray) -> bool:
+    """Place ``m`` cards into ``L`` locations exactly by capacity, each whole placement drawn with
+    probability proportional to the product of its cards' weights (the conditional distribution of
+    independent card locations given the locations' sizes).
+
+    A dynamic programme over the cards from the last counts, for every vector of remaining
+    capacities, the weighted ways to place the cards left (each card's table rescaled by its
+    largest entry, which cancels); the cards are then placed in order, each location drawn with
+    its weight times the ways to place the rest. Exact for any ``L``; its table has
+    ``prod(caps[:-1] + 1)`` entries a card.
+
+    :param weights: float64 (m, L), non-negative.
+    :param caps: int64 (L,), summing to ``m``.
+    :param rng: the SplitMix64 generator state (uint64 (1,)).
+    :param out: int64 (m,): each card's location.
+    :return: False when no placement has a positive weight (``out`` then unchanged).
+    """
+    m, locations = weights.shape
+    strides = _strides(caps)
+    size = strides[locations - 1]
+    ways = np.zeros((m + 1, size))
+    ways[m, 0] = 1.0
+    choice = np.zeros(locations)
+    for i in range(m - 1, -1, -1):
+        for index in range(size):
+            ways[i, index] = _choice_weights(weights, caps, strides, ways[i + 1], i, index, choice)
+        top = ways[i].max()
+        if top > 0.0:
+            ways[i] /= top
+    index = 0
+    for place in range(locations - 1):
+        index += caps[place] * strides[place]
+    if ways[0, index] <= 0.0:
+        return False
+    for i in range(m):
+        total = _choice_weights(weights, caps, strides, ways[i + 1], i, index, choice)
+        pick = random_unit(rng) * total
+        chosen = locations - 1
+        for place in range(locations):
+            if choice[place] > 0.0:
+                chosen = place
+                pick -= choice[place]
+                if pick < 0.0:
+                    break
+        out[i] = chosen
+        if chosen < locations - 1:
+            index -= strides[chosen]
+    return True
+
+
+class Places(NamedTuple):
+    """Where the unseen cards of a position go (:func:`hidden_places`; a kernel bundle)."""
+
+    #: int64 (P,): each place's seat, :data:`IN_STOCK` last.
+    seats: np.ndarray
+    #: int64 (P,): each place's cards.
+    caps: np.ndarray
+    #: int64 (m,): the unseen cards, ascending.
+    cards: np.ndarray
+
+
+@kernel
+def hidden_places(pos: Position, observer: int) -> Places:
+    """The places that hide cards from ``observer``, the other seats' hidden parts and the stock,
+    with their sizes, and the cards they hold (RULES §4.1: a seat's taken cards are public)."""
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
+    n, stock_len = i64[NUM_PLAYERS], i64[STOCK_LEN]
+    seats = np.zeros(n, dtype=np.int64)
+    caps = np.zeros(n, dtype=np.int64)
+    hidden = _ZERO_BITS
+    place = 0
+    for s in range(n):
+        if s != observer:
+            secret = u64[HAND + s] & ~u64[KNOWN + s]
+            seats[place], caps[place] = s, count(secret)
+            hidden |= secret
+            place += 1
+    seats[place], caps[place] = IN_STOCK, stock_len
+    for k in range(stock_len):
+        hidden |= bit(i8[STOCK + k])
+    cards = np.empty(count(hidden), dtype=np.int64)
+    for k in range(cards.size):
+        cards[k] = lowest(hidden)
+        hidden &= hidden - _ONE
+    return Places(seats=seats[: place + 1], caps=caps[: place + 1], cards=cards)
+
+
+@kernel
+def place_weights(places: Places, probs: np.ndarray, stock_pool: np.uint64) -> np.ndarray:
+    """Each unseen card's weight of each place (float64 (m, P)): its probability in ``probs``,
+    at least 1e-9; after a reshuffle, 0 in the stock for a card outside ``stock_pool`` (RULES
+    §6.4), when the pool holds enough unseen cards to fill the stock."""
+    cards, stock = places.cards, places.seats.size - 1
+    pooled = 0
+    for k in range(cards.size):
+        if has(stock_pool, cards[k]):
+            pooled += 1
+    reshuffled = stock_pool != _ZERO_BITS and pooled >= places.caps[stock]
+    weights = np.empty((cards.size, places.seats.size))
+    for k in range(cards.size):
+        for place in range(places.seats.size):
+            weights[k, place] = max(probs[cards[k], places.seats[place]], 1e-9)
+        if reshuffled and not has(stock_pool, cards[k]):
+            weights[k, stock] = 0.0
+    return weights
+
+
+@kernel
+def deal_learned(
+    pos: Position, tables: Tables, observer: int, probs: np.ndarray, stock_pool: np.uint64, rng: np.ndarray, tries: int
+) -> bool:
+    """Deal the cards ``observer`` cannot see (the arrays of ``pos`` changed in place) from learned
+    beliefs: every other seat keeps its publicly known cards (RULES §4.1), and the unseen cards are
+    placed into the seats' hidden parts and the stock, exactly by their sizes
+    (:func:`hidden_places`), each placement drawn with probability proportional to the product of
+    its cards' weights (:func:`place_weights`, :func:`sample_locations`); the stock's order is
+    uniform. A deal from which a seat to move with a must-use card (RULES §4.2) could not play it
+    is dealt again, at most ``tries`` times in all.
+
+    :param probs: float64 (NUM_CARDS, LOCATIONS): each card's probability of each place
+        (columns: seats, :data:`IN_STOCK`).
+    :param stock_pool: the cards a reshuffled stock is dealt from (0: none;
+        :func:`treppen_env.agent_core.playout_kernels.redeal`).
+    :return: False when no deal was found (the arrays hold the last one tried, or are unchanged
+        when no placement fits the constraints).
+    """
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
+    places = hidden_places(pos, observer)
+    weights = place_weights(places, probs, stock_pool)
+    cards, seats, stock_place = places.cards, places.seats, places.seats.size - 1
+    where = np.empty(cards.size, dtype=np.int64)
+    stock = np.empty(places.caps[stock_place], dtype=np.int8)
+    mover, must_use = i64[CURRENT], i64[MUST_USE]
+    for _ in range(tries):
+        if not sample_locations(weights, places.caps, rng, where):
+            return False
+        for place in range(stock_place):
+            u64[HAND + seats[place]] = u64[KNOWN + seats[place]]
+        j = 0
+        for k in range(cards.size):
+            if where[k] == stock_place:
+                stock[j] = cards[k]
+                j += 1
+            else:
+                u64[HAND + seats[where[k]]] |= bit(cards[k])
+        playout_kernels.shuffle(stock, rng)
+        i8[STOCK : STOCK + stock.size] = stock
+        if must_use < 0 or mover == observer:
+            return True
+        if kernels.can_play(u64, tables.tab, tables.meld_bits, must_use, u64[HAND + mover]):
+            return True
+    return False

@@ -419,21 +419,28 @@ def outcome(i64: np.ndarray, seat: int) -> tuple[float, float]:
 def policy_move(
     pos: Position, tab: np.ndarray, meld_bits: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch
 ) -> None:
-    """Play one move of the seat to move by its policy in ``playout`` (:data:`GREEDY`,
-    :data:`RANDOM`, :data:`NET`, the network of ``work``, or :data:`PLANNER`), kept in the seats'
-    memory; the legal mask in ``work`` must be the state's."""
+    """Play one move of the seat to move by its policy in ``playout`` (:func:`policy_action`),
+    kept in the seats' memory; the legal mask in ``work`` must be the state's."""
+    u64, i8, i64 = pos.u64, pos.i8, pos.i64
+    action = policy_action(pos, tab, playout, rng, work)
+    planner_kernels.remember(work.memory, i8, i64, action)
+    advance(u64, i8, i64, tab, meld_bits, action, rng, work)
+
+
+@kernel
+def policy_action(pos: Position, tab: np.ndarray, playout: Playout, rng: np.ndarray, work: Scratch) -> int:
+    """The move of the seat to move by its policy in ``playout`` (:data:`GREEDY`, :data:`RANDOM`,
+    :data:`NET`, the network of ``work``, or :data:`PLANNER`), not yet played; the legal mask in
+    ``work`` must be the state's."""
     u64, i8, i64 = pos.u64, pos.i8, pos.i64
     policy = playout.policies[i64[CURRENT]]
     if policy == GREEDY:
-        action = greedy_choice(u64, i8, i64, tab, playout.settings, work)
-    elif policy == NET:
-        action = net_choice(pos, tab, playout.settings, rng, work)
-    elif policy == PLANNER:
-        action = planner_choice(u64, i8, i64, tab, playout, work)
-    else:
-        action = random_legal(work.mask.view(np.uint64), rng)
-    planner_kernels.remember(work.memory, i8, i64, action)
-    advance(u64, i8, i64, tab, meld_bits, action, rng, work)
+        return greedy_choice(u64, i8, i64, tab, playout.settings, work)
+    if policy == NET:
+        return net_choice(pos, tab, playout.settings, rng, work)
+    if policy == PLANNER:
+        return planner_choice(u64, i8, i64, tab, playout, work)
+    return random_legal(work.mask.view(np.uint64), rng)
 
 
 @kernel

@@ -23,7 +23,7 @@ import numpy as np
 from treppen_env.core import kernels
 from treppen_env.core.bits import bit, lowest
 from treppen_env.core.cache import kernel
-from treppen_env.core.generator import next_random
+from treppen_env.core.generator import random_unit
 from treppen_env.core.layout import HAND, MAX_SEATS, NUM_CARDS
 
 #: Slots of the shape array.
@@ -141,7 +141,7 @@ def sample_action(logits: np.ndarray, rng: np.ndarray) -> int:
     for a in range(logits.size):
         if logits[a] > -np.inf:
             total += np.exp(logits[a] - best)
-    pick = (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+    pick = random_unit(rng) * total
     last = -1
     for a in range(logits.size):
         if logits[a] > -np.inf:

@@ -25,9 +25,15 @@ def next_random(rng: np.ndarray) -> np.uint64:
 
 
 @kernel
+def random_unit(rng: np.ndarray) -> float:
+    """A uniformly random float in [0, 1) from the generator ``rng`` (53 random bits)."""
+    return (next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@kernel
 def random_below(rng: np.ndarray, n: int) -> int:
     """A uniformly random integer 0..n-1 from the generator ``rng`` (53 random bits)."""
-    return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)
+    return int(random_unit(rng) * n)
 
 
 #: A legal mask padded to whole uint64 words (8 entries each), as :func:`random_legal` reads it.
