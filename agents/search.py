@@ -51,12 +51,22 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from treppen.agents.base import Agent, legal_actions
+from treppen.agents.belief_net import DEFAULT_FILE as DEFAULT_BELIEF_NET
+from treppen.agents.belief_net import load_belief_net
 from treppen.agents.search_net import SearchNet, likely_moves
 from treppen.agents.search_settings import DEFAULT_PLAYOUTS, ISMCTSSettings, RolloutSettings, SearchSettings
 from treppen_env.actions import DRAW, MELD_BASE, TAKE_BASE, action_to_str
-from treppen_env.agent_core import belief_kernels, greedy_kernels, plan_value, playout_kernels, search_kernels
+from treppen_env.agent_core import (
+    belief_kernels,
+    belief_net_kernels,
+    greedy_kernels,
+    plan_value,
+    playout_kernels,
+    search_kernels,
+)
+from treppen_env.agent_core.belief_net_kernels import BeliefNet
 from treppen_env.cards import NUM_CARDS, bits_to_cards, cards_to_bits
-from treppen_env.core.layout import Position
+from treppen_env.core.layout import NUM_PLAYERS, Position
 from treppen_env.determinize import sample_state
 from treppen_env.engine import GameState
 from treppen_env.history import History
@@ -166,7 +176,7 @@ class _Root:
         )
         self.work = agent._scratch()
         #: How determinizations are dealt (:mod:`treppen_env.agent_core.belief_kernels`) and their scratch arrays.
-        self.beliefs = agent._beliefs_for(self.settings)
+        self.beliefs = agent._beliefs_for(self.settings, self.arrays)
         self.belief_work = belief_kernels.scratch()
         self.rng = np.full(1, int(agent.rng.integers(2**63)), dtype=np.uint64)
         cand = np.empty(search_kernels.NUM_ACTIONS, dtype=np.int64)
@@ -229,6 +239,7 @@ class SearchAgent(Agent):
         self._net = None if self.settings.net is None else SearchNet(self.settings.net, self.rules)
         if self._net is not None:
             self._check_net(self._net)
+        self._belief_net = self._load_belief_net()
         self.history = History(self.rules)
         #: Simulations run for the last decision (0 when it had one searched move).
         self.simulations = 0
@@ -448,13 +459,41 @@ class SearchAgent(Agent):
         """The playout scratch of a decision, with this agent's network when it has one."""
         return playout_kernels.scratch() if self._net is None else self._net.scratch(self.settings)
 
-    def _beliefs_for(self, settings: np.ndarray) -> belief_kernels.Beliefs:
-        """The beliefs of a decision's search: uniform, or weighted by the opponents' moves this
-        agent saw (:attr:`history`) when ``beliefs="greedy"`` and the search may use them."""
+    def _load_belief_net(self) -> BeliefNet | None:
+        """The belief net of ``beliefs="net"`` (None for other beliefs).
+
+        :raises ValueError: naming ``belief_net`` when its file is missing or no belief net, or
+            when it was trained for other rules than ``treppenromme``.
+        """
+        s = self.settings
+        if s.beliefs != "net":
+            return None
+        if self.rules.name != "treppenromme":
+            raise ValueError(
+                f"beliefs='net' plays treppenromme only (the belief net learned it), not {self.rules.name!r}"
+            )
+        try:
+            return load_belief_net(DEFAULT_BELIEF_NET if s.belief_net is None else s.belief_net)[0]
+        except (FileNotFoundError, ValueError) as error:
+            raise ValueError(f"belief_net={s.belief_net!r}: {error}") from error
+
+    def _beliefs_for(self, settings: np.ndarray, root: Position) -> belief_kernels.Beliefs:
+        """The beliefs of a decision's search of ``root`` (the observer at seat 0): uniform, or
+        weighted by the opponents' moves this agent saw (:attr:`history`) when
+        ``beliefs="greedy"``, or the belief net's (``beliefs="net"``, from the deal's public
+        history) when the search may use them.
+
+        :raises ValueError: for ``beliefs="net"`` at a table of more than 2 players.
+        """
         s = self.settings
         weighted = s.beliefs == "greedy" and self._use_history
+        probs = np.zeros((0, belief_kernels.LOCATIONS))
+        if self._belief_net is not None and self._use_history:
+            if root.i64[NUM_PLAYERS] != 2:
+                raise ValueError("beliefs='net' reads the public history of 2-player tables only")
+            probs = belief_net_kernels.card_probabilities(self._belief_net, root, 0, self.history.table)
         beliefs = belief_kernels.new_beliefs(
-            s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings
+            s.candidates if weighted else 1, s.opponent_temperature, s.epsilon, settings, probs
         )
         seen, undo = beliefs.decisions, beliefs.undo
         decisions = self.history.decisions[-belief_kernels.MAX_DECISIONS :] if weighted else []

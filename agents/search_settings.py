@@ -33,7 +33,7 @@ PLAYOUTS = tuple(playout_kernels.POLICIES)
 #: How a net seat of the playouts picks its move (:class:`SearchSettings`'s ``net_pick``).
 NET_PICKS = ("sample", "argmax")
 #: How the unseen cards are dealt (:class:`SearchSettings`'s ``beliefs``).
-BELIEFS = ("uniform", "greedy")
+BELIEFS = ("uniform", "greedy", "net")
 #: The opponent model's default temperature, in points of the heuristic's scores: fitted by maximum
 #: likelihood to the draws and discards of greedy, the shipped policy ppo-2p and rollout at 200
 #: playouts against greedy (630 decisions of 36 deals; greedy alone fits 0.05, ppo-2p 8.3, the
@@ -80,10 +80,14 @@ class SearchSettings:
     :param beliefs: how the unseen cards are dealt in the simulations: ``"uniform"`` (every deal
         consistent with the observation alike) or ``"greedy"`` (deals weighted by how likely a
         softmax over the greedy heuristic's scores makes the opponents' recent moves,
-        :mod:`treppen_env.agent_core.belief_kernels`).
+        :mod:`treppen_env.agent_core.belief_kernels`) or ``"net"`` (deals drawn exactly from a
+        belief net's probabilities of where each unseen card lies, read from the deal's public
+        history; 2 players; :mod:`treppen.agents.belief_net`).
     :param temperature: the opponent model's temperature, in points (``None``: :data:`TEMPERATURE`).
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].
+    :param belief_net: the belief net of ``beliefs="net"``, a file of
+        :func:`treppen.agents.belief_net.save_belief_net` (``None``: the zoo's ``beliefs-2p``).
     :param net: the network of ``"net"`` playouts and values, or ``None``: a file of
         :meth:`treppen.train.expert.policy_value_torch.KernelNet.save` (the small policy/value net) or the
         batched learner's action net (a ``final_model.npz`` of ``backend: kernel``,
@@ -109,6 +113,7 @@ class SearchSettings:
     temperature: float | None = None
     candidates: int = 8
     epsilon: float = 0.05
+    belief_net: str | None = None
     net: str | None = None
     net_pick: str = "sample"
     own_playout: str | None = None
@@ -158,8 +163,9 @@ class SearchSettings:
         # fields past the frozen dataclass's check (as a constructor would)
         numbers = ("seconds", "deadline", "temperature", "epsilon", "value_weight")
         vars(self).update({name: float(getattr(self, name)) for name in numbers if getattr(self, name) is not None})
-        if self.net is not None:
-            vars(self)["net"] = str(self.net)
+        for name in ("net", "belief_net"):
+            if getattr(self, name) is not None:
+                vars(self)[name] = str(getattr(self, name))
 
     def _choose(self, name: str, allowed: tuple[str, ...]) -> None:
         value = getattr(self, name)

@@ -18,6 +18,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from treppen import agents
 from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
 from treppen.apps.options import add_record_arguments, seed, whole
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     print(render_text(env.game, observer=seat))
     print(f"\n{agent!r}, seed {args.seed}:")
     print(format_table(estimates, played=record["actions"][args.step - 1]))
-    print(format_beliefs(estimates.beliefs, agent.settings.beliefs))
+    print(format_beliefs(estimates.beliefs, agent.settings.beliefs, len(env.game.stock)))
     return 0
 
 
@@ -116,12 +118,26 @@ def history_before(record: dict[str, Any], step: int) -> History:
     return history
 
 
-def format_beliefs(beliefs: Any, model: str) -> str:
-    """The most likely cards of each opponent's hand (relative seats, ``P+1`` the next to play)."""
+def uniform_shares(beliefs: np.ndarray, stock_size: int) -> np.ndarray:
+    """The uniform deal's probability that each opponent holds any one unseen card (float64
+    (num_players,), row 0 the player to move: 0): its hidden cards (its row of ``beliefs`` sums to
+    them) over all unseen cards, theirs and the stock's ``stock_size``."""
+    hidden = beliefs.sum(axis=1)
+    hidden[0] = 0.0
+    unseen = hidden.sum() + stock_size
+    return hidden / unseen if unseen else hidden
+
+
+def format_beliefs(beliefs: Any, model: str, stock_size: int) -> str:
+    """The most likely cards of each opponent's hand (relative seats, ``P+1`` the next to play),
+    beside the uniform deal's probability of any one unseen card
+    (:func:`uniform_shares`; ``stock_size``: the stock's cards)."""
+    shares = uniform_shares(beliefs, stock_size)
     lines = [f"beliefs ({model}): the cards each opponent most likely holds"]
     for seat in range(1, beliefs.shape[0]):
         order = [c for c in beliefs[seat].argsort(kind="stable")[::-1][:8] if beliefs[seat, c] > 0]
-        lines.append(f"  P+{seat}: " + "  ".join(f"{card_to_str(int(c))} {beliefs[seat, c]:.0%}" for c in order))
+        cards = "  ".join(f"{card_to_str(int(c))} {beliefs[seat, c]:.0%}" for c in order)
+        lines.append(f"  P+{seat}: {cards}  (uniform deal: {shares[seat]:.0%} each)")
     return "\n".join(lines)
 
 

@@ -356,7 +356,7 @@ class App:
                 "version": version,
                 "agent": HINT_SPEC,
                 "estimates": hint_view(estimates, session.env.game),
-                "beliefs": beliefs_view(estimates.beliefs),
+                "beliefs": beliefs_view(estimates.beliefs, len(session.env.game.stock)),
                 "search": search_view(estimates, searcher),
             }
 

@@ -144,7 +144,7 @@ def replay_hint(content: bytes, deal: int, step: int, seed: int, ends: float | N
     found = analyse_position(env, searcher)
     action = record["actions"][step - 1]
     played = {"action": action, "move": move_text(action, cards(env.game.staircase))}
-    estimates, beliefs = hint_view(found, env.game), beliefs_view(found.beliefs)
+    estimates, beliefs = hint_view(found, env.game), beliefs_view(found.beliefs, len(env.game.stock))
     return {
         "deal": deal,
         "step": step,

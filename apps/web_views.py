@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from treppen.agents.search import Analysis, MoveEstimate, SearchAgent
+from treppen.apps.analyse import uniform_shares
 from treppen_env import records
 from treppen_env.actions import action_to_str
 from treppen_env.actions import decode as decode_action
@@ -133,16 +134,18 @@ def search_view(found: Analysis, searcher: SearchAgent) -> dict[str, Any]:
     return {"playouts": found.playouts, "budget": searcher.playouts, "cut_short": found.cut_short}
 
 
-def beliefs_view(beliefs: np.ndarray, top: int = 8) -> list[dict[str, Any]]:
+def beliefs_view(beliefs: np.ndarray, stock_size: int, top: int = 8) -> list[dict[str, Any]]:
     """The hint's beliefs as JSON: per opponent (relative seat 1, 2, ...; the player to move is 0)
     the ``top`` cards it most likely holds, each ``{"card": "QH", "p": 0.42}``, most likely first
-    (:meth:`treppen.agents.search.SearchAgent.card_beliefs`)."""
+    (:meth:`treppen.agents.search.SearchAgent.card_beliefs`), and beside them ``uniform``: the
+    uniform deal's probability of any one unseen card (:func:`uniform_shares`)."""
+    shares = uniform_shares(beliefs, stock_size)
     out = []
     for seat in range(1, beliefs.shape[0]):
         order = np.argsort(-beliefs[seat], kind="stable")[:top]
         likely = [c for c in order if beliefs[seat, c] > 0]
         held = [{"card": card_to_str(int(c)), "p": round(float(beliefs[seat, c]), 3)} for c in likely]
-        out.append({"seat": seat, "cards": held})
+        out.append({"seat": seat, "cards": held, "uniform": round(float(shares[seat]), 3)})
     return out
 
 

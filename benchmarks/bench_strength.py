@@ -7,10 +7,11 @@ code. Variants (the first word; ``--help`` after it lists its options; without o
 - ``learner``: trained models' Elo against greedy beside the CPU minutes that trained them (:func:`learner`);
 - ``levers``: search settings rated against one reference on the same decks (:func:`levers`);
 - ``peek``: the ceiling better beliefs could reach, a searcher shown hidden cards (:func:`peek`);
+- ``beliefs``: the search with learned beliefs head to head against today's, at equal CPU time (:func:`beliefs`);
 - ``zoo``: each shipped zoo agent's first action in a fresh process, and its Elo played again (:func:`zoo`).
 
 Results go under ``benchmarks/results/`` (``strength/``, ``search_curve/``, ``learner_curve/``, ``levers/``,
-``bench_strength_peek.json``, ``bench_strength_zoo.json``).
+``bench_strength_peek.json``, ``beliefs/``, ``bench_strength_zoo.json``).
 
 ``ladder``: for every setting (rules preset x players) it plays a duplicate tournament with the project's
 tournament code (:func:`treppen.arena.tournament.run_tournament`: every deck replayed in every seat
@@ -390,6 +391,62 @@ def peek(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+# --- beliefs: learned beliefs against the uniform deal, at equal CPU time
+
+
+def decision_seconds(specs: list[str], deals: int, seed: int) -> dict[str, float]:
+    """Each spec's median CPU seconds per decision (its thread's time around ``act``), over the
+    decisions of ``deals`` 2-player deals the first two specs play against each other, seats
+    alternating."""
+    from treppen import agents
+
+    times: dict[str, list[float]] = {spec: [] for spec in specs[:2]}
+    env = raw_env(num_players=2)
+    for k in range(deals):
+        seats = [agents.load(spec, seed=seed + k) for spec in specs[:2]]
+        names = list(specs[:2]) if k % 2 == 0 else list(reversed(specs[:2]))
+        if k % 2:
+            seats.reverse()
+        env.reset(seed=seed + k)
+        for agent in seats:
+            agent.reset()
+        while not env.game.deal_over:
+            seat = env.game.current
+            started = time.thread_time()
+            action = seats[seat].act(env.observe(env.agent_selection))
+            times[names[seat]].append(time.thread_time() - started)
+            env.step(action)
+    return {spec: float(np.median(t)) for spec, t in times.items()}
+
+
+def beliefs(argv: Sequence[str] | None = None) -> int:
+    """The search with learned beliefs (``beliefs=net``) against the same search dealing uniformly
+    (a target of the beliefs' work): each spec's median CPU seconds per decision on the decisions of
+    ``--timing-deals`` deals they play against each other, then the head-to-head Elo of ``--agent``
+    against ``--reference`` on ``--decks`` duplicate decks of ``--seed`` (the tournament code,
+    95% bootstrap intervals over decks). ``bench_strength.py beliefs --decks 200 --seed 5003``.
+    """
+    parser = argparse.ArgumentParser(prog="bench_strength beliefs", description="learned beliefs head to head")
+    parser.add_argument("--agent", default="search-2p,beliefs=net", help="the spec with learned beliefs")
+    parser.add_argument("--reference", default="search-2p", help="the spec rated 0")
+    parser.add_argument("--decks", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=5003)
+    parser.add_argument("--timing-deals", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS / "beliefs")
+    args = parser.parse_args(argv)
+    seconds = decision_seconds([args.agent, args.reference], args.timing_deals, args.seed)
+    ratio = seconds[args.agent] / seconds[args.reference]
+    print(f"median CPU s per decision: {args.agent} {seconds[args.agent]:.4f}, {args.reference} "
+          f"{seconds[args.reference]:.4f} (ratio {ratio:.3f})", flush=True)  # fmt: skip
+    found = rate_against(args.agent, args.reference, 2, "treppenromme", args.decks, args.seed, args.workers, args.out)
+    rating = rating_text(found.elo, found.low, found.high)
+    print(f"{args.agent} vs {args.reference}: {rating} Elo, score {found.score:.3f}, "
+          f"P(stronger) {found.likelihood:.3f}, {found.decks} decks of seed {args.seed}")  # fmt: skip
+    write(args.out / "beliefs.json", {"median_cpu_s": seconds, "ratio": ratio, "seed": args.seed, **found.to_dict()})
+    return 0
+
+
 # --- zoo: the shipped agents' first action and Elo
 
 
@@ -475,7 +532,15 @@ def zoo_main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(
         run_variant(
-            {"ladder": main, "curve": curve, "learner": learner, "levers": levers, "peek": peek, "zoo": zoo_main},
+            {
+                "ladder": main,
+                "curve": curve,
+                "learner": learner,
+                "levers": levers,
+                "peek": peek,
+                "beliefs": beliefs,
+                "zoo": zoo_main,
+            },
             default="ladder",
         )
     )

@@ -540,7 +540,9 @@ function showHint(data, key) {
   if (search && search.cut_short) $("hint-cut").textContent = `Cut short: the server is busy, so this hint searched ${search.playouts}${search.budget ? ` of ${search.budget}` : ""} playouts; its figures are rougher.`;
   $("hint-note").textContent = note;
   // beliefs: per opponent the cards it most likely holds, from what it was seen to do
-  const seats = (data.beliefs || []).map((b) => el("li", { text: `P+${b.seat}: ` + b.cards.map((c) => `${c.card} ${percent(c.p)}`).join(", ") }));
+  const seats = (data.beliefs || []).map((b) => el("li", {
+    text: `P+${b.seat}: ` + b.cards.map((c) => `${c.card} ${percent(c.p)}`).join(", ") + ` (uniform deal: ${percent(b.uniform)} each)`,
+  }));
   $("hint-beliefs").replaceChildren(...seats);
   $("hint-panel").hidden = false;
   state.hint = key;

@@ -73,8 +73,11 @@ def test_the_table_ranks_every_searched_move_of_the_position_before_the_step(gam
     assert f"\n{agent!r}, seed 4:\nrank  move " in out
     tail = out.split(f"\n{NOTE}\n")[1].splitlines()  # then what the opponent likely holds
     assert tail[0] == "beliefs (uniform): the cards each opponent most likely holds" and len(tail) == 2
-    held = tail[1].removeprefix("  P+1: ").split("  ")
-    assert len(held) == 8 and all(item.endswith("%") for item in held)
+    held, uniform = tail[1].removeprefix("  P+1: ").split("  (")
+    assert len(held.split("  ")) == 8 and all(item.endswith("%") for item in held.split("  "))
+    other = 1 - seat
+    hidden = (env.game.hands[other] & ~env.game.known[other]).bit_count()
+    assert uniform == f"uniform deal: {hidden / (hidden + len(env.game.stock)):.0%} each)"
 
 
 def test_the_records_rules_reach_the_agent(tmp_path, capsys):

@@ -124,5 +124,7 @@ def test_a_hint_on_an_idle_server_is_its_specs_analysis(tmp_path, monkeypatch) -
         plain = analyser(spec, seeds[-1], session.env.rules)
         plain.history = copy.deepcopy(session.history)
         found = analyse_position(session.env, plain)
-    assert hint["estimates"] == hint_view(found, session.env.game) and hint["beliefs"] == beliefs_view(found.beliefs)
+    assert hint["estimates"] == hint_view(found, session.env.game) and hint["beliefs"] == beliefs_view(
+        found.beliefs, len(session.env.game.stock)
+    )
     assert hint["search"] == {"playouts": HINT_BUDGET, "budget": HINT_BUDGET, "cut_short": False}
