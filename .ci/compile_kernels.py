@@ -7,8 +7,9 @@ greedy heuristic from observations) and one with the planner as an agent and as 
 playouts, then playouts, a redeal and a random playout from a state, both search agents'
 kernels (one IS-MCTS kernel, with or without a prior), the heuristic action features (from
 observations and from a state), the batched env's step, a search with beliefs (and its card
-beliefs), a search with an action net in its playouts and as its prior and a zoo policy's action
-(its features of a batch of one). Fails naming any kernel of treppen_env.core or
+beliefs), one with learned beliefs and the belief net's training positions, a search with an
+action net in its playouts and as its prior and a zoo policy's action (its features of a batch
+of one). Fails naming any kernel of treppen_env.core or
 treppen_env.agent_core that none of these reached.
 """
 
@@ -29,6 +30,7 @@ from treppen.agents import GreedyAgent, ISMCTSAgent, PlannerAgent, RandomAgent, 
 from treppen.agents.action_net import feature_context, legal_rows, num_features
 from treppen.agents.heuristic_features import heuristic_features
 from treppen.arena.match import play_match
+from treppen.train.belief_net_torch import record
 from treppen_env import raw_env
 from treppen_env.agent_core import action_net_kernels, feature_kernels, greedy_kernels, playout_kernels
 from treppen_env.agent_hooks import heuristic_inputs, random_playout, redeal
@@ -63,6 +65,10 @@ for preset in ("treppenromme", "rum500"):
     believer = RolloutAgent(rules=preset, playouts=8, beliefs="greedy")
     play_match(raw_env(num_players=2, rules=preset), [believer, GreedyAgent(rules=preset)], seed=0)
     believer.card_beliefs(observation, samples=2)
+    if preset == "treppenromme":  # learned beliefs (2 players, treppenromme): the zoo's net, its training positions
+        learned = RolloutAgent(rules=preset, playouts=8, beliefs="net")
+        play_match(raw_env(num_players=2, rules=preset), [learned, GreedyAgent(rules=preset)], seed=0)
+        record(20, seed=0)
     agents.load("ppo-2p" if preset == "treppenromme" else "ppo-rum500-2p", seed=0).act(observation)
     # the batched learner's kernels: legal rows, a (zero) net drawing from them, the observation's entries
     obs, masks = observation["observation"][None], observation["action_mask"][None]

@@ -272,11 +272,11 @@ class SearchAgent(Agent):
 
     def __repr__(self) -> str:
         s = self.settings
-        beliefs = (
-            ""
-            if s.beliefs == "uniform"
-            else (f", beliefs={s.beliefs!r}, temperature={s.opponent_temperature}, candidates={s.candidates}")
-        )
+        beliefs = {
+            "uniform": "",
+            "greedy": f", beliefs='greedy', temperature={s.opponent_temperature}, candidates={s.candidates}",
+            "net": f", beliefs='net', belief_net={s.belief_net!r}",
+        }[s.beliefs]
         deadline = "" if s.deadline is None else f", deadline={s.deadline}"
         return (
             f"{type(self).__name__}(rules={self.rules.name!r}, playout={s.playout!r}, moves={s.moves!r}, "
