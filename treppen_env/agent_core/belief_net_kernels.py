@@ -32,7 +32,7 @@ a policy of the playouts drawn per deal (the greedy heuristic, the planner, ...)
 uniformly random moves; every turn's start is a position for its mover, labelled with where each
 card it cannot see truly lies (:func:`true_places`).
 
-**The net** (:class:`treppen.train.belief_torch.BeliefNet` trains it in torch): two ReLU layers
+**The net** (:class:`treppen.train.belief_net_torch.BeliefNetTorch` trains it in torch): two ReLU layers
 and a linear head of ``52 x 4`` logits, a card's relative locations (the stock, seats ``r`` =
 1..3); :func:`card_probabilities` masks the locations not in play or without hidden cards and
 takes each unseen card's softmax, in absolute seats (the columns of
