@@ -18,7 +18,8 @@ import numpy as np
 from treppen_env.agent_core.belief_net_kernels import NUM_CARDS, NUM_INPUTS, NUM_REL, BeliefNet
 from treppen_env.files import atomic_write
 
-#: The zoo's belief net, the default of ``beliefs="net"`` (2 players, ``treppenromme``).
+#: The shipped belief net, the default of ``beliefs="net"`` (2 players, ``treppenromme``; its training
+#: report, ``belief_net.json``, lies beside it).
 DEFAULT_FILE = Path(__file__).parent / "zoo" / "beliefs-2p" / "belief_net.npz"
 
 

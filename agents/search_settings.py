@@ -87,7 +87,8 @@ class SearchSettings:
     :param candidates: candidate deals weighed per deal kept (``beliefs="greedy"``), 2..64.
     :param epsilon: the opponent model's share of a uniformly random legal move, in (0, 1].
     :param belief_net: the belief net of ``beliefs="net"``, a file of
-        :func:`treppen.agents.belief_net.save_belief_net` (``None``: the zoo's ``beliefs-2p``).
+        :func:`treppen.agents.belief_net.save_belief_net` (``None``: the shipped net,
+        :data:`treppen.agents.belief_net.DEFAULT_FILE`).
     :param net: the network of ``"net"`` playouts and values, or ``None``: a file of
         :meth:`treppen.train.expert.policy_value_torch.KernelNet.save` (the small policy/value net) or the
         batched learner's action net (a ``final_model.npz`` of ``backend: kernel``,
