@@ -132,8 +132,8 @@ def test_an_edit_to_a_callee_in_another_file_reaches_its_callers(tmp_path: Path,
     # it, must leave the deck as it was, and the random deals play other actions
     edit(
         src / "treppen_env" / "core" / "generator.py",
-        "    return int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)",
-        "    return 0 * int((next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * n)",
+        "    return int(random_unit(rng) * n)",
+        "    return 0 * int(random_unit(rng) * n)",
     )
     after = run_play(cache_dir, src)
     assert after["misses"] > 0
@@ -207,7 +207,7 @@ def _project_kernels() -> list[Dispatcher]:
 
 def test_every_kernel_is_keyed_on_the_sources_it_is_compiled_from() -> None:
     kernels = _project_kernels()
-    assert len(kernels) == 150  # every @kernel in treppen_env, agents, arena, train and apps
+    assert len(kernels) == 169  # every @kernel in treppen_env, agents, arena, train and apps
     sources = set(cache.kernel_sources())
     for kernel in kernels:
         assert isinstance(kernel._cache, cache.KernelCache), kernel.py_func.__qualname__
