@@ -40,9 +40,8 @@ import numpy as np
 
 from treppen_env.actions import DISCARD_BASE, DRAW, TAKE_BASE
 from treppen_env.agent_core.belief_kernels import MAX_STEPS
-from treppen_env.agent_core.belief_net_kernels import TableHistory
-from treppen_env.cards import FULL_DECK, NUM_CARDS, bits_to_cards, cards_to_bits
-from treppen_env.core.layout import MAX_SEATS
+from treppen_env.agent_core.belief_net_kernels import TableHistory, new_history
+from treppen_env.cards import FULL_DECK, bits_to_cards, cards_to_bits
 from treppen_env.determinize import table_meld, unseen_cards
 from treppen_env.engine import GameState, Phase
 from treppen_env.observation import PublicView, decode, views
@@ -112,7 +111,7 @@ class History:
     #: Cards dealt into the stock at a reshuffle that are still unseen: the stock holds only these.
     stock_pool: int = 0
     #: The opponent's draws and discards this deal, relative seats (2 players; see the module docstring).
-    table: TableHistory = field(default_factory=lambda: _empty_table())
+    table: TableHistory = field(default_factory=new_history)
     _seen: _Seen | None = None
     _public: int = 0
     _laid_before_now: bool = False
@@ -121,7 +120,7 @@ class History:
         """Forget the deal (a new one begins)."""
         self.decisions.clear()
         self.stock_pool = 0
-        self.table = _empty_table()
+        self.table = new_history()
         self._seen = None
         self._public = 0
 
@@ -320,14 +319,6 @@ def _position(
         laid_this_turn=laid,
         banned=banned,
         turn=max(turn, 0),
-    )
-
-
-def _empty_table() -> TableHistory:
-    return TableHistory(
-        discarded=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
-        declined=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
-        laid=np.zeros((MAX_SEATS, NUM_CARDS), dtype=np.int64),
     )
 
 
