@@ -14,6 +14,9 @@ ended (130 for SIGINT, 143 for SIGTERM).
 - :func:`ignore_interrupts`: in a worker process, which its parent stops (a terminal sends Ctrl-C to
   the whole process group, and a worker's own ``KeyboardInterrupt`` would only add a traceback and
   break the parent's save).
+- :func:`spawn_context` and :func:`interrupts_held`: a worker starts with both signals blocked, so
+  that one sent while it is still starting (importing, before it can call :func:`ignore_interrupts`)
+  waits and is then dropped, instead of ending the worker with a traceback.
 """
 
 from __future__ import annotations
@@ -170,9 +173,43 @@ def stop_requests() -> Iterator[StopRequest]:
 
 def ignore_interrupts() -> None:
     """In a worker process (one started by :mod:`multiprocessing`): ignore SIGINT and SIGTERM (its
-    parent stops it, and it ends with its parent, :func:`treppen.arena.watchdog.watch_parent`); in a
+    parent stops it, and it ends with its parent, :func:`treppen.arena.watchdog.watch_parent`), also
+    one that arrived while it started under :func:`interrupts_held` (dropped, then unblocked); in a
     main process, nothing."""
     if multiprocessing.parent_process() is None:
         return
     for s in SIGNALS:
         signal.signal(s, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Block SIGINT and SIGTERM in the calling thread while the block starts processes: they start
+    with both blocked (a process inherits its parent's signal mask, across ``exec`` too), until
+    :func:`ignore_interrupts` drops and unblocks them. The caller loses no signal: another thread
+    takes it at once, or it is delivered when the block ends."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+
+
+class _HeldProcess(multiprocessing.context.SpawnProcess):
+    """A spawned process that starts under :func:`interrupts_held`."""
+
+    def start(self) -> None:
+        with interrupts_held():
+            super().start()
+
+
+class _HeldSpawnContext(multiprocessing.context.SpawnContext):
+    Process = _HeldProcess
+
+
+def spawn_context() -> multiprocessing.context.SpawnContext:
+    """The ``spawn`` context, whose processes start under :func:`interrupts_held` (for
+    :class:`~concurrent.futures.ProcessPoolExecutor`'s ``mp_context``, or ``.Process``); each must
+    call :func:`ignore_interrupts` first."""
+    return _HeldSpawnContext()

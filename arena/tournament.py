@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +24,7 @@ from typing import Any
 
 from treppen.agents import SPECS
 from treppen.agents.base import Agent
-from treppen.arena.interrupts import ignore_interrupts
+from treppen.arena.interrupts import ignore_interrupts, spawn_context
 from treppen.arena.match import build_agents, play_deal
 from treppen.arena.results import (
     FORMAT_VERSION,
@@ -226,8 +225,9 @@ def _play_all(
         return
     if not todo:
         return
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(dict(agents), rules))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=spawn_context(), initializer=_init_worker, initargs=(dict(agents), rules)
+    )
     try:
         queue = iter(todo)
         pending = {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 4 * workers)}

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from tests.fixtures import make_kernel_run_fixture as fixture
-from treppen.arena.interrupts import Interrupted, interrupts_raise
+from treppen.arena.interrupts import Interrupted, ignore_interrupts, interrupts_raise, spawn_context
 from treppen.train.expert.labels import read_labels
 from treppen_env.files import read_jsonl
 
@@ -88,6 +88,23 @@ def test_a_signal_that_lands_in_a_finalizer_is_not_lost(signum):
         while time.monotonic() < deadline:  # the signal comes again as soon as the finalizer is done
             pass
     assert raised.value.signum == signum and time.monotonic() < deadline
+
+
+def _started(done) -> None:
+    ignore_interrupts()
+    done.set()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_worker_signalled_while_it_starts_ignores_the_signal(signum):
+    context = spawn_context()
+    done = context.Event()
+    worker = context.Process(target=_started, args=(done,))
+    worker.start()
+    os.kill(worker.pid, signum)  # it is still importing: the signal waits, then ignore_interrupts drops it
+    worker.join(ENDS_WITHIN)
+    assert worker.exitcode == 0 and done.is_set()
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the parent blocks nothing after the start
 
 
 @pytest.mark.parametrize(

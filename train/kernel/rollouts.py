@@ -31,7 +31,6 @@ imports nothing of it.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import pickle
 from collections import defaultdict
@@ -42,7 +41,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import torch
 
-from treppen.arena.interrupts import ignore_interrupts
+from treppen.arena.interrupts import ignore_interrupts, spawn_context
 from treppen.arena.watchdog import watch_parent
 from treppen.train.common.config import KernelConfig
 from treppen.train.kernel.action_net_torch import ActionNet, Entries, nonzero_entries
@@ -368,7 +367,7 @@ class ProcessWorkers(Workers):
     def __init__(self, config: KernelConfig, learner: LearnerState, workers: int, state: dict[str, Any] | None = None):
         starts = shard_starts(config, workers, learner.steps, state)
         resumed = bool(state) and isinstance(starts[0], bytes)
-        context = multiprocessing.get_context("spawn")
+        context = spawn_context()
         self.pipes: list[Connection] = []
         self.processes: list[Any] = []
         for i, start in enumerate(starts):

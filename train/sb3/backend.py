@@ -31,7 +31,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 from treppen.agents.policy import legacy_classes
-from treppen.arena.interrupts import ignore_interrupts
+from treppen.arena.interrupts import ignore_interrupts, interrupts_held
 from treppen.arena.watchdog import watch_parent
 from treppen.train.common.checkpoints import (
     checkpoint_path,
@@ -325,7 +325,10 @@ def make_vec_env(config: SB3Config, rules: Rules, seed: int) -> VecEnv:
     fns: list[Callable[[], gym.Env]] = [
         functools.partial(_make_env, config, rules, rank, seed) for rank in range(config.n_envs)
     ]
-    return SubprocVecEnv(fns) if config.n_envs > 1 and config.vec_env == "subproc" else DummyVecEnv(fns)
+    if config.n_envs > 1 and config.vec_env == "subproc":
+        with interrupts_held():  # each worker starts with Ctrl-C blocked, until _make_env ignores it
+            return SubprocVecEnv(fns)
+    return DummyVecEnv(fns)
 
 
 def check_distribution_validation() -> None:
