@@ -5,8 +5,10 @@ log-loss by phase of the deal against the uniform deal, and the file the search 
 Labels are free: every recorded position knows where each card its mover cannot see truly lies
 (:func:`treppen_env.agent_core.belief_net_kernels.record_deals`). The loss is the cross-entropy of
 each such card's true place under the net's softmax over the places that hide cards (the
-opponents' hidden parts and the stock), the mean over cards. The uniform deal gives a card the
-place's share of the unseen cards, ``hidden_l / unseen``.
+opponents' hidden parts and the stock), the mean over cards. The held-out figures score the
+probabilities the search reads: scaled so that each place's sum to the cards it hides
+(:func:`fit_counts`). The uniform deal gives a card the place's share of the unseen cards,
+``hidden_l / unseen``.
 
 Run ``python -m treppen.train.belief_net_torch --out belief_net.npz`` (``--help`` for the
 settings); it prints the held-out log-loss by phase and writes a JSON report beside the file.
@@ -84,34 +86,44 @@ def record(
     return Positions(*out)
 
 
+def place_sizes(inputs: torch.Tensor) -> torch.Tensor:
+    """How many cards each relative place hides in each position (float32 (B, NUM_REL), whole
+    numbers): the stock's size, then each seat ``r``'s hidden cards (read from the input's scalars)."""
+    k = belief_net_kernels
+    stock = inputs[:, k.S_STOCK : k.S_STOCK + 1] * k.NUM_CARDS
+    hidden = inputs[:, k.S_HIDDEN : k.S_HIDDEN + k.NUM_REL - 1] * k.HAND_SCALE
+    return torch.round(torch.cat([stock, hidden], dim=1))
+
+
 def open_places(inputs: torch.Tensor) -> torch.Tensor:
-    """Which relative places hide cards in each position (bool (B, NUM_REL)): the stock when it is
-    not empty, seat ``r`` when it has hidden cards (read from the input's scalars)."""
-    hidden = inputs[:, belief_net_kernels.S_HIDDEN : belief_net_kernels.S_HIDDEN + belief_net_kernels.NUM_REL - 1] > 0
-    stock = inputs[:, belief_net_kernels.S_STOCK : belief_net_kernels.S_STOCK + 1] > 0
-    return torch.cat([stock, hidden], dim=1)
+    """Which relative places hide cards in each position (bool (B, NUM_REL))."""
+    return place_sizes(inputs) > 0
 
 
 def uniform_log_loss(inputs: np.ndarray, places: np.ndarray) -> np.ndarray:
     """Each position's mean log-loss (float64 (N,)) of the uniform deal: a card's place ``l`` has
     probability ``hidden_l / unseen``."""
-    sizes = np.concatenate(
-        [
-            np.rint(
-                inputs[:, belief_net_kernels.S_STOCK : belief_net_kernels.S_STOCK + 1] * belief_net_kernels.NUM_CARDS
-            ),
-            np.rint(
-                inputs[:, belief_net_kernels.S_HIDDEN : belief_net_kernels.S_HIDDEN + belief_net_kernels.NUM_REL - 1]
-                * belief_net_kernels.HAND_SCALE
-            ),
-        ],
-        axis=1,
-    ).astype(np.float64)
+    sizes = place_sizes(torch.from_numpy(inputs)).numpy().astype(np.float64)
     unseen = places >= 0
     share = np.take_along_axis(sizes, np.where(unseen, places, 0).astype(np.int64), axis=1) / sizes.sum(
         1, keepdims=True
     )
     return -(np.log(np.where(unseen, share, 1.0))).sum(1) / unseen.sum(1)
+
+
+def fit_counts(logp: torch.Tensor, inputs: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:
+    """The log-probabilities ``logp`` (B, 52, NUM_REL) scaled as the kernels scale them
+    (:func:`treppen_env.agent_core.belief_net_kernels.fit_counts`): each open place's column, over
+    the ``unseen`` cards (bool (B, 52)), sums to the cards it hides, each card's row to 1."""
+    sizes = place_sizes(inputs)
+    opened = (sizes > 0)[:, None, :]
+    log_sizes = torch.log(sizes.clamp(min=1))[:, None, :]
+    hidden_rows = unseen[:, :, None]
+    for _ in range(belief_net_kernels.SCALING_ROUNDS):
+        column = torch.logsumexp(logp.masked_fill(~hidden_rows, float("-inf")), dim=1, keepdim=True)
+        logp = torch.where(opened, logp - column + log_sizes, logp)
+        logp = logp - torch.logsumexp(logp, dim=2, keepdim=True)
+    return logp
 
 
 class BeliefNetTorch(nn.Module):
@@ -143,9 +155,9 @@ class BeliefNetTorch(nn.Module):
         return belief_net_kernels.BeliefNet(*(np.ascontiguousarray(a, dtype=np.float32) for a in arrays))
 
 
-def position_losses(net: BeliefNetTorch, inputs: torch.Tensor, places: torch.Tensor) -> torch.Tensor:
-    """Each position's mean log-loss over its unseen cards (B,)."""
-    logp = net(inputs)
+def position_losses(logp: torch.Tensor, places: torch.Tensor) -> torch.Tensor:
+    """Each position's mean log-loss (B,) over its unseen cards (``places`` >= 0, their true
+    places) under the log-probabilities ``logp`` (B, 52, NUM_REL)."""
     unseen = places >= 0
     picked = logp.gather(2, places.clamp(min=0).long()[:, :, None])[:, :, 0]
     return -(torch.where(unseen, picked, torch.zeros_like(picked))).sum(1) / unseen.sum(1)
@@ -175,7 +187,7 @@ def fit(train: Iterable[Positions], total: int, batch: int, lr: float, hidden: i
             if steps >= total // batch:
                 break
             rows = order[start : start + batch]
-            loss = position_losses(net, inputs[rows], places[rows]).mean()
+            loss = position_losses(net(inputs[rows]), places[rows]).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -188,19 +200,16 @@ def fit(train: Iterable[Positions], total: int, batch: int, lr: float, hidden: i
 
 
 def report(net: BeliefNetTorch, held_out: Positions) -> dict[str, dict[str, float]]:
-    """Held-out mean log-loss per unseen card, the net's and the uniform deal's, by phase of the deal
-    (:data:`PHASES`) and in all, with the positions counted."""
+    """Held-out mean log-loss per unseen card, the net's (its probabilities as the kernels give them,
+    :func:`fit_counts`) and the uniform deal's, by phase of the deal (:data:`PHASES`) and in all,
+    with the positions counted."""
+    losses = []
     with torch.no_grad():
-        learned = np.concatenate(
-            [
-                position_losses(
-                    net,
-                    torch.from_numpy(held_out.inputs[k : k + 4096]),
-                    torch.from_numpy(held_out.places[k : k + 4096]),
-                ).numpy()
-                for k in range(0, len(held_out.inputs), 4096)
-            ]
-        )
+        for k in range(0, len(held_out.inputs), 4096):
+            inputs = torch.from_numpy(held_out.inputs[k : k + 4096])
+            places = torch.from_numpy(held_out.places[k : k + 4096])
+            losses.append(position_losses(fit_counts(net(inputs), inputs, places >= 0), places).numpy())
+    learned = np.concatenate(losses)
     uniform = uniform_log_loss(held_out.inputs, held_out.places)
     bounds = [*PHASES.values(), np.inf]
     rows = {}

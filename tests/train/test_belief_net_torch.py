@@ -20,7 +20,8 @@ from treppen_env.agent_core.belief_kernels import IN_STOCK
 
 def test_the_kernels_play_the_exported_net_as_torch_computes_it() -> None:
     """On recorded positions (inputs written by the kernels), the kernels' probabilities of each
-    unseen card's places equal torch's softmax within 1e-5, in absolute seats."""
+    unseen card's places equal torch's softmax scaled to the places' sizes within 1e-5, in absolute
+    seats; each card's sum to 1, each place's to the cards it hides."""
     torch.manual_seed(0)
     net = belief_net_torch.BeliefNetTorch(hidden=32)
     for p in net.parameters():
@@ -38,10 +39,16 @@ def test_the_kernels_play_the_exported_net_as_torch_computes_it() -> None:
                 seat = state.current
                 x = np.zeros(belief_net_kernels.NUM_INPUTS, np.float32)
                 belief_net_kernels.belief_inputs(state.arrays(), seat, history, x)
+                seen = x[belief_net_kernels.P_UNSEEN * 52 : (belief_net_kernels.P_UNSEEN + 1) * 52] == 0
                 with torch.no_grad():
-                    want = net(torch.from_numpy(x)[None]).exp()[0].numpy()
+                    inputs = torch.from_numpy(x)[None]
+                    want = belief_net_torch.fit_counts(net(inputs), inputs, torch.from_numpy(~seen)[None])
+                    want = want.exp()[0].numpy()
                 got = belief_net_kernels.card_probabilities(kernel_net, state.arrays(), seat, history)
-                unseen = np.flatnonzero(x[belief_net_kernels.P_UNSEEN * 52 : (belief_net_kernels.P_UNSEEN + 1) * 52])
+                unseen = np.flatnonzero(~seen)
+                hidden = (state.hands[1 - seat] & ~state.known[1 - seat]).bit_count()
+                np.testing.assert_allclose(got[unseen].sum(1), 1.0, atol=1e-12)
+                np.testing.assert_allclose(got[:, [1 - seat, IN_STOCK]].sum(0), [hidden, len(state.stock)], atol=1e-6)
                 np.testing.assert_allclose(got[unseen, IN_STOCK], want[unseen, belief_net_kernels.REL_STOCK], atol=1e-5)
                 np.testing.assert_allclose(got[unseen, 1 - seat], want[unseen, 1], atol=1e-5)
                 checked += 1

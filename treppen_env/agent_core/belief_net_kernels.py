@@ -37,7 +37,8 @@ and a linear head of ``52 x 4`` logits, a card's relative locations (the stock, 
 1..3); :func:`card_probabilities` masks the locations not in play or without hidden cards and
 takes each unseen card's softmax, in absolute seats (the columns of
 :data:`treppen_env.agent_core.belief_kernels.LOCATIONS`), so that each card's probabilities sum to
-1. Its weights are a :class:`BeliefNet` bundle of float32 arrays.
+1; then it scales them (:func:`fit_counts`) so that each location's also sum to the cards it hides.
+Its weights are a :class:`BeliefNet` bundle of float32 arrays.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ NUM_INPUTS = S_HIDDEN + NUM_SCALARS
 #: Relative locations of the net's head, a card's: the stock, then seats 1..3 to the observer's left.
 REL_STOCK = 0
 NUM_REL = MAX_SEATS
+#: Rounds of :func:`fit_counts` (real positions need up to about 15 for column sums within 1e-9).
+SCALING_ROUNDS = 50
 #: The scales of the scalars: a hand, the pack, a long deal's turns.
 HAND_SCALE, TURN_SCALE = 13.0, 40.0
 
@@ -260,7 +263,37 @@ def card_probabilities(net: BeliefNet, pos: Position, observer: int, history: Ta
                 probs[c, places[r]] = np.exp(z[c, r] - top)
                 total += probs[c, places[r]]
         probs[c] /= total
+    counts = np.zeros(LOCATIONS)
+    counts[IN_STOCK] = i64[STOCK_LEN]
+    for r in range(1, n):
+        seat = (observer + r) % n
+        counts[seat] = count(u64[HAND + seat] & ~u64[KNOWN + seat])
+    fit_counts(probs, unseen, counts)
     return probs
+
+
+@kernel
+def fit_counts(probs: np.ndarray, unseen: np.uint64, counts: np.ndarray) -> None:
+    """Scale the rows ``unseen`` of ``probs`` (float64 (NUM_CARDS, LOCATIONS), each row summing to
+    1) in place so that each location's column also sums to its number of unseen cards ``counts``
+    (float64 (LOCATIONS,)): :data:`SCALING_ROUNDS` rounds of iterative proportional fitting, each
+    scaling every column with cards to its count, then every row to 1 (it ends on the rows, so each
+    card's probabilities sum to 1 exactly, the columns to within rounding on real positions).
+    Factors per location and per card leave the deals drawn from ``probs`` unchanged
+    (:func:`treppen_env.agent_core.belief_kernels.deal_learned`: each deal puts as many cards in
+    each location, and each card in one)."""
+    for _ in range(SCALING_ROUNDS):
+        for place in range(LOCATIONS):
+            total = 0.0
+            for c in range(NUM_CARDS):
+                if has(unseen, c):
+                    total += probs[c, place]
+            if total > 0.0:
+                for c in range(NUM_CARDS):
+                    probs[c, place] *= counts[place] / total
+        for c in range(NUM_CARDS):
+            if has(unseen, c):
+                probs[c] /= probs[c].sum()
 
 
 @kernel
