@@ -285,8 +285,9 @@ def scratch() -> BeliefWork:
 
 
 @kernel
-def _copy(source: Position, target: Position) -> None:
-    """``target``'s arrays become copies of ``source``'s."""
+def copy_position(source: Position, target: Position) -> None:
+    """``target``'s arrays become copies of ``source``'s (a root into a determinization, a
+    determinization into a simulation)."""
     target.u64[:] = source.u64
     target.i8[:] = source.i8
     target.i64[:] = source.i64
@@ -312,16 +313,16 @@ def determinize(
     search, for diagnostics). ``work`` is :func:`scratch`."""
     u64, i8, i64 = det.u64, det.i8, det.i64
     if b.probs.shape[0] > 0 and b.candidates != 0:
-        _copy(root, det)
+        copy_position(root, det)
         if not deal_learned(det, Tables(tab=tab, meld_bits=meld_bits), observer, b.probs, b.stock_pool[0], rng, 100):
-            _copy(root, det)
+            copy_position(root, det)
             playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])
         return
     count = b.candidates if b.decisions.size[0] > 0 else 1
     hands, stocks, logw = work.hands, work.stocks, work.log_weights
     best = -np.inf
     for c in range(count):
-        _copy(root, det)
+        copy_position(root, det)
         if b.candidates == 0:  # everything known (a diagnostic's full-information search): no redeal
             return
         playout_kernels.redeal(det, tab, meld_bits, observer, rng, 100, b.stock_pool[0])

@@ -237,14 +237,6 @@ def add_result(stats: np.ndarray, win: float, margin: float) -> None:
 
 
 @kernel
-def _copy(src: Position, dst: Position) -> None:
-    """Copy the state ``src`` into ``dst``."""
-    dst.u64[:] = src.u64
-    dst.i8[:] = src.i8
-    dst.i64[:] = src.i64
-
-
-@kernel
 def determinize(
     root: Position,
     det: Position,
@@ -299,7 +291,7 @@ def flat_monte_carlo(
         if k == 0:
             determinize(root, det, tables, search.observer, rng, work)
             det_rng[0] = next_random(rng)
-        _copy(det, sim)
+        belief_kernels.copy_position(det, sim)
         sim_rng[0] = det_rng[0]
         playout_kernels.start(sim.u64, sim.i8, sim.i64, tab, meld_bits, scratch)
         playout_kernels.advance(sim.u64, sim.i8, sim.i64, tab, meld_bits, choices[j], sim_rng, scratch)
