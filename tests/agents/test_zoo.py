@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from treppen import agents
-from treppen.agents import zoo
+from treppen.agents import belief_net, zoo
 from treppen.apps.zoo_command import level_label
 from treppen.arena.match import play_match
 from treppen_env import ENV_VERSION, raw_env
@@ -64,7 +64,7 @@ SELF_PLAY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in SHIPPED.items() if c.weights))
+@pytest.mark.parametrize("name", sorted(n for n, c in SHIPPED.items() if c.spec == "{weights}"))
 def test_every_shipped_policy_plays_whole_legal_deals_of_its_game(name: str) -> None:
     card = SHIPPED[name]
     played = []
@@ -73,6 +73,13 @@ def test_every_shipped_policy_plays_whole_legal_deals_of_its_game(name: str) -> 
         result = play_match(raw_env(num_players=card.num_players, rules=card.rules), seats, seed=seed)
         played.append((result.outcome, result.deal_points, len(result.actions)))  # play_match checks legality
     assert played == SELF_PLAY[name]
+
+
+def test_the_beliefs_card_plays_the_search_dealing_from_its_net() -> None:
+    card = SHIPPED["beliefs-2p"]
+    agent = agents.load("beliefs-2p", seed=0)
+    assert isinstance(agent, agents.RolloutAgent) and agent.settings.beliefs == "net"
+    assert Path(agent.settings.belief_net) == card.weights_path == belief_net.DEFAULT_FILE
 
 
 def test_a_corrupted_weights_file_names_the_file_and_both_checksums(tiny_zoo: Path) -> None:
