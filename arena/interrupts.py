@@ -188,12 +188,12 @@ def interrupts_held() -> Iterator[None]:
     """Block SIGINT and SIGTERM in the calling thread while the block starts processes: they start
     with both blocked (a process inherits its parent's signal mask, across ``exec`` too), until
     :func:`ignore_interrupts` drops and unblocks them. The caller loses no signal: another thread
-    takes it at once, or it is delivered when the block ends."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    takes it at once, or it is delivered when the block ends (the mask before is set again)."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class _HeldProcess(multiprocessing.context.SpawnProcess):
