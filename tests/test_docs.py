@@ -25,7 +25,7 @@ CARDS = zoo.cards()
 #: The files whose figures are checked: the README and the guides.
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 #: The files that quote the cards (each must, at least once).
-QUOTING = ["README.md", "docs/guide/getting_started.md", "docs/guide/training.md"]
+QUOTING = ["README.md", "docs/guide/agents.md", "docs/guide/getting_started.md", "docs/guide/training.md"]
 
 #: A rating with its interval as the docs write it: ``+69 [+19, +123]``, negatives with - or −.
 RATING = r"[+\-−]\d+ \[[+\-−]?\d+, [+\-−]?\d+\]"
