@@ -17,6 +17,7 @@ from importlib import metadata
 from typing import Any
 
 from treppen.apps.options import CommandLineError, Parser
+from treppen.arena.interrupts import exit_status
 from treppen_env.messages import PATH_LIMIT, cut, shorten
 
 SUBCOMMANDS = {
@@ -49,8 +50,16 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``treppen``; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Entry point of ``treppen``; returns the exit status (130 or 143 after Ctrl-C or SIGTERM)."""
+    try:
+        return _run(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt as err:  # before a command handles it (its imports, its setup): no traceback
+        print("treppen: interrupted", file=sys.stderr)
+        return exit_status(err)
+
+
+def _run(argv: list[str]) -> int:
+    """Parse ``argv`` and run its subcommand; bad input is one line and status 2."""
     parser = build_parser(argv)
     if not argv:
         parser.print_help()

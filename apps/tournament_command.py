@@ -196,7 +196,9 @@ def run(args: argparse.Namespace) -> int:
                 ray_address=args.ray_address,
             )
     except KeyboardInterrupt as err:
-        print(f"interrupted; finished deals are in {out / RESULTS_FILE}. Rerun to resume.", file=sys.stderr)
+        results = out / RESULTS_FILE
+        kept = f"finished deals are in {results}" if results.is_file() else "no deal had finished"
+        print(f"interrupted; {kept}. Rerun to resume.", file=sys.stderr)
         return exit_status(err)
     greedy = [name for name, spec in specs.items() if spec == SCALE_ANCHOR]  # e.g. the level easy
     anchor = reference_anchor(names) if SCALE_ANCHOR in names or not greedy else greedy[0]

@@ -16,7 +16,8 @@ ended (130 for SIGINT, 143 for SIGTERM).
   break the parent's save).
 - :func:`spawn_context` and :func:`interrupts_held`: a worker starts with both signals blocked, so
   that one sent while it is still starting (importing, before it can call :func:`ignore_interrupts`)
-  waits and is then dropped, instead of ending the worker with a traceback.
+  waits and is then dropped, instead of ending the worker with a traceback; in the parent a signal
+  waits until the start (or the hand-over of work to a pool) is done.
 """
 
 from __future__ import annotations
@@ -185,15 +186,25 @@ def ignore_interrupts() -> None:
 
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Block SIGINT and SIGTERM in the calling thread while the block starts processes: they start
-    with both blocked (a process inherits its parent's signal mask, across ``exec`` too), until
-    :func:`ignore_interrupts` drops and unblocks them. The caller loses no signal: another thread
-    takes it at once, or it is delivered when the block ends (the mask before is set again)."""
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    """SIGINT and SIGTERM wait while the block runs (it starts processes, or hands work to a pool that
+    may start them), then are handled as before it: in the calling thread they are blocked, so a
+    process started here starts with both blocked (a process inherits its parent's signal mask,
+    across ``exec`` too) until :func:`ignore_interrupts` drops and unblocks them; in the main thread
+    their handlers only note them (a signal that another thread takes is handled by the main one),
+    so no exception leaves the block half done (a pool that started a worker it has not yet counted
+    would wait for it forever at shutdown). After the block the mask and handlers before are set
+    again and a noted signal is raised once more: none is lost."""
+    noted: list[int] = []
     try:
-        yield
+        with _handlers(lambda signum, _frame: noted.append(signum)):
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            try:
+                yield
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if noted:
+            signal.raise_signal(noted[0])
 
 
 class _HeldProcess(multiprocessing.context.SpawnProcess):

@@ -24,7 +24,7 @@ from typing import Any
 
 from treppen.agents import SPECS
 from treppen.agents.base import Agent
-from treppen.arena.interrupts import ignore_interrupts, spawn_context
+from treppen.arena.interrupts import ignore_interrupts, interrupts_held, spawn_context
 from treppen.arena.match import build_agents, play_deal
 from treppen.arena.results import (
     FORMAT_VERSION,
@@ -230,7 +230,8 @@ def _play_all(
     )
     try:
         queue = iter(todo)
-        pending = {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 4 * workers)}
+        with interrupts_held():  # the pool starts its workers here: no signal may stop it halfway
+            pending = {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 4 * workers)}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
@@ -240,6 +241,7 @@ def _play_all(
                     msg = f"a worker process died ({err}); rerun with --workers 1 to see the error"
                     raise RuntimeError(msg) from err
                 yield record
-                pending |= {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 1)}
+                with interrupts_held():
+                    pending |= {pool.submit(_play_in_worker, s, game_record) for s in itertools.islice(queue, 1)}
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

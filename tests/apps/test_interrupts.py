@@ -164,6 +164,20 @@ def test_a_stopped_tournament_keeps_its_finished_deals(tmp_path, signum, status,
     assert len(read_jsonl(results, repair=False)) > 0  # every line is whole
 
 
+@pytest.mark.parametrize("delay", [0.2, 0.4, 0.6, 0.8, 1.0, 1.5])
+def test_a_tournament_stopped_while_it_starts_ends_without_a_traceback(tmp_path, delay):
+    """Ctrl-C while the command imports, builds its agents or starts its workers: it ends at once,
+    with the status of a process that SIGINT ended (130 from Python, or -2 when Python leaves by the
+    signal itself), no traceback, no worker left waiting."""
+    argv = ["tournament", "--agents", "greedy", "random", "--decks", "3000", "--workers", "2"]
+    process = start(argv, tmp_path)
+    time.sleep(delay)
+    code, out, err = stop(process, signal.SIGINT)
+    assert code in (130, -signal.SIGINT) and "Traceback" not in out + err, err
+    said = err.strip().splitlines()
+    assert not said or "interrupted" in said[-1], err  # nothing when the signal came before Python's handler
+
+
 #: The tiny seeded run of tests/fixtures/make_kernel_run_fixture.py, rollouts and updates in turn,
 #: twice as long (about 5 s of training), evaluated every 256 steps (evals.jsonl is appended meanwhile).
 PROPERTY_RUN = ["train", "--config", "kernel", *TINY, "rollout_workers=0", "eval_every=256", "total_timesteps=1536"]
