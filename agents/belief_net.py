@@ -11,6 +11,7 @@ int64 scalar ``num_players`` it was trained for.
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,13 @@ def load_belief_net(path: str | os.PathLike[str]) -> tuple[BeliefNet, int]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no belief net at {path}: train one with python -m treppen.train.belief_net_torch")
-    with np.load(path) as data:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path} is no belief net: not an .npz file of arrays ({err.__class__.__name__})") from err
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} is no belief net: a single array, not an .npz file of arrays")
+    with data:
         missing = [name for name in (*BeliefNet._fields, "num_players") if name not in data]
         if missing:
             raise ValueError(f"{path} is no belief net: it lacks {missing}")

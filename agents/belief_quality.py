@@ -48,11 +48,12 @@ def watch_deals(
     ``beliefs="greedy"``'s counted over ``greedy_samples`` deals when that is positive (kept inside
     ``[1 / (2 greedy_samples), 1 - 1 / (2 greedy_samples)]``, so that no count of 0 is certain).
 
-    :raises ValueError: when ``deals`` or ``greedy_samples`` is negative.
+    :raises ValueError: when ``deals``, ``seed`` or ``greedy_samples`` is not a whole number of 0 or more.
     :raises FileNotFoundError: when there is no belief net at ``belief_net``.
     """
-    if deals < 0 or greedy_samples < 0:
-        raise ValueError(f"deals and greedy_samples must be 0 or more, not {deals} and {greedy_samples}")
+    for name, value in (("deals", deals), ("seed", seed), ("greedy_samples", greedy_samples)):
+        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{name}={value!r} must be a whole number of 0 or more")
     net, _ = load_belief_net(belief_net)
     floor = 1 / (2 * greedy_samples) if greedy_samples else 0.0
     turns: list[WatchedTurn] = []
@@ -87,10 +88,28 @@ def watch_deals(
     return turns
 
 
+def _checked(p_hand: np.ndarray, in_hand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p_hand`` as float64 (m,) in [0, 1] and ``in_hand`` as bool (m,), m >= 1; else ValueError."""
+    p, truth = np.asarray(p_hand, dtype=np.float64), np.asarray(in_hand)
+    if p.ndim != 1 or p.shape != truth.shape or not p.size:
+        raise ValueError(f"need predictions and truths of one equal length >= 1, not {p.shape} and {truth.shape}")
+    if truth.dtype != np.bool_:
+        raise ValueError(f"the truths must be bool (in the opponent's hand or not), not {truth.dtype}")
+    if not np.all((p >= 0) & (p <= 1)):
+        raise ValueError("the predictions must be probabilities in [0, 1]")
+    return p, truth
+
+
 def log_loss(p_hand: np.ndarray, in_hand: np.ndarray) -> float:
     """The mean log-loss (nats per card) of cards each in the opponent's hand with probability
-    ``p_hand`` (float64 (m,), inside (0, 1)), else in the stock; ``in_hand`` (bool (m,)) is the truth."""
-    return float(-np.mean(np.log(np.where(in_hand, p_hand, 1.0 - p_hand))))
+    ``p_hand`` (float64 (m,), in [0, 1]; a certain miss costs ``inf``), else in the stock;
+    ``in_hand`` (bool (m,)) is the truth.
+
+    :raises ValueError: for arrays of other shapes or types, or predictions outside [0, 1].
+    """
+    p, truth = _checked(p_hand, in_hand)
+    with np.errstate(divide="ignore"):
+        return float(-np.mean(np.log(np.where(truth, p, 1.0 - p))))
 
 
 @dataclass(frozen=True)
@@ -120,14 +139,14 @@ def calibration(p_hand: np.ndarray, in_hand: np.ndarray, bins: int = 10) -> Cali
     """The reliability table of predictions ``p_hand`` (float64 (m,), in [0, 1]) against the truth
     ``in_hand`` (bool (m,)), over ``bins`` equal bins of [0, 1] (the last one closed).
 
-    :raises ValueError: when ``bins`` is under 1 or the arrays differ in length or are empty.
+    :raises ValueError: when ``bins`` is not a whole number of 1 or more, or as :func:`log_loss`.
     """
-    if bins < 1 or len(p_hand) != len(in_hand) or not len(p_hand):
-        raise ValueError(f"need bins >= 1 and as many truths as predictions, at least one: {bins}, "
-                         f"{len(p_hand)}, {len(in_hand)}")  # fmt: skip
-    which = np.minimum((np.asarray(p_hand) * bins).astype(np.int64), bins - 1)
+    if not isinstance(bins, int | np.integer) or isinstance(bins, bool) or bins < 1:
+        raise ValueError(f"bins={bins!r} must be a whole number of 1 or more")
+    p, truth = _checked(p_hand, in_hand)
+    which = np.minimum((p * bins).astype(np.int64), bins - 1)
     counts = np.bincount(which, minlength=bins)
     with np.errstate(invalid="ignore"):
-        predicted = np.bincount(which, weights=p_hand, minlength=bins) / counts
-        observed = np.bincount(which, weights=in_hand.astype(np.float64), minlength=bins) / counts
+        predicted = np.bincount(which, weights=p, minlength=bins) / counts
+        observed = np.bincount(which, weights=truth.astype(np.float64), minlength=bins) / counts
     return Calibration(predicted, observed, counts)

@@ -160,6 +160,8 @@ class SearchSettings:
                 "net playouts and values need a network: give net=<an action net's final_model.npz "
                 "or a KernelNet.save file>"
             )
+        if self.belief_net is not None and self.beliefs != "net":
+            raise ValueError(f"belief_net={self.belief_net!r} is read only with beliefs='net', not {self.beliefs!r}")
         # the numbers as floats and the network as a path string, written into the instance's
         # fields past the frozen dataclass's check (as a constructor would)
         numbers = ("seconds", "deadline", "temperature", "epsilon", "value_weight")

@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--belief-net", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_beliefs.json")
     args = parser.parse_args(argv)
+    if args.deals < 1 or args.samples < 1 or args.seed < 0:
+        parser.error("--deals and --samples must be 1 or more, --seed 0 or more")
     turns = watch_deals(args.deals, args.seed, args.belief_net, greedy_samples=args.samples)
     table = np.array([(t.turn, *(log_loss(t.predicted[b], t.in_hand) for b in BELIEFS)) for t in turns])
     bounds = [*PHASES.values(), math.inf]

@@ -217,7 +217,8 @@ def test_learned_deals_keep_sizes_known_cards_and_the_stock_pool(players: int) -
 
 def test_a_search_with_learned_beliefs_plays_and_refuses_what_it_cannot(tmp_path: Path) -> None:
     """``beliefs=net`` with a saved net plays legal moves of whole deals; a missing file, a file of
-    another shape, rum500 and a 4-player table are refused with errors that name the setting."""
+    another shape, a file of no arrays, a net without beliefs=net, rum500 and a 4-player table are
+    refused with errors that name the setting."""
     path = tmp_path / "net.npz"
     save_belief_net(path, _random_net(1), num_players=2)
     assert load_belief_net(path)[1] == 2
@@ -238,6 +239,11 @@ def test_a_search_with_learned_beliefs_plays_and_refuses_what_it_cannot(tmp_path
     np.savez(tmp_path / "bad.npz", w1=np.zeros((3, 3), np.float32))
     with pytest.raises(ValueError, match=r"belief_net=.*lacks"):
         RolloutAgent(beliefs="net", belief_net=str(tmp_path / "bad.npz"))
+    (tmp_path / "text.npz").write_text("not a net")
+    with pytest.raises(ValueError, match=r"belief_net=.*not an \.npz file of arrays"):
+        RolloutAgent(beliefs="net", belief_net=str(tmp_path / "text.npz"))
+    with pytest.raises(ValueError, match="read only with beliefs='net', not 'greedy'"):
+        RolloutAgent(beliefs="greedy", belief_net=str(path))
     with pytest.raises(ValueError, match="treppenromme only"):
         RolloutAgent(beliefs="net", belief_net=str(path), rules="rum500")
     four = raw_env(num_players=4)

@@ -28,10 +28,25 @@ def test_a_calibrated_prediction_has_no_error():
     assert log_loss(np.full(4, 0.25), truth) == pytest.approx(-(math.log(0.25) + 3 * math.log(0.75)) / 4)
 
 
-@pytest.mark.parametrize(("p", "truth", "bins"), [([0.5], [True, False], 10), ([], [], 10), ([0.5], [True], 0)])
-def test_a_reliability_table_refuses_bad_input(p, truth, bins):
-    with pytest.raises(ValueError, match="need bins >= 1"):
-        calibration(np.array(p), np.array(truth, dtype=bool), bins)
+@pytest.mark.parametrize(
+    ("p", "truth", "bins", "message"),
+    [
+        ([0.5], [True, False], 10, "one equal length"),
+        ([], [], 10, "one equal length"),
+        ([[0.5]], [True], 10, "one equal length"),
+        ([0.5], [1], 10, "must be bool"),
+        ([1.5], [True], 10, r"in \[0, 1\]"),
+        ([np.nan], [True], 10, r"in \[0, 1\]"),
+        ([0.5], [True], 0, "bins=0 must be a whole number"),
+        ([0.5], [True], 2.5, "bins=2.5 must be a whole number"),
+    ],
+)
+def test_reliability_tables_and_log_loss_refuse_bad_input(p, truth, bins, message):
+    with pytest.raises(ValueError, match=message):
+        calibration(np.array(p), np.array(truth), bins)
+    if "bins" not in message:
+        with pytest.raises(ValueError, match=message):
+            log_loss(np.array(p), np.array(truth))
 
 
 def test_watched_turns_give_the_opponents_hand_its_size_and_repeat_under_a_seed():
@@ -44,5 +59,7 @@ def test_watched_turns_give_the_opponents_hand_its_size_and_repeat_under_a_seed(
         assert turn.predicted["net"].sum() == pytest.approx(held, abs=1e-6)
         assert ((turn.predicted["net"] > 0) & (turn.predicted["net"] < 1)).all()
         assert np.array_equal(turn.predicted["net"], same.predicted["net"])
-    with pytest.raises(ValueError, match="0 or more"):
-        watch_deals(-1, seed=41)
+    assert watch_deals(0, seed=41) == []
+    for bad in ({"deals": -1}, {"deals": 1.5}, {"seed": None}, {"greedy_samples": 1.5}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))}=.* must be a whole number of 0 or more"):
+            watch_deals(**{"deals": 1, "seed": 41, **bad})
