@@ -31,6 +31,12 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("P
 ENDS_WITHIN = 60
 
 
+def _foreground() -> None:
+    """In the child before ``exec``: SIGINT as a terminal's foreground job has it (a test run as a
+    shell's background job inherits it ignored, and Python then leaves it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
     """``treppen ARGV`` in a process group of its own (as a terminal's foreground job)."""
     return subprocess.Popen(
@@ -41,6 +47,7 @@ def start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_foreground,
     )
 
 
